@@ -1,0 +1,6 @@
+package main
+
+import "github.com/spf13/cobra"
+
+// addClientCommands adds the API client commands (server …, node …).
+func addClientCommands(root *cobra.Command) {}

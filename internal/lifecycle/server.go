@@ -1,0 +1,220 @@
+// Package lifecycle is ingot's pure core: the server record, its phases, and
+// the decision of the next step from (desired state, recorded state, what
+// Ironic shows now, clock). Nothing in this package does I/O.
+package lifecycle
+
+import (
+	"slices"
+	"time"
+)
+
+// Desired is what the user asked for.
+type Desired string
+
+const (
+	DesiredActive  Desired = "active"
+	DesiredDeleted Desired = "deleted"
+)
+
+// Phase is where the lifecycle of a server stands.
+type Phase string
+
+const (
+	// PhasePending: accepted, no node chosen (also after a release, before a reschedule).
+	PhasePending Phase = "pending"
+	// PhaseReserving: a node is chosen and recorded; our instance_uuid may or may not be on it yet.
+	PhaseReserving Phase = "reserving"
+	// PhaseNetworking: the node is reserved; ports are allocated and VIFs attached.
+	PhaseNetworking Phase = "networking"
+	// PhaseDeploying: networks are wired; deploy requested (DeployRequested) or about to be.
+	PhaseDeploying Phase = "deploying"
+	// PhaseActive: Ironic shows the node active with our instance_uuid.
+	PhaseActive Phase = "active"
+	// PhaseReleasing: an attempt failed; what it holds is being released before a reschedule or ERROR.
+	PhaseReleasing Phase = "releasing"
+	// PhaseError: stable failure with a fault. May still hold resources being cleaned up.
+	PhaseError Phase = "error"
+	// PhaseDeleting: the user's delete is being carried out.
+	PhaseDeleting Phase = "deleting"
+	// PhaseDeleted: gone for the user (404). May still hold resources being cleaned up.
+	PhaseDeleted Phase = "deleted"
+)
+
+// Stable reports whether the phase is one a server may rest in.
+func (p Phase) Stable() bool {
+	return p == PhaseActive || p == PhaseError || p == PhaseDeleted
+}
+
+// Valid reports whether p is a known phase.
+func (p Phase) Valid() bool {
+	switch p {
+	case PhasePending, PhaseReserving, PhaseNetworking, PhaseDeploying, PhaseActive,
+		PhaseReleasing, PhaseError, PhaseDeleting, PhaseDeleted:
+		return true
+	}
+	return false
+}
+
+// Reason is a stable fault code.
+type Reason string
+
+const (
+	ReasonNodeDeleted             Reason = "node_deleted"
+	ReasonNodeTornDown            Reason = "node_torn_down"
+	ReasonNodeDisassociated       Reason = "node_disassociated" // our instance_uuid removed or replaced behind our back
+	ReasonDeployFailed            Reason = "deploy_failed"
+	ReasonNodeMaintenance         Reason = "node_maintenance"
+	ReasonBuildTimeout            Reason = "build_timeout"
+	ReasonNoValidHost             Reason = "no_valid_host"
+	ReasonIronicUnavailable       Reason = "ironic_unavailable"
+	ReasonNetworkAllocationFailed Reason = "network_allocation_failed"
+	ReasonVIFAttachFailed         Reason = "vif_attach_failed"
+	ReasonInvalidRequest          Reason = "invalid_request"
+)
+
+// Reschedulable reports whether another node may succeed where this failure happened.
+func (r Reason) Reschedulable() bool {
+	switch r {
+	case ReasonNodeDeleted, ReasonNodeTornDown, ReasonNodeDisassociated, ReasonDeployFailed,
+		ReasonNodeMaintenance, ReasonVIFAttachFailed:
+		return true
+	}
+	return false
+}
+
+// Step names the build step a fault or attempt refers to.
+type Step string
+
+const (
+	StepSchedule Step = "schedule"
+	StepReserve  Step = "reserve"
+	StepNetwork  Step = "networking"
+	StepDeploy   Step = "deploy"
+	StepActive   Step = "active"
+	StepRelease  Step = "release"
+)
+
+// Fault explains an ERROR (or, while releasing, the failure being handled).
+type Fault struct {
+	Reason  Reason    `json:"reason"`
+	Message string    `json:"message"`
+	Node    string    `json:"node,omitempty"`
+	Step    Step      `json:"step,omitempty"`
+	At      time.Time `json:"at"`
+}
+
+// Attempt is one failed try of a build on one node.
+type Attempt struct {
+	Node    string    `json:"node"`
+	Step    Step      `json:"step"`
+	Reason  Reason    `json:"reason"`
+	Message string    `json:"message"`
+	At      time.Time `json:"at"`
+}
+
+// Spec is what the user asked for, resolved at create time so the
+// lifecycle never looks up the catalogue again.
+type Spec struct {
+	FlavorID      string            `json:"flavor_id"`
+	ImageID       string            `json:"image_id"`
+	ResourceClass string            `json:"resource_class"`
+	ImageSource   string            `json:"image_source"`
+	ImageChecksum string            `json:"image_checksum,omitempty"`
+	RootGB        int               `json:"root_gb"`
+	Networks      []string          `json:"networks"` // network ids, one port each
+	Metadata      map[string]string `json:"metadata,omitempty"`
+	UserData      string            `json:"user_data,omitempty"` // base64, as sent
+	Hostname      string            `json:"hostname,omitempty"`
+	KeyName       string            `json:"key_name,omitempty"`
+	Volumes       []VolumeRef       `json:"volumes,omitempty"`
+}
+
+// VolumeRef is a volume requested through block_device_mapping_v2.
+type VolumeRef struct {
+	ID                  string `json:"id"`
+	BootIndex           int    `json:"boot_index"` // -1 when not bootable
+	DeleteOnTermination bool   `json:"delete_on_termination"`
+}
+
+// Server is the record of one server: what the user wants and where the
+// lifecycle stands. Store implementations persist every field.
+type Server struct {
+	ID        string
+	Name      string
+	ProjectID string
+	UserID    string
+	Spec      Spec
+
+	Desired Desired
+	Phase   Phase
+
+	// NodeID is the node this server holds or may hold (recorded before the
+	// reservation is attempted, cleared only once released).
+	NodeID string
+	// Reserved: our instance_uuid PATCH on NodeID succeeded.
+	Reserved bool
+	// DeployRequested: we asked (or were about to ask) Ironic to deploy NodeID.
+	DeployRequested bool
+	// PortsAllocated: ports may exist for this server (set before allocation,
+	// cleared once every port is freed).
+	PortsAllocated bool
+
+	Excluded []string  // nodes this server must not be scheduled on again
+	Attempts []Attempt // failed attempts, oldest first
+	Fault    *Fault    // set in error; while releasing, the failure being handled
+
+	// MaintenanceSince is when the current node was first seen in maintenance during a deploy.
+	MaintenanceSince time.Time
+
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
+	PhaseSince        time.Time
+	Deadline          time.Time // build deadline
+	DeleteRequestedAt time.Time // zero unless Desired == DesiredDeleted
+	LaunchedAt        time.Time // when it first became active
+
+	// CreateRequestID and DeleteRequestID tie events to the user's actions.
+	CreateRequestID string
+	DeleteRequestID string
+
+	// Version increments on every write; stores use it for compare-and-swap.
+	Version int64
+}
+
+// Holds reports whether the server may still hold resources (a node
+// reservation or ports) that must be released.
+func (s *Server) Holds() bool {
+	return s.NodeID != "" || s.PortsAllocated
+}
+
+// NeedsWork reports whether the reconciler must look at the server on every
+// tick: a non-stable phase, or a stable failure that still holds resources.
+func (s *Server) NeedsWork() bool {
+	if !s.Phase.Stable() {
+		return true
+	}
+	if s.Phase == PhaseActive {
+		return s.Desired == DesiredDeleted
+	}
+	return s.Holds()
+}
+
+// Clone returns a deep copy, so decisions never alias the caller's record.
+func (s *Server) Clone() *Server {
+	c := *s
+	c.Spec.Networks = slices.Clone(s.Spec.Networks)
+	c.Spec.Volumes = slices.Clone(s.Spec.Volumes)
+	if s.Spec.Metadata != nil {
+		c.Spec.Metadata = make(map[string]string, len(s.Spec.Metadata))
+		for k, v := range s.Spec.Metadata {
+			c.Spec.Metadata[k] = v
+		}
+	}
+	c.Excluded = slices.Clone(s.Excluded)
+	c.Attempts = slices.Clone(s.Attempts)
+	if s.Fault != nil {
+		f := *s.Fault
+		c.Fault = &f
+	}
+	return &c
+}

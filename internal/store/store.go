@@ -1,0 +1,118 @@
+// Package store persists servers, their events and their ports. Store is the
+// one repository interface; implementations (SQLite embedded, PostgreSQL)
+// keep their SQL dialect to themselves.
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/ingot-dev/ingot/internal/lifecycle"
+)
+
+var (
+	// ErrNotFound: no such server (or port, or action).
+	ErrNotFound = errors.New("store: not found")
+	// ErrConflict: the record changed since it was read (compare-and-swap on Version failed).
+	ErrConflict = errors.New("store: version conflict")
+	// ErrNodeTaken: another live server already holds that node (one server per node, I4).
+	ErrNodeTaken = errors.New("store: node held by another server")
+	// ErrAddressInUse: the address is already allocated on that network.
+	ErrAddressInUse = errors.New("store: address in use")
+	// ErrExists: a record with that id already exists.
+	ErrExists = errors.New("store: already exists")
+)
+
+// Port is one network attachment of a server: an address on a network and
+// the VIF that carries it to the node.
+type Port struct {
+	ID        string // UUID, also the VIF id given to Ironic
+	ServerID  string
+	NetworkID string
+	IP        string // dotted IPv4
+	MAC       string
+	// VIFNode is the node the VIF is (or may be) attached to; recorded before
+	// the attach call, cleared after a successful detach.
+	VIFNode   string
+	CreatedAt time.Time
+}
+
+// ListOptions filters and pages a server listing. Deleted servers are never listed.
+type ListOptions struct {
+	Name   string // substring match ("" = all)
+	Status string // Nova status (BUILD, ACTIVE, ERROR, DELETED), "" = all
+	Limit  int    // 0 = implementation default (1000)
+	Marker string // id of the last server of the previous page
+}
+
+// ActionRecord is a user request as os-instance-actions shows it.
+type ActionRecord struct {
+	ServerID  string
+	RequestID string
+	Action    string // lifecycle.ActionCreate / ActionDelete
+	StartTime time.Time
+	Message   string
+	ProjectID string
+	UserID    string
+}
+
+// Store is the repository. Every method is safe for concurrent use. No
+// method makes a network call to anything but the database, and no
+// transaction stays open across calls.
+type Store interface {
+	// CreateServer inserts a new server (Version 1) and its create action.
+	// It is committed when it returns nil. ErrExists on a duplicate id.
+	CreateServer(ctx context.Context, s *lifecycle.Server) error
+	// GetServer returns the server, deleted or not. ErrNotFound when unknown.
+	GetServer(ctx context.Context, id string) (*lifecycle.Server, error)
+	// ListServers pages through non-deleted servers ordered by creation
+	// (oldest first, id as a tie-break); never loads more than Limit rows.
+	ListServers(ctx context.Context, opts ListOptions) ([]*lifecycle.Server, error)
+	// RequestDelete records the user's delete (Desired=deleted,
+	// DeleteRequestedAt, DeleteRequestID, a delete action) and bumps Version.
+	// Idempotent: a repeat on a server already desired deleted changes nothing
+	// and returns nil. ErrNotFound for unknown or already-deleted servers.
+	RequestDelete(ctx context.Context, id, requestID string, at time.Time) error
+	// SaveServer writes the lifecycle fields of s if its Version still
+	// matches the stored one, then increments s.Version, and records events in
+	// the same transaction. It never changes Desired, DeleteRequestedAt or
+	// DeleteRequestID (only the API writes those). ErrConflict on a version
+	// mismatch; ErrNodeTaken when s.NodeID is held by another server.
+	SaveServer(ctx context.Context, s *lifecycle.Server, events ...lifecycle.Event) error
+	// ServersNeedingWork returns every server with NeedsWork() true (indexed query).
+	ServersNeedingWork(ctx context.Context) ([]*lifecycle.Server, error)
+	// ServersInPhase returns servers in the given phase, paged by id > after
+	// (ascending), at most limit rows.
+	ServersInPhase(ctx context.Context, phase lifecycle.Phase, after string, limit int) ([]*lifecycle.Server, error)
+	// CountByPhase returns how many servers are in each phase (for metrics).
+	CountByPhase(ctx context.Context) (map[lifecycle.Phase]int, error)
+	// NodeHolders maps node id -> server id for every server holding a node.
+	NodeHolders(ctx context.Context) (map[string]string, error)
+
+	// Actions lists a server's actions (newest first); works for deleted servers.
+	Actions(ctx context.Context, serverID string) ([]ActionRecord, error)
+	// Events lists the events of one action, oldest first.
+	Events(ctx context.Context, serverID, requestID string) ([]lifecycle.Event, error)
+	// AllEvents lists every event of a server, oldest first.
+	AllEvents(ctx context.Context, serverID string) ([]lifecycle.Event, error)
+
+	// CreatePort inserts a port. ErrAddressInUse when (NetworkID, IP) is taken.
+	CreatePort(ctx context.Context, p Port) error
+	// Ports lists a server's ports, ordered by creation.
+	Ports(ctx context.Context, serverID string) ([]Port, error)
+	// PortsOn lists the ports of many servers at once (map server id -> ports).
+	PortsOn(ctx context.Context, serverIDs []string) (map[string][]Port, error)
+	// GetPort returns one port. ErrNotFound when unknown.
+	GetPort(ctx context.Context, id string) (Port, error)
+	// SetPortVIF records the node a port's VIF is attached to ("" = detached).
+	SetPortVIF(ctx context.Context, portID, node string) error
+	// DeletePort frees a port and its address. Idempotent.
+	DeletePort(ctx context.Context, portID string) error
+	// UsedAddresses lists the allocated addresses of a network.
+	UsedAddresses(ctx context.Context, networkID string) ([]string, error)
+
+	// Ping checks the database answers (for /readyz).
+	Ping(ctx context.Context) error
+	Close() error
+}
