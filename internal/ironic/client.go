@@ -1,0 +1,127 @@
+package ironic
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/noauth"
+)
+
+// Defaults for Config.
+const (
+	DefaultMicroversion = "1.78"
+	DefaultTimeout      = 30 * time.Second
+	// DefaultPageSize is Ironic's [api]max_limit: one list request per 1000 nodes.
+	DefaultPageSize = 1000
+)
+
+// Config configures a Client. Only URL is required.
+type Config struct {
+	// URL is Ironic's root, e.g. http://127.0.0.1:6385; a trailing /v1 is accepted.
+	URL string
+	// Microversion sent with every request; default DefaultMicroversion. Deploy
+	// needs >= 1.56 (JSON config drive) and VIFs >= 1.28.
+	Microversion string
+	// Timeout bounds each HTTP call (not a whole multi-call method); default 30s.
+	Timeout time.Duration
+	// HTTPClient, if set, is used for every request (copied; its Timeout also applies).
+	HTTPClient *http.Client
+	// Observer, if set, is called after every HTTP call with a stable operation
+	// name ("node.list", "node.patch", "node.provision", …), the call's error
+	// (already classified, nil on success) and its duration. It must be cheap and
+	// safe for concurrent use.
+	Observer func(op string, err error, d time.Duration)
+	// PageSize is the limit asked for per list request; default DefaultPageSize.
+	// Tests set it low to exercise pagination without creating 1000 nodes.
+	PageSize int
+}
+
+// Client talks to one Ironic. It is immutable after New and safe for
+// concurrent use.
+//
+// Errors: every error a method returns wraps exactly one of the typed errors
+// in types.go — except when the caller's ctx is cancelled or past its
+// deadline: then the error wraps ctx.Err() instead (context.Canceled or
+// context.DeadlineExceeded) and no typed error. The caller gave up, so
+// reporting "Ironic unavailable" would be a lie that could feed a fault
+// reason; the caller knows its own ctx ended. Only the per-call Timeout
+// (Config.Timeout) firing while the caller's ctx is still live counts as
+// ErrUnavailable.
+type Client struct {
+	sc       *gophercloud.ServiceClient
+	timeout  time.Duration
+	pageSize int
+	observe  func(op string, err error, d time.Duration)
+}
+
+// New builds a Client. It does not contact Ironic (see Ping).
+func New(cfg Config) (*Client, error) {
+	base := strings.TrimRight(strings.TrimSpace(cfg.URL), "/")
+	if base == "" {
+		return nil, fmt.Errorf("%w: ironic URL is empty", ErrInvalid)
+	}
+	if !strings.HasPrefix(base, "http://") && !strings.HasPrefix(base, "https://") {
+		return nil, fmt.Errorf("%w: ironic URL %q must start with http:// or https://", ErrInvalid, cfg.URL)
+	}
+	if !strings.HasSuffix(base, "/v1") {
+		base += "/v1"
+	}
+	sc, err := noauth.NewBareMetalNoAuth(noauth.EndpointOpts{IronicEndpoint: base + "/"})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	sc.Microversion = cfg.Microversion
+	if sc.Microversion == "" {
+		sc.Microversion = DefaultMicroversion
+	}
+	if cfg.HTTPClient != nil {
+		sc.HTTPClient = *cfg.HTTPClient
+	}
+	c := &Client{sc: sc, timeout: cfg.Timeout, pageSize: cfg.PageSize, observe: cfg.Observer}
+	if c.timeout <= 0 {
+		c.timeout = DefaultTimeout
+	}
+	if c.pageSize <= 0 || c.pageSize > DefaultPageSize {
+		c.pageSize = DefaultPageSize
+	}
+	return c, nil
+}
+
+// do runs one HTTP call under the per-call timeout, classifies its error
+// and reports it to the Observer. action describes the call for messages,
+// e.g. "PATCH node <uuid>".
+func (c *Client) do(ctx context.Context, op, action string, call func(ctx context.Context) error) error {
+	start := time.Now()
+	callCtx, cancel := context.WithTimeout(ctx, c.timeout)
+	err := call(callCtx)
+	cancel()
+	if err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			// The caller's ctx ended: say so, not "unavailable" (see Client).
+			err = fmt.Errorf("ironic: %s: %w", action, ctxErr)
+		} else {
+			err = classify(action, err)
+		}
+	}
+	if c.observe != nil {
+		c.observe(op, err, time.Since(start))
+	}
+	return err
+}
+
+// Ping checks that Ironic answers (GET /v1), for readiness probes.
+func (c *Client) Ping(ctx context.Context) error {
+	return c.do(ctx, "ping", "GET /v1", func(ctx context.Context) error {
+		var body map[string]any
+		_, err := c.sc.Get(ctx, c.sc.Endpoint, &body, &gophercloud.RequestOpts{OkCodes: []int{200}})
+		if err == nil && body["id"] != "v1" {
+			return errors.New("GET /v1 did not return the v1 version document")
+		}
+		return err
+	})
+}

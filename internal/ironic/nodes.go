@@ -1,0 +1,253 @@
+package ironic
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2"
+)
+
+// nodeFields is what every list asks for: exactly what Node holds. traits is
+// accepted in fields at 1.78 (checked against Ironic 21.4).
+var nodeFields = strings.Join([]string{
+	"uuid", "name", "instance_uuid", "provision_state", "target_provision_state", "power_state",
+	"maintenance", "maintenance_reason", "last_error", "reservation", "resource_class", "traits",
+	"provision_updated_at",
+}, ",")
+
+// rawNode is a node as Ironic sends it. encoding/json leaves a string field
+// "" on JSON null, which is what Node promises for null strings.
+type rawNode struct {
+	UUID                 string   `json:"uuid"`
+	Name                 string   `json:"name"`
+	InstanceUUID         string   `json:"instance_uuid"`
+	ProvisionState       string   `json:"provision_state"`
+	TargetProvisionState string   `json:"target_provision_state"`
+	PowerState           string   `json:"power_state"`
+	Maintenance          bool     `json:"maintenance"`
+	MaintenanceReason    string   `json:"maintenance_reason"`
+	LastError            string   `json:"last_error"`
+	Reservation          string   `json:"reservation"`
+	ResourceClass        string   `json:"resource_class"`
+	Traits               []string `json:"traits"`
+	ProvisionUpdatedAt   string   `json:"provision_updated_at"`
+}
+
+func (r rawNode) node() Node {
+	return Node{
+		UUID:                 r.UUID,
+		Name:                 r.Name,
+		InstanceUUID:         r.InstanceUUID,
+		ProvisionState:       r.ProvisionState,
+		TargetProvisionState: r.TargetProvisionState,
+		PowerState:           r.PowerState,
+		Maintenance:          r.Maintenance,
+		MaintenanceReason:    r.MaintenanceReason,
+		LastError:            r.LastError,
+		Reservation:          r.Reservation,
+		ResourceClass:        r.ResourceClass,
+		Traits:               r.Traits,
+		ProvisionUpdatedAt:   parseTime(r.ProvisionUpdatedAt),
+	}
+}
+
+// parseTime reads Ironic's timestamps ("2026-11-30T01:46:44.567001+00:00").
+// An unparseable or null value gives the zero time rather than an error: one
+// odd timestamp must not fail the whole bulk view of a reconcile tick.
+func parseTime(s string) time.Time {
+	if s == "" {
+		return time.Time{}
+	}
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999", "2006-01-02 15:04:05.999999"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t.UTC()
+		}
+	}
+	return time.Time{}
+}
+
+// ListAssociated returns every node that carries an instance_uuid (anyone's):
+// the reconciler's per-tick bulk view. It costs ⌈(N+1)/PageSize⌉ requests for
+// N associated nodes (Ironic adds a next link when a page is exactly full).
+func (c *Client) ListAssociated(ctx context.Context) ([]Node, error) {
+	q := url.Values{}
+	q.Set("associated", "True")
+	return c.listNodes(ctx, q)
+}
+
+// ListAvailable returns the scheduling candidates: available, not associated,
+// not in maintenance, of resourceClass ("" = any class).
+func (c *Client) ListAvailable(ctx context.Context, resourceClass string) ([]Node, error) {
+	q := url.Values{}
+	q.Set("provision_state", StateAvailable)
+	q.Set("associated", "False")
+	q.Set("maintenance", "False")
+	if resourceClass != "" {
+		q.Set("resource_class", resourceClass)
+	}
+	return c.listNodes(ctx, q)
+}
+
+// ListNodes returns every node (the inventory, for `ingot node list`).
+func (c *Client) ListNodes(ctx context.Context) ([]Node, error) {
+	return c.listNodes(ctx, url.Values{})
+}
+
+// listNodes pages through GET /v1/nodes with the filters in q.
+func (c *Client) listNodes(ctx context.Context, filters url.Values) ([]Node, error) {
+	q := url.Values{}
+	for k, v := range filters {
+		q[k] = v
+	}
+	q.Set("fields", nodeFields)
+	raws, err := listAll[rawNode](ctx, c, "node.list", "nodes", q)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Node, 0, len(raws))
+	for _, r := range raws {
+		out = append(out, r.node())
+	}
+	return out, nil
+}
+
+// listAll pages through GET /v1/<resource>?<filters>, collecting the items
+// under the JSON key named like the resource's last path element.
+//
+// NOTE: Ironic 21.4 drops most filters (associated=False, maintenance=False,
+// provision_state, resource_class, …) from the `next` link it returns
+// (library-notes.md, "Filtered pagination loses its filters"), and
+// gophercloud's pager follows `next` as given, so a filtered list longer than
+// one page would silently return unfiltered items. We therefore take only
+// Ironic's paging parameters (marker, sort) from `next` and rebuild the
+// request on our own endpoint with the original filters. Using our endpoint
+// rather than next's host also survives a proxy that rewrites the host.
+func listAll[T any](ctx context.Context, c *Client, op, resource string, filters url.Values) ([]T, error) {
+	key := resource[strings.LastIndex(resource, "/")+1:]
+	base := c.sc.ServiceURL(resource)
+	orig := url.Values{}
+	for k, v := range filters {
+		orig[k] = v
+	}
+	orig.Set("limit", strconv.Itoa(c.pageSize))
+	query := orig
+
+	var out []T
+	seen := map[string]bool{}
+	for page := 1; ; page++ {
+		var body map[string]json.RawMessage
+		reqURL := base + "?" + query.Encode()
+		action := fmt.Sprintf("GET %s page %d", resource, page)
+		var items []T
+		var next string
+		err := c.do(ctx, op, action, func(ctx context.Context) error {
+			if _, err := c.sc.Get(ctx, reqURL, &body, &gophercloud.RequestOpts{OkCodes: []int{200}}); err != nil {
+				return err
+			}
+			if raw, ok := body[key]; ok {
+				if err := json.Unmarshal(raw, &items); err != nil {
+					return fmt.Errorf("decode %s: %w", key, err)
+				}
+			}
+			if raw, ok := body["next"]; ok {
+				if err := json.Unmarshal(raw, &next); err != nil {
+					return fmt.Errorf("decode next: %w", err)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, items...)
+		if next == "" || len(items) == 0 {
+			return out, nil
+		}
+		nextURL, err := url.Parse(next)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: bad next link %q: %v", ErrUnavailable, action, next, err)
+		}
+		nq := nextURL.Query()
+		marker := nq.Get("marker")
+		if marker == "" || seen[marker] {
+			// A next link that does not advance would loop forever.
+			return nil, fmt.Errorf("%w: %s: next link does not advance: %q", ErrUnavailable, action, next)
+		}
+		seen[marker] = true
+		// Ironic's paging parameters from next, then the original query on top.
+		for k, v := range orig {
+			nq[k] = v
+		}
+		query = nq
+	}
+}
+
+// GetNode returns one node by UUID or name. A missing node is ErrNotFound.
+func (c *Client) GetNode(ctx context.Context, id string) (Node, error) {
+	var r rawNode
+	err := c.do(ctx, "node.get", "GET node "+id, func(ctx context.Context) error {
+		u := c.sc.ServiceURL("nodes", url.PathEscape(id)) + "?fields=" + nodeFields
+		_, err := c.sc.Get(ctx, u, &r, &gophercloud.RequestOpts{OkCodes: []int{200}})
+		return err
+	})
+	if err != nil {
+		return Node{}, err
+	}
+	return r.node(), nil
+}
+
+// patchOp is one JSON-patch operation. Unlike gophercloud's UpdateOperation it
+// can carry an explicit null value; Value is omitted only for "remove".
+type patchOp struct {
+	Op    string `json:"op"`
+	Path  string `json:"path"`
+	Value any    `json:"value,omitempty"`
+}
+
+// patchNode sends one PATCH and decodes the node Ironic answers with.
+func (c *Client) patchNode(ctx context.Context, nodeID string, ops []patchOp) (Node, error) {
+	var r rawNode
+	err := c.do(ctx, "node.patch", "PATCH node "+nodeID, func(ctx context.Context) error {
+		_, err := c.sc.Patch(ctx, c.sc.ServiceURL("nodes", url.PathEscape(nodeID)), ops, &r,
+			&gophercloud.RequestOpts{OkCodes: []int{200}})
+		return err
+	})
+	if err != nil {
+		return Node{}, err
+	}
+	return r.node(), nil
+}
+
+// Reserve associates nodeID with instanceUUID (PATCH add /instance_uuid) and
+// returns the node as Ironic answered. Idempotent: reserving a node again for
+// the same instance succeeds (Ironic answers 200 again). Errors: the node holds
+// another instance → ErrNodeAssociated; the instance sits on another node →
+// ErrInstanceAssociated; node busy → ErrNodeLocked; node gone → ErrNotFound.
+func (c *Client) Reserve(ctx context.Context, nodeID, instanceUUID string) (Node, error) {
+	return c.patchNode(ctx, nodeID, []patchOp{{Op: "add", Path: "/instance_uuid", Value: instanceUUID}})
+}
+
+// Unreserve removes instance_uuid and instance_info from the node in one
+// PATCH. Repeatable: Ironic answers 200 when they are already absent. The
+// caller must have checked that the reservation is its own (I7): Ironic does
+// not protect a node reserved by someone else, nor an active node
+// (ironic-facts.md §11) — undeploy first. A deleted node is ErrNotFound.
+func (c *Client) Unreserve(ctx context.Context, nodeID string) error {
+	_, err := c.patchNode(ctx, nodeID, []patchOp{
+		{Op: "remove", Path: "/instance_uuid"},
+		{Op: "remove", Path: "/instance_info"},
+	})
+	return err
+}
+
+// SetStorageInterface sets the node's storage_interface (e.g. "external" to
+// boot from a volume target, "noop" for none). Idempotent.
+func (c *Client) SetStorageInterface(ctx context.Context, nodeID, iface string) error {
+	_, err := c.patchNode(ctx, nodeID, []patchOp{{Op: "replace", Path: "/storage_interface", Value: iface}})
+	return err
+}
