@@ -1,0 +1,218 @@
+package lifecycle
+
+import (
+	"testing"
+	"time"
+)
+
+var t0 = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+
+func cfg() Config { return DefaultConfig() }
+
+func srv(phase Phase, mut ...func(*Server)) *Server {
+	s := &Server{
+		ID: "11111111-1111-1111-1111-111111111111", Name: "s1", Desired: DesiredActive, Phase: phase,
+		Spec:      Spec{ResourceClass: "baremetal", ImageSource: "http://img/x.qcow2", RootGB: 10, Networks: []string{"net1"}},
+		CreatedAt: t0, PhaseSince: t0, Deadline: t0.Add(time.Hour), CreateRequestID: "req-c",
+	}
+	switch phase {
+	case PhaseReserving:
+		s.NodeID = "node-a"
+	case PhaseNetworking, PhaseDeploying, PhaseActive, PhaseReleasing:
+		s.NodeID, s.Reserved = "node-a", true
+	}
+	if phase == PhaseDeploying || phase == PhaseActive {
+		s.DeployRequested, s.PortsAllocated = true, true
+	}
+	for _, m := range mut {
+		m(s)
+	}
+	return s
+}
+
+func node(state string, mut ...func(*NodeView)) NodeView {
+	v := NodeView{Observed: true, Exists: true, InstanceUUID: "11111111-1111-1111-1111-111111111111", ProvisionState: state}
+	for _, m := range mut {
+		m(&v)
+	}
+	return v
+}
+
+var (
+	gone        = NodeView{Observed: true, Exists: false}
+	unobserved  = NodeView{}
+	noInstance  = func(v *NodeView) { v.InstanceUUID = "" }
+	otherInst   = func(v *NodeView) { v.InstanceUUID = "22222222-2222-2222-2222-222222222222" }
+	inMaint     = func(v *NodeView) { v.Maintenance = true }
+	locked      = func(v *NodeView) { v.Locked = true }
+	targetAct   = func(v *NodeView) { v.TargetProvisionState = "active" }
+	deleted     = func(s *Server) { s.Desired, s.DeleteRequestedAt, s.DeleteRequestID = DesiredDeleted, t0, "req-d" }
+	pastDue     = func(s *Server) { s.Deadline = t0.Add(-time.Second) }
+	noNode      = func(s *Server) { s.NodeID, s.Reserved, s.DeployRequested = "", false, false }
+	noPorts     = func(s *Server) { s.PortsAllocated = false }
+	withFault   = func(r Reason) func(*Server) { return func(s *Server) { s.Fault = &Fault{Reason: r, Message: "m"} } }
+	attempts    = func(n int) func(*Server) { return func(s *Server) { s.Attempts = make([]Attempt, n) } }
+	maintSince  = func(d time.Duration) func(*Server) { return func(s *Server) { s.MaintenanceSince = t0.Add(-d) } }
+	notDeployed = func(s *Server) { s.DeployRequested = false }
+)
+
+func TestDecide(t *testing.T) {
+	type want struct {
+		kind   Kind
+		phase  Phase  // for KindSave
+		reason Reason // for KindSave to error/releasing
+		remove bool   // KindUnreserve.RemoveInstance
+	}
+	tests := []struct {
+		name string
+		s    *Server
+		v    NodeView
+		down bool
+		want want
+	}{
+		// build path
+		{"pending schedules", srv(PhasePending), unobserved, false, want{kind: KindSchedule}},
+		{"pending past deadline errors", srv(PhasePending, pastDue), unobserved, false, want{KindSave, PhaseError, ReasonBuildTimeout, false}},
+		{"pending past deadline, Ironic down", srv(PhasePending, pastDue), unobserved, true, want{KindSave, PhaseError, ReasonIronicUnavailable, false}},
+		{"reserving reserves", srv(PhaseReserving), unobserved, false, want{kind: KindReserve}},
+		{"networking records ports first", srv(PhaseNetworking), unobserved, false, want{kind: KindSave, phase: PhaseNetworking}},
+		{"networking attaches", srv(PhaseNetworking, func(s *Server) { s.PortsAllocated = true }), unobserved, false, want{kind: KindNetwork}},
+		{"deploying records intent first", srv(PhaseDeploying, notDeployed), node("available"), false, want{kind: KindSave, phase: PhaseDeploying}},
+		{"deploy not started is sent", srv(PhaseDeploying), node("available"), false, want{kind: KindDeploy}},
+		{"deploying waits", srv(PhaseDeploying), node("deploying", targetAct, locked), false, want{kind: KindWait}},
+		{"wait call-back waits", srv(PhaseDeploying), node("wait call-back", targetAct), false, want{kind: KindWait}},
+		{"deploy unobserved waits", srv(PhaseDeploying), unobserved, false, want{kind: KindWait}},
+		{"active node -> ACTIVE", srv(PhaseDeploying), node("active"), false, want{kind: KindSave, phase: PhaseActive}},
+		// failures while deploying
+		{"node 404 while deploying is a deploy failure, not a delete", srv(PhaseDeploying), gone, false, want{KindSave, PhaseReleasing, ReasonNodeDeleted, false}},
+		{"deploy failed", srv(PhaseDeploying), node("deploy failed", targetAct), false, want{KindSave, PhaseReleasing, ReasonDeployFailed, false}},
+		{"torn down: deleting", srv(PhaseDeploying), node("deleting"), false, want{KindSave, PhaseReleasing, ReasonNodeTornDown, false}},
+		{"torn down: available, uuid cleared", srv(PhaseDeploying), node("available", noInstance), false, want{KindSave, PhaseReleasing, ReasonNodeTornDown, false}},
+		{"uuid replaced", srv(PhaseDeploying), node("wait call-back", otherInst), false, want{KindSave, PhaseReleasing, ReasonNodeDisassociated, false}},
+		{"maintenance first seen", srv(PhaseDeploying), node("wait call-back", inMaint), false, want{kind: KindSave, phase: PhaseDeploying}},
+		{"maintenance within grace waits", srv(PhaseDeploying, maintSince(time.Minute)), node("wait call-back", inMaint), false, want{kind: KindWait}},
+		{"maintenance past grace fails", srv(PhaseDeploying, maintSince(10*time.Minute)), node("wait call-back", inMaint), false, want{KindSave, PhaseReleasing, ReasonNodeMaintenance, false}},
+		{"deploying past deadline", srv(PhaseDeploying, pastDue), node("wait call-back"), false, want{KindSave, PhaseError, ReasonBuildTimeout, false}},
+		// active drift
+		{"active stays", srv(PhaseActive), node("active"), false, want{kind: KindWait}},
+		{"active in maintenance stays", srv(PhaseActive), node("active", inMaint), false, want{kind: KindWait}},
+		{"active node deleted", srv(PhaseActive), gone, false, want{KindSave, PhaseError, ReasonNodeDeleted, false}},
+		{"active node torn down", srv(PhaseActive), node("deleting"), false, want{KindSave, PhaseError, ReasonNodeTornDown, false}},
+		{"active uuid removed", srv(PhaseActive), node("active", noInstance), false, want{KindSave, PhaseError, ReasonNodeDisassociated, false}},
+		{"active unobserved waits", srv(PhaseActive), unobserved, false, want{kind: KindWait}},
+		// release
+		{"release undeploys deploy failed", srv(PhaseReleasing, withFault(ReasonDeployFailed)), node("deploy failed"), false, want{kind: KindUndeploy}},
+		{"release waits for locked", srv(PhaseReleasing, withFault(ReasonDeployFailed)), node("deploy failed", locked), false, want{kind: KindWait}},
+		{"release waits for deleting", srv(PhaseReleasing, withFault(ReasonNodeTornDown)), node("deleting"), false, want{kind: KindWait}},
+		{"release unreserves available ours", srv(PhaseReleasing, withFault(ReasonVIFAttachFailed)), node("available"), false, want{kind: KindUnreserve, remove: true}},
+		{"release detaches when uuid cleared", srv(PhaseReleasing, withFault(ReasonNodeTornDown)), node("available", noInstance), false, want{kind: KindUnreserve, remove: false}},
+		{"release never touches another's node", srv(PhaseReleasing, withFault(ReasonNodeDisassociated)), node("active", otherInst), false, want{kind: KindSave, phase: PhaseReleasing}},
+		{"release of a gone node drops it", srv(PhaseReleasing, withFault(ReasonNodeDeleted)), gone, false, want{kind: KindSave, phase: PhaseReleasing}},
+		{"release frees ports", srv(PhaseReleasing, withFault(ReasonNodeDeleted), noNode, func(s *Server) { s.PortsAllocated = true }), unobserved, false, want{kind: KindFreePorts}},
+		{"released -> reschedule", srv(PhaseReleasing, withFault(ReasonNodeDeleted), noNode, attempts(1)), unobserved, false, want{kind: KindSave, phase: PhasePending}},
+		{"released, attempts exhausted -> ERROR", srv(PhaseReleasing, withFault(ReasonNodeDeleted), noNode, attempts(3)), unobserved, false, want{KindSave, PhaseError, ReasonNodeDeleted, false}},
+		{"released, not reschedulable -> ERROR", srv(PhaseReleasing, withFault(ReasonNetworkAllocationFailed), noNode, attempts(1)), unobserved, false, want{KindSave, PhaseError, ReasonNetworkAllocationFailed, false}},
+		{"releasing past deadline -> ERROR at once", srv(PhaseReleasing, withFault(ReasonDeployFailed), pastDue), node("deploy failed", locked), false, want{KindSave, PhaseError, ReasonDeployFailed, false}},
+		{"error holding a node keeps releasing", srv(PhaseError, withFault(ReasonBuildTimeout), func(s *Server) { s.NodeID = "node-a" }), node("wait call-back"), false, want{kind: KindUndeploy}},
+		{"error holding nothing waits", srv(PhaseError, withFault(ReasonNoValidHost)), unobserved, false, want{kind: KindWait}},
+		// delete wins
+		{"delete while pending", srv(PhasePending, deleted), unobserved, false, want{kind: KindSave, phase: PhaseDeleting}},
+		{"delete while deploying", srv(PhaseDeploying, deleted), node("wait call-back"), false, want{kind: KindSave, phase: PhaseDeleting}},
+		{"delete beats deadline", srv(PhaseDeploying, deleted, pastDue), node("wait call-back"), false, want{kind: KindSave, phase: PhaseDeleting}},
+		{"delete beats active node", srv(PhaseDeploying, deleted, func(s *Server) { s.Phase = PhaseDeleting }), node("active"), false, want{kind: KindUndeploy}},
+		{"deleting waits for a locked deploy", srv(PhaseDeploying, deleted, func(s *Server) { s.Phase = PhaseDeleting }), node("deploying", locked), false, want{kind: KindWait}},
+		{"deleting a gone node", srv(PhaseActive, deleted, func(s *Server) { s.Phase = PhaseDeleting }), gone, false, want{kind: KindSave, phase: PhaseDeleting}},
+		{"deleting done", srv(PhaseDeleting, deleted, noNode, noPorts), unobserved, false, want{kind: KindSave, phase: PhaseDeleted}},
+		{"deleting past its deadline", srv(PhaseActive, deleted, func(s *Server) { s.Phase = PhaseDeleting; s.DeleteRequestedAt = t0.Add(-time.Hour) }), unobserved, false, want{kind: KindSave, phase: PhaseDeleted}},
+		{"deleted holding a node keeps releasing", srv(PhaseActive, deleted, func(s *Server) { s.Phase = PhaseDeleted }), node("active"), false, want{kind: KindUndeploy}},
+		{"delete of an ERROR server", srv(PhaseError, deleted, withFault(ReasonNoValidHost)), unobserved, false, want{kind: KindSave, phase: PhaseDeleting}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := tt.s.Clone()
+			a := Decide(Input{Server: tt.s, Node: tt.v, Now: t0, IronicDown: tt.down}, cfg())
+			if a.Kind != tt.want.kind {
+				t.Fatalf("kind = %v (%s), want %v", a.Kind, a.Why, tt.want.kind)
+			}
+			if a.Kind == KindUnreserve && a.RemoveInstance != tt.want.remove {
+				t.Errorf("RemoveInstance = %v, want %v", a.RemoveInstance, tt.want.remove)
+			}
+			if a.Kind == KindSave {
+				if a.Next.Phase != tt.want.phase {
+					t.Errorf("phase = %s, want %s (%s)", a.Next.Phase, tt.want.phase, a.Why)
+				}
+				if tt.want.reason != "" && (a.Next.Fault == nil || a.Next.Fault.Reason != tt.want.reason) {
+					t.Errorf("fault = %+v, want reason %s", a.Next.Fault, tt.want.reason)
+				}
+				if a.Next.Phase == PhaseError && (a.Next.Fault == nil || a.Next.Fault.Message == "") {
+					t.Errorf("ERROR without an explaining fault (I5)")
+				}
+				if a.Next.Desired != tt.s.Desired {
+					t.Errorf("Decide changed Desired")
+				}
+			}
+			if tt.s.Phase != before.Phase || tt.s.NodeID != before.NodeID || len(tt.s.Attempts) != len(before.Attempts) {
+				t.Errorf("Decide mutated its input")
+			}
+		})
+	}
+}
+
+func TestDecideNeverResurrects(t *testing.T) {
+	// I2: from any phase, with any node view, a server desired deleted is
+	// never moved to a phase that shows BUILD, ACTIVE or ERROR.
+	views := []NodeView{unobserved, gone, node("active"), node("deploy failed"), node("available", noInstance),
+		node("wait call-back", inMaint), node("deploying", locked), node("active", otherInst)}
+	phases := []Phase{PhasePending, PhaseReserving, PhaseNetworking, PhaseDeploying, PhaseActive, PhaseReleasing,
+		PhaseError, PhaseDeleting, PhaseDeleted}
+	for _, p := range phases {
+		for _, v := range views {
+			for _, due := range []bool{false, true} {
+				s := srv(p, deleted, withFault(ReasonDeployFailed))
+				if due {
+					s.Deadline = t0.Add(-time.Hour)
+					s.DeleteRequestedAt = t0.Add(-time.Hour)
+				}
+				a := Decide(Input{Server: s, Node: v, Now: t0}, cfg())
+				if a.Kind == KindSave {
+					if st := Nova(a.Next); st.Status != "DELETED" {
+						t.Errorf("phase %s view %+v: saved status %s", p, v, st.Status)
+					}
+				}
+				if a.Kind == KindSchedule || a.Kind == KindReserve || a.Kind == KindNetwork || a.Kind == KindDeploy {
+					t.Errorf("phase %s view %+v: build action %v after delete", p, v, a.Kind)
+				}
+			}
+		}
+	}
+}
+
+func TestApplyOutcomes(t *testing.T) {
+	s := srv(PhaseReserving)
+	if ap := Apply(s, Action{Kind: KindReserve}, Result{Outcome: Taken}, t0, cfg()); ap.Next == nil || ap.Next.Phase != PhasePending || ap.Next.NodeID != "" || len(ap.Next.Attempts) != 0 {
+		t.Errorf("reserve taken: want back to pending without spending an attempt, got %+v", ap.Next)
+	}
+	if ap := Apply(s, Action{Kind: KindReserve}, Result{Outcome: Unreachable}, t0, cfg()); ap.Next != nil || !ap.IronicDown || !ap.Stop {
+		t.Errorf("reserve unreachable: want retry, got %+v", ap)
+	}
+	n := srv(PhaseNetworking)
+	if ap := Apply(n, Action{Kind: KindNetwork}, Result{Outcome: Exhausted}, t0, cfg()); ap.Next == nil || ap.Next.Fault.Reason != ReasonNetworkAllocationFailed {
+		t.Errorf("pool exhausted: got %+v", ap.Next)
+	}
+	if ap := Apply(n, Action{Kind: KindNetwork}, Result{Outcome: Rejected}, t0, cfg()); ap.Next == nil || ap.Next.Fault.Reason != ReasonVIFAttachFailed || !ap.Next.Fault.Reason.Reschedulable() {
+		t.Errorf("vif failure: got %+v", ap.Next)
+	}
+	p := srv(PhasePending)
+	if ap := Apply(p, Action{Kind: KindSchedule}, Result{Outcome: NoCandidate}, t0, cfg()); ap.Next == nil || ap.Next.Phase != PhaseError || ap.Next.Fault.Reason != ReasonNoValidHost {
+		t.Errorf("no candidate: got %+v", ap.Next)
+	}
+	p2 := srv(PhasePending, func(s *Server) {
+		s.Attempts = []Attempt{{Node: "node-a", Reason: ReasonNodeDeleted, Message: "node node-a was deleted"}}
+	})
+	if ap := Apply(p2, Action{Kind: KindSchedule}, Result{Outcome: NoCandidate}, t0, cfg()); ap.Next == nil || ap.Next.Fault.Reason != ReasonNodeDeleted {
+		t.Errorf("no candidate after a failed attempt keeps its reason: got %+v", ap.Next.Fault)
+	}
+	if ap := Apply(p, Action{Kind: KindSchedule}, Result{Outcome: OK, Node: "node-b"}, t0, cfg()); ap.Next == nil || ap.Next.Phase != PhaseReserving || ap.Next.NodeID != "node-b" {
+		t.Errorf("schedule: got %+v", ap.Next)
+	}
+}

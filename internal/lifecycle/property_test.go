@@ -1,0 +1,289 @@
+package lifecycle
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"math/rand/v2"
+	"testing"
+	"time"
+)
+
+// model is a small Ironic and IPAM for the property test: enough behaviour
+// to drive Decide/Apply through every path, with faults injected at random.
+type model struct {
+	rng    *rand.Rand
+	now    time.Time
+	nodes  map[string]*mnode
+	order  []string
+	ports  int
+	vifs   map[string]bool // node -> our VIF attached
+	failOn map[string]bool // node -> its next deploy fails
+	down   bool            // Ironic unreachable
+}
+
+type mnode struct {
+	state, target, inst string
+	maint               bool
+	until               time.Time // when the current transition ends
+	lockedUntil         time.Time
+}
+
+func newModel(seed uint64, n int) *model {
+	m := &model{rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b9)), now: t0, nodes: map[string]*mnode{}, vifs: map[string]bool{}, failOn: map[string]bool{}}
+	for i := range n {
+		id := fmt.Sprintf("node-%d", i)
+		m.nodes[id] = &mnode{state: "available"}
+		m.order = append(m.order, id)
+	}
+	return m
+}
+
+// settle moves transitions whose time has come.
+func (m *model) settle() {
+	for id, n := range m.nodes {
+		if n.until.IsZero() || m.now.Before(n.until) {
+			continue
+		}
+		n.until = time.Time{}
+		switch n.state {
+		case "deploying":
+			if m.failOn[id] {
+				n.state, n.target = "deploy failed", "active"
+				delete(m.failOn, id)
+			} else {
+				n.state, n.target = "active", ""
+			}
+		case "deleting":
+			n.state, n.target, n.inst = "available", "", ""
+			delete(m.vifs, id)
+		}
+	}
+}
+
+func (m *model) view(s *Server) NodeView {
+	if s.NodeID == "" || m.down {
+		return NodeView{}
+	}
+	n, ok := m.nodes[s.NodeID]
+	if !ok {
+		return NodeView{Observed: true}
+	}
+	return NodeView{Observed: true, Exists: true, InstanceUUID: n.inst, ProvisionState: n.state, TargetProvisionState: n.target,
+		Maintenance: n.maint, Locked: m.now.Before(n.lockedUntil)}
+}
+
+func (m *model) exec(s *Server, a Action) Result {
+	if m.down && a.Kind != KindFreePorts && a.Kind != KindSchedule {
+		return Result{Outcome: Unreachable}
+	}
+	n := m.nodes[s.NodeID]
+	switch a.Kind {
+	case KindSchedule:
+		for _, id := range m.order {
+			c, ok := m.nodes[id]
+			if ok && c.state == "available" && c.inst == "" && !c.maint && !contains(s.Excluded, id) {
+				return Result{Outcome: OK, Node: id}
+			}
+		}
+		return Result{Outcome: NoCandidate}
+	case KindReserve:
+		if n == nil {
+			return Result{Outcome: Gone}
+		}
+		if n.inst != "" && n.inst != s.ID {
+			return Result{Outcome: Taken}
+		}
+		n.inst = s.ID
+	case KindNetwork:
+		if n == nil {
+			return Result{Outcome: Gone}
+		}
+		m.ports = len(s.Spec.Networks)
+		m.vifs[s.NodeID] = true
+	case KindDeploy:
+		if n == nil {
+			return Result{Outcome: Gone}
+		}
+		if n.state != "available" || n.maint {
+			return Result{Outcome: InvalidState}
+		}
+		n.state, n.target = "deploying", "active"
+		n.until = m.now.Add(time.Duration(5+m.rng.IntN(60)) * time.Second)
+		n.lockedUntil = n.until
+	case KindUndeploy:
+		if n == nil {
+			return Result{Outcome: Gone}
+		}
+		if m.now.Before(n.lockedUntil) {
+			return Result{Outcome: Transient}
+		}
+		n.state, n.target = "deleting", "available"
+		n.until = m.now.Add(time.Second)
+	case KindUnreserve:
+		if n != nil {
+			delete(m.vifs, s.NodeID)
+			if a.RemoveInstance {
+				n.inst = ""
+			}
+		}
+	case KindFreePorts:
+		m.ports = 0
+	}
+	return Result{Outcome: OK}
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// fault injects one random out-of-band event.
+func (m *model) fault(s *Server) {
+	id := m.order[m.rng.IntN(len(m.order))]
+	if s.NodeID != "" && m.rng.IntN(2) == 0 {
+		id = s.NodeID
+	}
+	n, ok := m.nodes[id]
+	switch m.rng.IntN(7) {
+	case 0: // operator deletes the node (maintenance + delete)
+		if ok {
+			delete(m.nodes, id)
+			delete(m.vifs, id)
+		}
+	case 1: // out-of-band teardown
+		if ok && (n.state == "active" || n.state == "wait call-back" || n.state == "deploy failed") {
+			n.state, n.target, n.until = "deleting", "available", m.now.Add(time.Second)
+		}
+	case 2:
+		if ok {
+			n.maint = !n.maint
+		}
+	case 3:
+		m.failOn[id] = true
+	case 4:
+		if ok && n.inst != "" && m.rng.IntN(3) == 0 {
+			n.inst = ""
+		}
+	case 5:
+		m.down = !m.down
+	case 6: // Ironic restart kills a running deploy
+		if ok && n.state == "deploying" {
+			n.state, n.target, n.until, n.lockedUntil = "deploy failed", "active", time.Time{}, time.Time{}
+		}
+	}
+}
+
+// TestConvergesFromAnySchedule: with faults at random and Ironic answering
+// in the end, repeated decide-and-apply reaches a stable state no later than
+// the deadline plus one tick, a deleted server never shows again, and nothing
+// is held once stable.
+func TestConvergesFromAnySchedule(t *testing.T) {
+	const tick = 2 * time.Second
+	c := Config{BuildTimeout: 10 * time.Minute, DeleteTimeout: 5 * time.Minute, MaintenanceGrace: time.Minute, MaxAttempts: 3}
+	seeds := 3000
+	if v := os.Getenv("INGOT_PROP_SEEDS"); v != "" {
+		seeds, _ = strconv.Atoi(v)
+	}
+	if testing.Short() {
+		seeds = 300
+	}
+	first, trace := uint64(0), false
+	if v := os.Getenv("INGOT_PROP_SEED"); v != "" { // replay one seed with a trace
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		first, seeds, trace = n, 1, true
+	}
+	for seed := first; seed < first+uint64(seeds); seed++ {
+		m := newModel(seed, 1+int(seed%4))
+		s := &Server{ID: "11111111-1111-1111-1111-111111111111", Name: "p", Desired: DesiredActive, Phase: PhasePending,
+			Spec: Spec{ResourceClass: "rc", Networks: []string{"n"}}, CreatedAt: t0, Deadline: t0.Add(c.BuildTimeout), CreateRequestID: "req-c"}
+		deleteAt := -1
+		if m.rng.IntN(3) == 0 {
+			deleteAt = m.rng.IntN(200)
+		}
+		deletedSeen := false
+		for step := 0; step < 2000; step++ {
+			if step < 300 && m.rng.IntN(8) == 0 {
+				m.fault(s)
+			}
+			if step == 300 {
+				m.down = false // heal Ironic so release can finish
+			}
+			if step == deleteAt {
+				s.Desired, s.DeleteRequestedAt, s.DeleteRequestID = DesiredDeleted, m.now, "req-d"
+			}
+			m.settle()
+			down := false
+			for range 12 {
+				a := Decide(Input{Server: s, Node: m.view(s), Now: m.now, IronicDown: down}, c)
+				if trace {
+					t.Logf("step %d phase %s node %s view %+v -> %v %s", step, s.Phase, s.NodeID, m.view(s), a.Kind, a.Why)
+				}
+				if a.Kind == KindWait {
+					break
+				}
+				if a.Kind == KindSave {
+					s = a.Next
+					continue
+				}
+				ap := Apply(s, a, m.exec(s, a), m.now, c)
+				down = ap.IronicDown
+				if ap.Next != nil {
+					s = ap.Next
+				}
+				if ap.Stop {
+					break
+				}
+			}
+			if s.Desired == DesiredDeleted {
+				if st := Nova(s); st.Status != "DELETED" {
+					t.Fatalf("seed %d step %d: deleted server shows %s (I2)", seed, step, st.Status)
+				}
+				deletedSeen = true
+			}
+			deadline := s.Deadline
+			if s.Desired == DesiredDeleted {
+				deadline = s.DeleteRequestedAt.Add(c.DeleteTimeout)
+			}
+			if !s.Phase.Stable() && m.now.After(deadline.Add(tick)) {
+				t.Fatalf("seed %d step %d: phase %s past deadline (I1)", seed, step, s.Phase)
+			}
+			if step > 300 && s.Phase.Stable() && !s.NeedsWork() {
+				break
+			}
+			m.now = m.now.Add(tick)
+		}
+		if s.NeedsWork() {
+			t.Fatalf("seed %d (replay: INGOT_PROP_SEED=%[1]d go test -run TestConvergesFromAnySchedule ./internal/lifecycle): never settled: phase %s node %q ports %v", seed, s.Phase, s.NodeID, s.PortsAllocated)
+		}
+		if deletedSeen && s.Phase != PhaseDeleted {
+			t.Fatalf("seed %d: delete accepted but phase %s", seed, s.Phase)
+		}
+		if s.Phase == PhaseError && s.Fault == nil {
+			t.Fatalf("seed %d: ERROR without fault (I5)", seed)
+		}
+		// I3: nothing held once stable (an ACTIVE server holds its own node).
+		if s.Phase != PhaseActive {
+			if m.ports != 0 {
+				t.Fatalf("seed %d: %d ports leaked by a %s server", seed, m.ports, s.Phase)
+			}
+			for id, n := range m.nodes {
+				if n.inst == s.ID {
+					t.Fatalf("seed %d: node %s still carries our instance_uuid (%s) for a %s server", seed, id, n.state, s.Phase)
+				}
+				if m.vifs[id] {
+					t.Fatalf("seed %d: VIF left on node %s for a %s server", seed, id, s.Phase)
+				}
+			}
+		} else if n, ok := m.nodes[s.NodeID]; !ok || n.inst != s.ID || n.state != "active" {
+			t.Fatalf("seed %d: ACTIVE server but its node is %+v", seed, n)
+		}
+	}
+}

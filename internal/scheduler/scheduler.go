@@ -1,0 +1,164 @@
+// Package scheduler chooses an Ironic node for a server: available, not in
+// maintenance, unreserved, of the flavor's resource class, and not tried
+// before by that server. It keeps an inventory cache refreshed on its own
+// cadence or on demand, so choosing costs no Ironic call in the common case.
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"hash/fnv"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/ingot-dev/ingot/internal/clock"
+	"github.com/ingot-dev/ingot/internal/ironic"
+	"github.com/ingot-dev/ingot/internal/lifecycle"
+)
+
+// ErrNoCandidate: no node fits the server.
+var ErrNoCandidate = errors.New("scheduler: no node fits")
+
+// Inventory lists scheduling candidates (implemented by *ironic.Client).
+type Inventory interface {
+	ListAvailable(ctx context.Context, resourceClass string) ([]ironic.Node, error)
+}
+
+// Options tune the scheduler.
+type Options struct {
+	// Refresh is how old the cached inventory may be before a pick refreshes it.
+	Refresh time.Duration
+	// MinRefresh is the shortest gap between two on-demand refreshes of one
+	// resource class (when the cache has no candidate left).
+	MinRefresh time.Duration
+	// ClaimTTL is how long a node chosen for a server is kept from others
+	// while Ironic does not yet show the reservation.
+	ClaimTTL time.Duration
+}
+
+// Scheduler picks nodes. Safe for concurrent use.
+type Scheduler struct {
+	inv   Inventory
+	clock clock.Clock
+	opts  Options
+
+	mu      sync.Mutex
+	classes map[string]*class
+	claims  map[string]claim // node -> server
+}
+
+type class struct {
+	nodes     []ironic.Node
+	fetchedAt time.Time
+}
+
+type claim struct {
+	server string
+	at     time.Time
+}
+
+// New returns a scheduler over inv.
+func New(inv Inventory, clk clock.Clock, opts Options) *Scheduler {
+	if opts.Refresh <= 0 {
+		opts.Refresh = 30 * time.Second
+	}
+	if opts.MinRefresh <= 0 {
+		opts.MinRefresh = time.Second
+	}
+	if opts.ClaimTTL <= 0 {
+		opts.ClaimTTL = 2 * time.Minute
+	}
+	return &Scheduler{inv: inv, clock: clk, opts: opts, classes: map[string]*class{}, claims: map[string]claim{}}
+}
+
+// Pick chooses a node for s and claims it for s until the claim expires or is
+// released. Choices are spread by a hash of the server id, so concurrent
+// builds do not all race for the first node. ErrNoCandidate when nothing
+// fits even after a fresh inventory; Ironic errors are returned as they come.
+func (sc *Scheduler) Pick(ctx context.Context, s *lifecycle.Server) (string, error) {
+	rc := s.Spec.ResourceClass
+	if node, ok := sc.pickCached(s, false); ok {
+		return node, nil
+	}
+	if err := sc.refresh(ctx, rc, true); err != nil {
+		return "", err
+	}
+	if node, ok := sc.pickCached(s, true); ok {
+		return node, nil
+	}
+	return "", ErrNoCandidate
+}
+
+func (sc *Scheduler) pickCached(s *lifecycle.Server, fresh bool) (string, bool) {
+	now := sc.clock.Now()
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	c := sc.classes[s.Spec.ResourceClass]
+	if c == nil || (!fresh && now.Sub(c.fetchedAt) > sc.opts.Refresh) {
+		return "", false
+	}
+	var fit []int
+	for i, n := range c.nodes {
+		if cl, ok := sc.claims[n.UUID]; ok && cl.server != s.ID && now.Sub(cl.at) < sc.opts.ClaimTTL {
+			continue
+		}
+		if slices.Contains(s.Excluded, n.UUID) {
+			continue
+		}
+		fit = append(fit, i)
+	}
+	if len(fit) == 0 {
+		return "", false
+	}
+	h := fnv.New32a()
+	h.Write([]byte(s.ID))
+	n := c.nodes[fit[int(h.Sum32()%uint32(len(fit)))]]
+	sc.claims[n.UUID] = claim{server: s.ID, at: now}
+	return n.UUID, true
+}
+
+// refresh reloads one resource class's candidates. onDemand refreshes are
+// rate-limited by MinRefresh.
+func (sc *Scheduler) refresh(ctx context.Context, rc string, onDemand bool) error {
+	now := sc.clock.Now()
+	sc.mu.Lock()
+	c := sc.classes[rc]
+	if onDemand && c != nil && now.Sub(c.fetchedAt) < sc.opts.MinRefresh {
+		sc.mu.Unlock()
+		return nil
+	}
+	sc.mu.Unlock()
+	nodes, err := sc.inv.ListAvailable(ctx, rc)
+	if err != nil {
+		return err
+	}
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	sc.classes[rc] = &class{nodes: nodes, fetchedAt: sc.clock.Now()}
+	for node, cl := range sc.claims {
+		if now.Sub(cl.at) >= sc.opts.ClaimTTL {
+			delete(sc.claims, node)
+		}
+	}
+	return nil
+}
+
+// Taken drops a node from the cache: it was found held (by another server of
+// ours, or by someone else in Ironic).
+func (sc *Scheduler) Taken(node string) {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	for _, c := range sc.classes {
+		c.nodes = slices.DeleteFunc(c.nodes, func(n ironic.Node) bool { return n.UUID == node })
+	}
+}
+
+// Release ends server's claim on node, so others may choose it.
+func (sc *Scheduler) Release(node, server string) {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if cl, ok := sc.claims[node]; ok && cl.server == server {
+		delete(sc.claims, node)
+	}
+}
