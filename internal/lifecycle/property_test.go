@@ -2,9 +2,9 @@ package lifecycle
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"strconv"
-	"math/rand/v2"
 	"testing"
 	"time"
 )
