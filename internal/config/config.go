@@ -1,0 +1,348 @@
+// Package config loads ingot's configuration file (YAML), applies defaults
+// and validates it, naming the offending key in every error.
+package config
+
+import (
+	"bytes"
+	"crypto/sha1"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"gopkg.in/yaml.v3"
+
+	"github.com/ingot-dev/ingot/internal/catalog"
+	"github.com/ingot-dev/ingot/internal/network"
+)
+
+// Config is the whole configuration, as in ingot.yaml.
+type Config struct {
+	Listen           string        `yaml:"listen"`
+	Database         string        `yaml:"database"`
+	Ironic           Ironic        `yaml:"ironic"`
+	PollInterval     time.Duration `yaml:"poll_interval"`
+	DriftInterval    time.Duration `yaml:"drift_interval"`
+	BuildTimeout     time.Duration `yaml:"build_timeout"`
+	DeleteTimeout    time.Duration `yaml:"delete_timeout"`
+	MaintenanceGrace time.Duration `yaml:"maintenance_grace"`
+	MaxAttempts      int           `yaml:"max_attempts"`
+	Workers          int           `yaml:"workers"`
+	LogLevel         string        `yaml:"log_level"`
+	Flavors          []Flavor      `yaml:"flavors"`
+	Images           []Image       `yaml:"images"`
+	Networks         []Network     `yaml:"networks"`
+}
+
+// Ironic says where Ironic is.
+type Ironic struct {
+	URL          string        `yaml:"url"` // http(s)://host:port, or "sim" for the built-in simulator
+	Microversion string        `yaml:"microversion"`
+	Timeout      time.Duration `yaml:"timeout"`
+	// Sim configures the built-in simulator (url: sim).
+	Sim Sim `yaml:"sim"`
+}
+
+// Sim configures the built-in simulated Ironic.
+type Sim struct {
+	Nodes         int           `yaml:"nodes"`
+	ResourceClass string        `yaml:"resource_class"`
+	DeployTime    time.Duration `yaml:"deploy_time"`
+	UndeployTime  time.Duration `yaml:"undeploy_time"`
+}
+
+// Flavor maps a flavor to a resource class.
+type Flavor struct {
+	ID            string   `yaml:"id"`
+	Name          string   `yaml:"name"`
+	ResourceClass string   `yaml:"resource_class"`
+	VCPUs         int      `yaml:"vcpus"`
+	RAMMB         int      `yaml:"ram_mb"`
+	DiskGB        int      `yaml:"disk_gb"`
+	Description   string   `yaml:"description"`
+	Traits        []string `yaml:"traits"`
+}
+
+// Image is a deployable image.
+type Image struct {
+	ID       string `yaml:"id"`
+	Name     string `yaml:"name"`
+	URL      string `yaml:"url"`
+	Checksum string `yaml:"checksum"`
+}
+
+// Network is an IPv4 network served by the embedded IPAM.
+type Network struct {
+	ID         string `yaml:"id"`
+	Name       string `yaml:"name"`
+	CIDR       string `yaml:"cidr"`
+	Gateway    string `yaml:"gateway"`
+	RangeStart string `yaml:"range_start"`
+	RangeEnd   string `yaml:"range_end"`
+	MTU        int    `yaml:"mtu"`
+}
+
+// Default returns the configuration with every default applied and no catalogue.
+func Default() Config {
+	return Config{
+		Listen:           "127.0.0.1:8774",
+		Database:         "ingot.db",
+		Ironic:           Ironic{URL: "http://127.0.0.1:6385", Microversion: "1.78", Timeout: 30 * time.Second},
+		PollInterval:     2 * time.Second,
+		DriftInterval:    30 * time.Second,
+		BuildTimeout:     60 * time.Minute,
+		DeleteTimeout:    10 * time.Minute,
+		MaintenanceGrace: 5 * time.Minute,
+		MaxAttempts:      3,
+		Workers:          32,
+		LogLevel:         "info",
+	}
+}
+
+// Dev is the configuration of `ingot serve --dev`: SQLite in dataDir, the
+// built-in simulator with 8 nodes, and a flavor, an image and a network.
+func Dev(dataDir string) Config {
+	c := Default()
+	c.Database = dataDir + "/ingot.db"
+	c.Ironic.URL = "sim"
+	c.Ironic.Sim = Sim{Nodes: 8, ResourceClass: "baremetal", DeployTime: 3 * time.Second, UndeployTime: time.Second}
+	c.Flavors = []Flavor{{Name: "bm.small", ResourceClass: "baremetal", VCPUs: 8, RAMMB: 16384, DiskGB: 100}}
+	c.Images = []Image{{Name: "debian-12", URL: "http://images.example/debian-12.qcow2"}}
+	c.Networks = []Network{{Name: "provisioning", CIDR: "10.0.0.0/24"}}
+	return c
+}
+
+// Load reads a YAML file over the defaults and validates the result.
+// Unknown keys are errors, so a typo never passes silently.
+func Load(path string) (Config, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return Config{}, fmt.Errorf("config: %w", err)
+	}
+	return Parse(raw)
+}
+
+// Parse decodes YAML over the defaults and validates the result.
+func Parse(raw []byte) (Config, error) {
+	c := Default()
+	dec := yaml.NewDecoder(bytes.NewReader(raw))
+	dec.KnownFields(true)
+	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) { // empty file: all defaults
+		return Config{}, explain(raw, err)
+	}
+	if err := c.Normalize(); err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}
+
+// Normalize fills derived defaults (ids from names) and validates every key.
+func (c *Config) Normalize() error {
+	var errs []error
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("config: %s: %s", key, fmt.Sprintf(format, args...)))
+	}
+	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+		bad("listen", "want host:port, got %q", c.Listen)
+	}
+	if c.Database == "" {
+		bad("database", "must not be empty")
+	}
+	if c.Ironic.URL != "sim" {
+		if u, err := url.Parse(c.Ironic.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad("ironic.url", "want http(s)://host:port or \"sim\", got %q", c.Ironic.URL)
+		}
+	} else if c.Ironic.Sim.Nodes < 0 {
+		bad("ironic.sim.nodes", "must not be negative")
+	}
+	if c.Ironic.Sim.ResourceClass == "" {
+		c.Ironic.Sim.ResourceClass = "baremetal"
+	}
+	positive := map[string]time.Duration{"poll_interval": c.PollInterval, "drift_interval": c.DriftInterval,
+		"build_timeout": c.BuildTimeout, "delete_timeout": c.DeleteTimeout, "maintenance_grace": c.MaintenanceGrace, "ironic.timeout": c.Ironic.Timeout}
+	for k, d := range positive {
+		if d <= 0 {
+			bad(k, "must be a positive duration such as 2s or 60m, got %s", d)
+		}
+	}
+	if c.MaxAttempts < 1 {
+		bad("max_attempts", "must be at least 1, got %d", c.MaxAttempts)
+	}
+	if c.Workers < 1 {
+		bad("workers", "must be at least 1, got %d", c.Workers)
+	}
+	switch strings.ToLower(c.LogLevel) {
+	case "debug", "info", "warn", "error":
+	default:
+		bad("log_level", "want debug, info, warn or error, got %q", c.LogLevel)
+	}
+	seen := map[string]bool{}
+	for i := range c.Flavors {
+		f := &c.Flavors[i]
+		key := fmt.Sprintf("flavors[%d]", i)
+		if f.Name == "" {
+			bad(key+".name", "must not be empty")
+		}
+		if f.ID == "" {
+			f.ID = f.Name
+		}
+		if f.ResourceClass == "" {
+			bad(key+".resource_class", "must not be empty")
+		}
+		if f.DiskGB < 0 || f.VCPUs < 0 || f.RAMMB < 0 {
+			bad(key, "sizes must not be negative")
+		}
+		if seen["f"+f.ID] || seen["fn"+f.Name] {
+			bad(key, "duplicate flavor id or name %q", f.ID)
+		}
+		seen["f"+f.ID], seen["fn"+f.Name] = true, true
+	}
+	for i := range c.Images {
+		im := &c.Images[i]
+		key := fmt.Sprintf("images[%d]", i)
+		if im.Name == "" {
+			bad(key+".name", "must not be empty")
+		}
+		if im.ID == "" {
+			im.ID = stableUUID("image", im.Name)
+		} else if _, err := uuid.Parse(im.ID); err != nil {
+			bad(key+".id", "want a UUID, got %q", im.ID)
+		}
+		if u, err := url.Parse(im.URL); err != nil || !(u.Scheme == "http" || u.Scheme == "https" || u.Scheme == "file") {
+			bad(key+".url", "want an http(s):// or file:// URL Ironic can fetch, got %q", im.URL)
+		}
+		if seen["i"+im.ID] || seen["in"+im.Name] {
+			bad(key, "duplicate image id or name %q", im.Name)
+		}
+		seen["i"+im.ID], seen["in"+im.Name] = true, true
+	}
+	for i := range c.Networks {
+		n := &c.Networks[i]
+		key := fmt.Sprintf("networks[%d]", i)
+		if n.Name == "" {
+			bad(key+".name", "must not be empty")
+		}
+		if n.ID == "" {
+			n.ID = stableUUID("network", n.Name)
+		} else if _, err := uuid.Parse(n.ID); err != nil {
+			bad(key+".id", "want a UUID, got %q", n.ID)
+		}
+		p, err := netip.ParsePrefix(n.CIDR)
+		if err != nil || !p.Addr().Is4() || p.Bits() > 30 {
+			bad(key+".cidr", "want an IPv4 CIDR of /30 or larger, got %q", n.CIDR)
+			continue
+		}
+		for _, a := range []struct{ k, v string }{{"gateway", n.Gateway}, {"range_start", n.RangeStart}, {"range_end", n.RangeEnd}} {
+			if a.v == "" {
+				continue
+			}
+			ip, err := netip.ParseAddr(a.v)
+			if err != nil || !p.Contains(ip) {
+				bad(key+"."+a.k, "want an address inside %s, got %q", n.CIDR, a.v)
+			}
+		}
+		if seen["n"+n.ID] || seen["nn"+n.Name] {
+			bad(key, "duplicate network id or name %q", n.Name)
+		}
+		seen["n"+n.ID], seen["nn"+n.Name] = true, true
+	}
+	return errors.Join(errs...)
+}
+
+// stableUUID derives a UUID from a name, so an id left out of the file stays
+// the same across restarts.
+func stableUUID(kind, name string) string {
+	return uuid.NewHash(sha1.New(), uuid.NameSpaceURL, []byte("ingot:"+kind+":"+name), 5).String()
+}
+
+// Catalog returns the flavors and images for the API.
+func (c *Config) Catalog() *catalog.Catalog {
+	cat := &catalog.Catalog{}
+	for _, f := range c.Flavors {
+		cat.Flavors = append(cat.Flavors, catalog.Flavor{ID: f.ID, Name: f.Name, ResourceClass: f.ResourceClass,
+			VCPUs: f.VCPUs, RAMMB: f.RAMMB, DiskGB: f.DiskGB, Description: f.Description, Traits: f.Traits})
+	}
+	for _, im := range c.Images {
+		cat.Images = append(cat.Images, catalog.Image{ID: im.ID, Name: im.Name, URL: im.URL, Checksum: im.Checksum})
+	}
+	return cat
+}
+
+// NetworkList returns the networks for the IPAM (after Normalize has validated them).
+func (c *Config) NetworkList() network.Networks {
+	var out network.Networks
+	for _, n := range c.Networks {
+		p, err := netip.ParsePrefix(n.CIDR)
+		if err != nil {
+			continue // Normalize reports it
+		}
+		nw := network.Network{ID: n.ID, Name: n.Name, CIDR: p.Masked(), MTU: n.MTU}
+		nw.Gateway, _ = netip.ParseAddr(n.Gateway) // zero when unset
+		nw.RangeStart, _ = netip.ParseAddr(n.RangeStart)
+		nw.RangeEnd, _ = netip.ParseAddr(n.RangeEnd)
+		out = append(out, nw)
+	}
+	return out
+}
+
+// explain names the key behind a YAML decoding error ("line 3: cannot
+// unmarshal …" becomes "build_timeout (line 3): cannot unmarshal …").
+func explain(raw []byte, err error) error {
+	var te *yaml.TypeError
+	if !errors.As(err, &te) {
+		return fmt.Errorf("config: %w", err)
+	}
+	var root yaml.Node
+	if yaml.Unmarshal(raw, &root) != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	var msgs []string
+	for _, e := range te.Errors {
+		line := 0
+		fmt.Sscanf(e, "line %d:", &line)
+		if key := keyAtLine(&root, line, ""); key != "" {
+			e = key + " (" + e + ")"
+		}
+		msgs = append(msgs, e)
+	}
+	return fmt.Errorf("config: %s", strings.Join(msgs, "; "))
+}
+
+// keyAtLine finds the dotted path of the value that starts on line.
+func keyAtLine(n *yaml.Node, line int, prefix string) string {
+	switch n.Kind {
+	case yaml.DocumentNode:
+		for _, c := range n.Content {
+			if k := keyAtLine(c, line, prefix); k != "" {
+				return k
+			}
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			key := n.Content[i].Value
+			if prefix != "" {
+				key = prefix + "." + key
+			}
+			v := n.Content[i+1]
+			if v.Line == line && v.Kind == yaml.ScalarNode {
+				return key
+			}
+			if k := keyAtLine(v, line, key); k != "" {
+				return k
+			}
+		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			if k := keyAtLine(c, line, fmt.Sprintf("%s[%d]", prefix, i)); k != "" {
+				return k
+			}
+		}
+	}
+	return ""
+}
