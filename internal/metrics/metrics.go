@@ -1,0 +1,125 @@
+// Package metrics holds ingot's Prometheus collectors on a registry of its
+// own (no global state), and the hooks that feed them.
+package metrics
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/ingot-dev/ingot/internal/ironic"
+	"github.com/ingot-dev/ingot/internal/lifecycle"
+)
+
+// Metrics is the set of collectors.
+type Metrics struct {
+	reg            *prometheus.Registry
+	servers        *prometheus.GaugeVec
+	buildSeconds   prometheus.Histogram
+	deleteSeconds  prometheus.Histogram
+	ironicCalls    *prometheus.CounterVec
+	ironicSeconds  *prometheus.HistogramVec
+	tickSeconds    prometheus.Histogram
+	tickServers    prometheus.Gauge
+	pastDeadline   prometheus.Gauge
+	transitions    *prometheus.CounterVec
+	faults         *prometheus.CounterVec
+	countByPhaseFn func(ctx context.Context) (map[lifecycle.Phase]int, error)
+}
+
+// New registers every collector. countByPhase feeds the servers-by-state
+// gauge at scrape time.
+func New(countByPhase func(ctx context.Context) (map[lifecycle.Phase]int, error)) *Metrics {
+	m := &Metrics{reg: prometheus.NewRegistry(), countByPhaseFn: countByPhase}
+	buckets := []float64{.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1800, 3600}
+	m.servers = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "ingot_servers", Help: "Servers by lifecycle phase."}, []string{"phase"})
+	m.buildSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "ingot_build_duration_seconds", Help: "From create to ACTIVE.", Buckets: buckets})
+	m.deleteSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "ingot_delete_duration_seconds", Help: "From delete request to deleted.", Buckets: buckets})
+	m.ironicCalls = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ingot_ironic_calls_total", Help: "Ironic API calls by operation and outcome."}, []string{"op", "outcome"})
+	m.ironicSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "ingot_ironic_call_duration_seconds", Help: "Ironic API call latency.", Buckets: prometheus.DefBuckets}, []string{"op"})
+	m.tickSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "ingot_reconcile_tick_seconds", Help: "Time of one reconcile tick.", Buckets: prometheus.DefBuckets})
+	m.tickServers = prometheus.NewGauge(prometheus.GaugeOpts{Name: "ingot_reconcile_tick_servers", Help: "Servers looked at in the last tick."})
+	m.pastDeadline = prometheus.NewGauge(prometheus.GaugeOpts{Name: "ingot_servers_past_deadline", Help: "Non-stable servers past their deadline plus one tick (must be 0)."})
+	m.transitions = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ingot_phase_transitions_total", Help: "Lifecycle transitions by target phase."}, []string{"phase"})
+	m.faults = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ingot_faults_total", Help: "Failed attempts and errors by reason."}, []string{"reason"})
+	m.reg.MustRegister(m.servers, m.buildSeconds, m.deleteSeconds, m.ironicCalls, m.ironicSeconds, m.tickSeconds,
+		m.tickServers, m.pastDeadline, m.transitions, m.faults,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// Handler serves /metrics, refreshing the servers-by-phase gauge first.
+func (m *Metrics) Handler() http.Handler {
+	h := promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if m.countByPhaseFn != nil {
+			if counts, err := m.countByPhaseFn(r.Context()); err == nil {
+				m.servers.Reset()
+				for p, n := range counts {
+					m.servers.WithLabelValues(string(p)).Set(float64(n))
+				}
+			}
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// IronicCall records one Ironic call (the adapter's Observer).
+func (m *Metrics) IronicCall(op string, err error, d time.Duration) {
+	m.ironicCalls.WithLabelValues(op, outcome(err)).Inc()
+	m.ironicSeconds.WithLabelValues(op).Observe(d.Seconds())
+}
+
+func outcome(err error) string {
+	switch {
+	case err == nil:
+		return "ok"
+	case errors.Is(err, ironic.ErrNotFound):
+		return "not_found"
+	case errors.Is(err, ironic.ErrNodeLocked):
+		return "locked"
+	case errors.Is(err, ironic.ErrNodeAssociated), errors.Is(err, ironic.ErrInstanceAssociated):
+		return "associated"
+	case errors.Is(err, ironic.ErrUnavailable):
+		return "unavailable"
+	case errors.Is(err, ironic.ErrInvalidState):
+		return "invalid_state"
+	case errors.Is(err, ironic.ErrInvalid):
+		return "invalid"
+	}
+	return "error"
+}
+
+// Tick records one reconcile tick.
+func (m *Metrics) Tick(d time.Duration, servers int) {
+	m.tickSeconds.Observe(d.Seconds())
+	m.tickServers.Set(float64(servers))
+}
+
+// PastDue records how many servers were past their deadline in the last tick.
+func (m *Metrics) PastDue(n int) { m.pastDeadline.Set(float64(n)) }
+
+// Transition records a phase change (called after the write succeeded).
+func (m *Metrics) Transition(before, after *lifecycle.Server) {
+	m.transitions.WithLabelValues(string(after.Phase)).Inc()
+	switch after.Phase {
+	case lifecycle.PhaseActive:
+		m.buildSeconds.Observe(after.UpdatedAt.Sub(after.CreatedAt).Seconds())
+	case lifecycle.PhaseDeleted:
+		if !after.DeleteRequestedAt.IsZero() {
+			m.deleteSeconds.Observe(after.UpdatedAt.Sub(after.DeleteRequestedAt).Seconds())
+		}
+	case lifecycle.PhaseReleasing, lifecycle.PhaseError:
+		if after.Fault != nil {
+			m.faults.WithLabelValues(string(after.Fault.Reason)).Inc()
+		}
+	}
+}
+
+// Registry exposes the registry (tests read values from it).
+func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
