@@ -1,0 +1,419 @@
+package ironic_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/ingot-dev/ingot/internal/ironic"
+)
+
+// counter is an Observer that counts calls per op.
+type counter struct {
+	mu  sync.Mutex
+	ops map[string]int
+}
+
+func (c *counter) observe(op string, _ error, _ time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ops == nil {
+		c.ops = map[string]int{}
+	}
+	c.ops[op]++
+}
+
+func (c *counter) take() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m := c.ops
+	c.ops = nil
+	return m
+}
+
+func newClient(t *testing.T, url string, pageSize int) (*ironic.Client, *counter) {
+	t.Helper()
+	cnt := &counter{}
+	c, err := ironic.New(ironic.Config{URL: url, PageSize: pageSize, Timeout: 10 * time.Second, Observer: cnt.observe})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, cnt
+}
+
+// waitNode polls GetNode until cond holds or the timeout passes.
+func waitNode(t *testing.T, c *ironic.Client, id string, timeout time.Duration, what string, cond func(ironic.Node) bool) ironic.Node {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		n, err := c.GetNode(context.Background(), id)
+		if err == nil && cond(n) {
+			return n
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("node %s: not %s after %v: %+v (err %v)", id, what, timeout, n, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func uuids(ns []ironic.Node) []string {
+	out := make([]string, 0, len(ns))
+	for _, n := range ns {
+		out = append(out, n.UUID)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func sorted(s ...string) []string {
+	sort.Strings(s)
+	return s
+}
+
+func equal(a, b []string) bool { return fmt.Sprint(a) == fmt.Sprint(b) }
+
+// TestReal runs the adapter against one real Ironic (fake hardware), each
+// subtest on its own nodes.
+func TestReal(t *testing.T) {
+	h := startHarness(t, 0)
+	ctx := context.Background()
+
+	t.Run("Ping", func(t *testing.T) {
+		c, _ := newClient(t, h.URL+"/v1", 0)
+		if err := c.Ping(ctx); err != nil {
+			t.Fatal(err)
+		}
+	})
+
+	t.Run("Pagination", func(t *testing.T) {
+		// Page size 2; nodes interleaved gold/silver so that an unfiltered
+		// page 2 would contain silver (or associated, or maintenance) nodes.
+		c, cnt := newClient(t, h.URL, 2)
+		var gold, silver []string
+		for i := range 5 {
+			gold = append(gold, h.enroll(t, fmt.Sprintf("pg-gold-%d", i), "pg-gold"))
+			silver = append(silver, h.enroll(t, fmt.Sprintf("pg-silver-%d", i), "pg-silver"))
+		}
+		inst := []string{uuid.NewString(), uuid.NewString(), uuid.NewString()}
+		for i, id := range []string{gold[0], silver[1], gold[2]} {
+			if _, err := c.Reserve(ctx, id, inst[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		h.setMaintenance(t, gold[3])
+		cnt.take()
+
+		assoc, err := c.ListAssociated(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := sorted(gold[0], silver[1], gold[2]); !equal(uuids(assoc), want) {
+			t.Fatalf("ListAssociated = %v, want %v", uuids(assoc), want)
+		}
+		// 3 nodes, page size 2: a full page (with next) and a last page.
+		if got := cnt.take()["node.list"]; got != 2 {
+			t.Errorf("ListAssociated made %d list requests, want 2", got)
+		}
+		for _, n := range assoc {
+			if n.InstanceUUID == "" || n.ProvisionState != ironic.StateAvailable {
+				t.Errorf("associated node decoded wrong: %+v", n)
+			}
+		}
+
+		avail, err := c.ListAvailable(ctx, "pg-gold")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// gold 0 and 2 are reserved, gold 3 in maintenance: only 1 and 4.
+		if want := sorted(gold[1], gold[4]); !equal(uuids(avail), want) {
+			t.Fatalf("ListAvailable(pg-gold) = %v, want %v (filters lost on page 2?)", uuids(avail), want)
+		}
+		for _, n := range avail {
+			if n.ResourceClass != "pg-gold" || n.Maintenance || n.InstanceUUID != "" || n.Traits == nil {
+				t.Errorf("available node decoded wrong: %+v", n)
+			}
+		}
+		anyAvail, err := c.ListAvailable(ctx, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[string]bool{}
+		for _, n := range anyAvail {
+			if n.InstanceUUID != "" || n.Maintenance || n.ProvisionState != ironic.StateAvailable {
+				t.Errorf("ListAvailable(\"\") returned a non-candidate: %+v", n)
+			}
+			seen[n.UUID] = true
+		}
+		for _, id := range []string{gold[1], gold[4], silver[0], silver[2], silver[3], silver[4]} {
+			if !seen[id] {
+				t.Errorf("ListAvailable(\"\") misses %s", id)
+			}
+		}
+
+		all, err := c.ListNodes(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(all) < 10 {
+			t.Fatalf("ListNodes = %d nodes, want >= 10", len(all))
+		}
+		for _, n := range all {
+			if n.UUID == gold[3] && (!n.Maintenance || n.MaintenanceReason != "test") {
+				t.Errorf("maintenance not decoded: %+v", n)
+			}
+		}
+	})
+
+	t.Run("Reserve", func(t *testing.T) {
+		c, cnt := newClient(t, h.URL, 0)
+		a := h.enroll(t, "rs-a", "rs")
+		b := h.enroll(t, "rs-b", "rs")
+		i1, i2 := uuid.NewString(), uuid.NewString()
+		n, err := c.Reserve(ctx, a, i1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n.UUID != a || n.InstanceUUID != i1 || n.ProvisionState != ironic.StateAvailable || n.ResourceClass != "rs" {
+			t.Fatalf("Reserve returned %+v", n)
+		}
+		if n.Name != "rs-a" || n.Maintenance || n.Reservation != "" {
+			t.Fatalf("Reserve returned %+v", n)
+		}
+		if _, err := c.Reserve(ctx, a, i1); err != nil {
+			t.Fatalf("repeat Reserve: %v", err)
+		}
+		if _, err := c.Reserve(ctx, a, i2); !errors.Is(err, ironic.ErrNodeAssociated) {
+			t.Fatalf("Reserve taken node = %v, want ErrNodeAssociated", err)
+		}
+		if _, err := c.Reserve(ctx, b, i1); !errors.Is(err, ironic.ErrInstanceAssociated) {
+			t.Fatalf("Reserve second node = %v, want ErrInstanceAssociated", err)
+		}
+		if _, err := c.Reserve(ctx, b, "not-a-uuid"); !errors.Is(err, ironic.ErrInvalid) {
+			t.Fatalf("Reserve bad uuid = %v, want ErrInvalid", err)
+		}
+		if got := cnt.take()["node.patch"]; got != 5 {
+			t.Errorf("5 Reserve calls made %d PATCHes", got)
+		}
+
+		if err := c.Unreserve(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Unreserve(ctx, a); err != nil {
+			t.Fatalf("repeat Unreserve: %v", err)
+		}
+		got, err := c.GetNode(ctx, a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.InstanceUUID != "" || got.ProvisionState != ironic.StateAvailable {
+			t.Fatalf("after Unreserve: %+v", got)
+		}
+		if ii := h.instanceInfo(t, a); len(ii) != 0 {
+			t.Fatalf("instance_info after Unreserve: %v", ii)
+		}
+		if _, err := c.Reserve(ctx, b, i1); err != nil {
+			t.Fatalf("Reserve after Unreserve: %v", err)
+		}
+	})
+
+	t.Run("DeployUndeploy", func(t *testing.T) {
+		c, cnt := newClient(t, h.URL, 0)
+		id := h.enroll(t, "dp-a", "dp")
+		inst := uuid.NewString()
+		if _, err := c.Reserve(ctx, id, inst); err != nil {
+			t.Fatal(err)
+		}
+		for _, vif := range []string{"vif-1", "vif-1"} { // noop network: a no-op, repeatable
+			if err := c.AttachVIF(ctx, id, vif); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := c.ListVIFs(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+		cnt.take()
+		req := ironic.DeployRequest{
+			InstanceInfo: map[string]any{
+				"image_source": "http://127.0.0.1:1/img.qcow2", "root_gb": "10",
+				"capabilities": map[string]any{"boot_mode": "uefi"},
+			},
+			ConfigDrive: &ironic.ConfigDrive{
+				MetaData: map[string]any{"uuid": inst, "hostname": "dp-a"},
+				UserData: "#cloud-config\n",
+			},
+		}
+		start := time.Now()
+		if err := c.Deploy(ctx, id, req); err != nil {
+			t.Fatal(err)
+		}
+		if got := cnt.take(); got["node.get"] != 1 || got["node.patch"] != 1 || got["node.provision"] != 1 {
+			t.Errorf("Deploy calls: %v, want one GET, one PATCH, one PUT", got)
+		}
+		n := waitNode(t, c, id, 30*time.Second, "active", func(n ironic.Node) bool {
+			return n.ProvisionState == ironic.StateActive && n.TargetProvisionState == ""
+		})
+		t.Logf("deploy to active in %v", time.Since(start))
+		if n.InstanceUUID != inst {
+			t.Fatalf("active node %+v", n)
+		}
+		ii := h.instanceInfo(t, id)
+		if ii["image_source"] != "http://127.0.0.1:1/img.qcow2" || ii["configdrive"] != "******" {
+			t.Fatalf("instance_info = %v", ii)
+		}
+		// A second deploy of an active node is refused as invalid state.
+		if err := c.Deploy(ctx, id, req); !errors.Is(err, ironic.ErrInvalidState) {
+			t.Fatalf("Deploy on active = %v, want ErrInvalidState", err)
+		}
+		// …and the unchanged instance_info was not patched again.
+		if got := cnt.take(); got["node.patch"] != 0 {
+			t.Errorf("unchanged instance_info patched: %v", got)
+		}
+
+		if err := c.Undeploy(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+		n = waitNode(t, c, id, 30*time.Second, "available", func(n ironic.Node) bool {
+			return n.ProvisionState == ironic.StateAvailable && n.TargetProvisionState == ""
+		})
+		if n.InstanceUUID != "" {
+			t.Fatalf("instance_uuid kept after undeploy: %+v", n)
+		}
+		if err := c.Undeploy(ctx, id); !errors.Is(err, ironic.ErrInvalidState) {
+			t.Fatalf("Undeploy available = %v, want ErrInvalidState", err)
+		}
+	})
+
+	t.Run("DeployRefused", func(t *testing.T) {
+		c, _ := newClient(t, h.URL, 0)
+		id := h.enroll(t, "dr-a", "dr")
+		h.setMaintenance(t, id)
+		if err := c.Deploy(ctx, id, ironic.DeployRequest{}); !errors.Is(err, ironic.ErrInvalidState) {
+			t.Fatalf("Deploy in maintenance = %v, want ErrInvalidState", err)
+		}
+		id2 := h.enroll(t, "dr-b", "dr")
+		err := c.Deploy(ctx, id2, ironic.DeployRequest{InstanceInfo: map[string]any{"image_source": "x"}})
+		if !errors.Is(err, ironic.ErrInvalid) {
+			t.Fatalf("Deploy with a bad image href = %v, want ErrInvalid", err)
+		}
+	})
+
+	t.Run("NotFound", func(t *testing.T) {
+		c, _ := newClient(t, h.URL, 0)
+		id := h.enroll(t, "nf-a", "nf")
+		h.deleteNode(t, id)
+		check := func(what string, err error) {
+			t.Helper()
+			if !errors.Is(err, ironic.ErrNotFound) {
+				t.Errorf("%s on deleted node = %v, want ErrNotFound", what, err)
+			}
+		}
+		_, err := c.GetNode(ctx, id)
+		check("GetNode", err)
+		_, err = c.Reserve(ctx, id, uuid.NewString())
+		check("Reserve", err)
+		check("Unreserve", c.Unreserve(ctx, id))
+		check("Deploy", c.Deploy(ctx, id, ironic.DeployRequest{}))
+		check("Undeploy", c.Undeploy(ctx, id))
+		check("DetachVIF", c.DetachVIF(ctx, id, "vif-1"))
+		check("AttachVIF", c.AttachVIF(ctx, id, "vif-1"))
+		_, err = c.ListVIFs(ctx, id)
+		check("ListVIFs", err)
+		check("SetPowerOff", c.SetPowerOff(ctx, id))
+		check("DeleteVolumeTarget", c.DeleteVolumeTarget(ctx, uuid.NewString()))
+	})
+
+	t.Run("Volumes", func(t *testing.T) {
+		c, _ := newClient(t, h.URL, 0)
+		id := h.enroll(t, "vt-a", "vt")
+		if err := c.SetStorageInterface(ctx, id, "external"); err != nil {
+			t.Fatal(err)
+		}
+		cid, err := c.CreateVolumeConnector(ctx, id, "iqn", "iqn.2010-10.org.openstack:vt-a")
+		if err != nil || cid == "" {
+			t.Fatalf("CreateVolumeConnector = %q, %v", cid, err)
+		}
+		conns, err := c.ListVolumeConnectors(ctx, id)
+		if err != nil || len(conns) != 1 || conns[0].UUID != cid || conns[0].ConnectorID != "iqn.2010-10.org.openstack:vt-a" {
+			t.Fatalf("ListVolumeConnectors = %+v, %v", conns, err)
+		}
+		tid, err := c.CreateVolumeTarget(ctx, ironic.VolumeTarget{NodeID: id, VolumeType: "iscsi", VolumeID: "vol-1",
+			BootIndex: 0, Properties: map[string]any{"target_lun": 0}})
+		if err != nil || tid == "" {
+			t.Fatalf("CreateVolumeTarget = %q, %v", tid, err)
+		}
+		_, err = c.CreateVolumeTarget(ctx, ironic.VolumeTarget{NodeID: id, VolumeType: "iscsi", VolumeID: "vol-2"})
+		if !errors.Is(err, ironic.ErrInvalid) {
+			t.Fatalf("duplicate boot index = %v, want ErrInvalid", err)
+		}
+		targets, err := c.ListVolumeTargets(ctx, id)
+		if err != nil || len(targets) != 1 || targets[0].UUID != tid || targets[0].VolumeID != "vol-1" || targets[0].NodeID != id {
+			t.Fatalf("ListVolumeTargets = %+v, %v", targets, err)
+		}
+		// power_state is null on a fresh fake node: not "power off" (§5).
+		if err := c.DeleteVolumeTarget(ctx, tid); !errors.Is(err, ironic.ErrInvalidState) {
+			t.Fatalf("DeleteVolumeTarget while not powered off = %v, want ErrInvalidState", err)
+		}
+		if err := c.SetPowerOff(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+		waitNode(t, c, id, 10*time.Second, "powered off", func(n ironic.Node) bool { return n.PowerState == "power off" })
+		if err := c.DeleteVolumeTarget(ctx, tid); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.DeleteVolumeTarget(ctx, tid); !errors.Is(err, ironic.ErrNotFound) {
+			t.Fatalf("second DeleteVolumeTarget = %v, want ErrNotFound", err)
+		}
+		if err := c.DeleteVolumeConnector(ctx, cid); err != nil {
+			t.Fatal(err)
+		}
+		if targets, err := c.ListVolumeTargets(ctx, id); err != nil || len(targets) != 0 {
+			t.Fatalf("targets after delete: %+v, %v", targets, err)
+		}
+		if conns, err := c.ListVolumeConnectors(ctx, id); err != nil || len(conns) != 0 {
+			t.Fatalf("connectors after delete: %+v, %v", conns, err)
+		}
+	})
+}
+
+// TestNodeLocked: while a slow fake deploy holds the node (deploy_delay), a
+// PATCH is refused with "state transition is in progress" and an undeploy
+// with NodeLocked; both are ErrNodeLocked and transient.
+func TestNodeLocked(t *testing.T) {
+	h := startHarness(t, 3)
+	ctx := context.Background()
+	c, _ := newClient(t, h.URL, 0)
+	id := h.enroll(t, "lk-a", "lk")
+	inst := uuid.NewString()
+	if _, err := c.Reserve(ctx, id, inst); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Deploy(ctx, id, ironic.DeployRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	// deploy_delay=3 keeps the node in "deploying" with a reservation for
+	// about 6 s; the checks below take well under a second.
+	n := waitNode(t, c, id, 10*time.Second, "deploying and locked", func(n ironic.Node) bool {
+		return n.ProvisionState == ironic.StateDeploying && n.Reservation != ""
+	})
+	if _, err := c.Reserve(ctx, id, inst); !errors.Is(err, ironic.ErrNodeLocked) || !ironic.IsTransient(err) {
+		t.Fatalf("PATCH while deploying = %v, want ErrNodeLocked", err)
+	}
+	if err := c.Unreserve(ctx, id); !errors.Is(err, ironic.ErrNodeLocked) {
+		t.Fatalf("Unreserve while deploying = %v, want ErrNodeLocked", err)
+	}
+	if err := c.Undeploy(ctx, id); !errors.Is(err, ironic.ErrNodeLocked) {
+		t.Fatalf("Undeploy while deploying = %v, want ErrNodeLocked", err)
+	}
+	if now, err := c.GetNode(ctx, id); err != nil || now.ProvisionState != ironic.StateDeploying {
+		t.Fatalf("node left deploying during the checks (%+v, %v): the test raced; raise deploy_delay", now, err)
+	}
+	t.Logf("locked node: %+v", n)
+	waitNode(t, c, id, 30*time.Second, "active", func(n ironic.Node) bool { return n.ProvisionState == ironic.StateActive })
+}
