@@ -228,6 +228,8 @@ func (c *Client) patchNode(ctx context.Context, nodeID string, ops []patchOp) (N
 // the same instance succeeds (Ironic answers 200 again). Errors: the node holds
 // another instance → ErrNodeAssociated; the instance sits on another node →
 // ErrInstanceAssociated; node busy → ErrNodeLocked; node gone → ErrNotFound.
+// NOTE: the returned node's Reservation is the conductor lock taken for this
+// PATCH itself (the real Ironic answers "localhost"), not a sign of a busy node.
 func (c *Client) Reserve(ctx context.Context, nodeID, instanceUUID string) (Node, error) {
 	return c.patchNode(ctx, nodeID, []patchOp{{Op: "add", Path: "/instance_uuid", Value: instanceUUID}})
 }
