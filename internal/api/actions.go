@@ -1,0 +1,151 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/ingot-dev/ingot/internal/lifecycle"
+	"github.com/ingot-dev/ingot/internal/store"
+)
+
+// Instance actions are served for deleted servers too: `openstack server
+// event list` calls them even when its look-up of the server failed, and
+// the story of a deleted server is exactly what an operator asks for.
+
+type actionView struct {
+	Action       string  `json:"action"`
+	InstanceUUID string  `json:"instance_uuid"`
+	Message      *string `json:"message"`
+	ProjectID    string  `json:"project_id"`
+	RequestID    string  `json:"request_id"`
+	StartTime    string  `json:"start_time"`
+	UserID       string  `json:"user_id"`
+	UpdatedAt    *string `json:"updated_at,omitempty"` // 2.58
+	Events       []any   `json:"events,omitempty"`     // detail only
+}
+
+type eventView struct {
+	Event      string  `json:"event"`
+	StartTime  *string `json:"start_time"`
+	FinishTime *string `json:"finish_time"`
+	Result     *string `json:"result"`
+	Traceback  *string `json:"traceback"`
+	Host       any     `json:"host,omitempty"`    // 2.62
+	HostID     any     `json:"hostId,omitempty"`  // 2.62
+	Details    any     `json:"details,omitempty"` // 2.84
+}
+
+func usecTime(t time.Time) *string {
+	if t.IsZero() {
+		return nil
+	}
+	s := t.UTC().Format(novaUsecTime)
+	return &s
+}
+
+// anyServer loads a server whether deleted or not: 404 only for unknown ids.
+func (s *server) anyServer(r *request, id string) (*lifecycle.Server, error) {
+	if !isUUID(id) {
+		return nil, notFound("Instance %s could not be found.", id)
+	}
+	sv, err := s.cfg.Store.GetServer(r.Context(), id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, notFound("Instance %s could not be found.", id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get server %s: %w", id, err)
+	}
+	return sv, nil
+}
+
+func (s *server) actionView(r *request, a store.ActionRecord, events []lifecycle.Event) actionView {
+	v := actionView{
+		Action: a.Action, InstanceUUID: a.ServerID, Message: strPtr(a.Message),
+		ProjectID: a.ProjectID, RequestID: a.RequestID, UserID: a.UserID,
+		StartTime: a.StartTime.UTC().Format(novaUsecTime),
+	}
+	if r.mv.atLeast(58) {
+		updated := a.StartTime
+		for _, e := range events {
+			if e.Finish.After(updated) {
+				updated = e.Finish
+			}
+			if e.Start.After(updated) {
+				updated = e.Start
+			}
+		}
+		v.UpdatedAt = usecTime(updated)
+		if v.UpdatedAt == nil {
+			v.UpdatedAt = &v.StartTime
+		}
+	}
+	return v
+}
+
+func (s *server) listActions(w http.ResponseWriter, r *request) error {
+	sv, err := s.anyServer(r, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	actions, err := s.cfg.Store.Actions(r.Context(), sv.ID)
+	if err != nil {
+		return fmt.Errorf("actions of %s: %w", sv.ID, err)
+	}
+	out := make([]actionView, 0, len(actions))
+	for _, a := range actions {
+		var events []lifecycle.Event
+		if r.mv.atLeast(58) {
+			// updated_at needs the events; a server has two actions at most.
+			if events, err = s.cfg.Store.Events(r.Context(), sv.ID, a.RequestID); err != nil {
+				return fmt.Errorf("events of %s/%s: %w", sv.ID, a.RequestID, err)
+			}
+		}
+		out = append(out, s.actionView(r, a, events))
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"instanceActions": out})
+	return nil
+}
+
+func (s *server) showAction(w http.ResponseWriter, r *request) error {
+	sv, err := s.anyServer(r, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	reqID := r.PathValue("req")
+	actions, err := s.cfg.Store.Actions(r.Context(), sv.ID)
+	if err != nil {
+		return fmt.Errorf("actions of %s: %w", sv.ID, err)
+	}
+	for _, a := range actions {
+		if a.RequestID != reqID {
+			continue
+		}
+		events, err := s.cfg.Store.Events(r.Context(), sv.ID, reqID)
+		if err != nil {
+			return fmt.Errorf("events of %s/%s: %w", sv.ID, reqID, err)
+		}
+		v := s.actionView(r, a, events)
+		v.Events = make([]any, 0, len(events))
+		for _, e := range events {
+			v.Events = append(v.Events, s.eventView(r, sv, e))
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"instanceAction": v})
+		return nil
+	}
+	return notFound("Action for request_id %s on instance %s not found", reqID, sv.ID)
+}
+
+// eventView is one event; its host is the node the step acted on.
+func (s *server) eventView(r *request, sv *lifecycle.Server, e lifecycle.Event) eventView {
+	v := eventView{Event: e.Name, StartTime: usecTime(e.Start), FinishTime: usecTime(e.Finish),
+		Result: strPtr(e.Result)}
+	if r.mv.atLeast(62) {
+		v.Host, v.HostID = orNull(e.Node), hostID(sv.ProjectID, e.Node)
+	}
+	if r.mv.atLeast(84) {
+		v.Details = orNull(e.Details)
+	}
+	return v
+}

@@ -1,0 +1,252 @@
+// Package api serves ingot's Nova-compatible compute API (a faithful subset
+// of the OpenStack Compute API v2.1), the Glance- and Neutron-shaped look-ups
+// the OpenStack CLI makes on the same endpoint, health and metrics, and the
+// ingot node listing. It only writes desired state and answers: no handler
+// performs a build step, and every 2xx is sent after the store committed.
+package api
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/ingot-dev/ingot/internal/catalog"
+	"github.com/ingot-dev/ingot/internal/clock"
+	"github.com/ingot-dev/ingot/internal/ironic"
+	"github.com/ingot-dev/ingot/internal/network"
+	"github.com/ingot-dev/ingot/internal/store"
+)
+
+// maxBodyBytes caps request bodies; a create body is a few KiB at most
+// (user_data is limited to 64 KiB by Nova).
+const maxBodyBytes = 1 << 20
+
+// Config is what the API needs. Store and Catalog are required.
+type Config struct {
+	Store    store.Store
+	Catalog  *catalog.Catalog
+	Networks network.Networks
+	Clock    clock.Clock // nil: the wall clock
+	// BuildTimeout sets a new server's deadline (default 30 minutes).
+	BuildTimeout time.Duration
+	// Kick wakes the reconciler after a committed write. May be nil.
+	Kick func()
+	// Nodes lists the Ironic inventory for GET /ingot/v1/nodes. May be nil.
+	Nodes func(ctx context.Context) ([]ironic.Node, error)
+	// Logger receives request logs (nil: discarded).
+	Logger *slog.Logger
+	// Ready reports whether the database and Ironic answer (nil: Store.Ping).
+	Ready func(ctx context.Context) error
+	// Metrics serves /metrics. May be nil.
+	Metrics http.Handler
+}
+
+type server struct {
+	cfg Config
+	log *slog.Logger
+	mux *http.ServeMux
+	// started stands in for created_at/updated_at of the configured images.
+	started string
+}
+
+// request is one API call with what the middleware resolved for it.
+type request struct {
+	*http.Request
+	id string  // x-openstack-request-id, also the request id of a create or delete action
+	mv version // the compute microversion (minimum for non-compute routes)
+}
+
+// handlerFunc answers a request. A returned *apiError is sent in Nova's
+// shape; any other error becomes a logged 500 computeFault.
+type handlerFunc func(w http.ResponseWriter, r *request) error
+
+// New returns the API handler.
+func New(cfg Config) http.Handler {
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real{}
+	}
+	if cfg.BuildTimeout <= 0 {
+		cfg.BuildTimeout = 30 * time.Minute
+	}
+	if cfg.Catalog == nil {
+		cfg.Catalog = &catalog.Catalog{}
+	}
+	if cfg.Kick == nil {
+		cfg.Kick = func() {}
+	}
+	if cfg.Ready == nil {
+		cfg.Ready = cfg.Store.Ping
+	}
+	s := &server{cfg: cfg, log: cfg.Logger, mux: http.NewServeMux(),
+		started: cfg.Clock.Now().UTC().Format(novaTime)}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	s.routes()
+	return s
+}
+
+// routes registers every endpoint. compute routes check the microversion;
+// the others (version documents, Glance/Neutron look-ups, ops) ignore it.
+func (s *server) routes() {
+	s.plain("GET /{$}", s.versionsList)
+	s.plain("GET /v2.1", s.versionDoc)
+	s.plain("GET /v2.1/{$}", s.versionDoc)
+
+	s.compute("POST /v2.1/servers", s.createServer)
+	s.compute("GET /v2.1/servers", s.listServers)
+	s.compute("GET /v2.1/servers/detail", s.listServersDetail)
+	s.compute("GET /v2.1/servers/{id}", s.showServer)
+	s.compute("DELETE /v2.1/servers/{id}", s.deleteServer)
+	s.compute("GET /v2.1/servers/{id}/os-instance-actions", s.listActions)
+	s.compute("GET /v2.1/servers/{id}/os-instance-actions/{req}", s.showAction)
+
+	s.compute("GET /v2.1/flavors", s.listFlavors)
+	s.compute("GET /v2.1/flavors/detail", s.listFlavorsDetail)
+	s.compute("GET /v2.1/flavors/{id}", s.showFlavor)
+	s.compute("GET /v2.1/flavors/{id}/os-extra_specs", s.flavorExtraSpecs)
+	s.compute("GET /v2.1/flavors/{id}/os-extra_specs/{key}", s.flavorExtraSpec)
+
+	s.lookupRoutes()
+
+	s.plain("GET /ingot/v1/nodes", s.listNodes)
+	s.plain("GET /healthz", s.healthz)
+	s.plain("GET /readyz", s.readyz)
+	if s.cfg.Metrics != nil {
+		s.mux.Handle("GET /metrics", s.cfg.Metrics)
+	}
+}
+
+func (s *server) compute(pattern string, h handlerFunc) { s.mux.Handle(pattern, s.wrap(h, true)) }
+func (s *server) plain(pattern string, h handlerFunc)   { s.mux.Handle(pattern, s.wrap(h, false)) }
+
+// ServeHTTP stamps every response with a request id and turns the mux's own
+// plain-text 404/405 into Nova-shaped bodies.
+func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	id := "req-" + uuid.NewString()
+	w.Header().Set("X-Openstack-Request-Id", id)
+	r = r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id))
+	if h, pattern := s.mux.Handler(r); pattern == "" {
+		h.ServeHTTP(&muxErrorWriter{ResponseWriter: w}, r)
+		return
+	}
+	s.mux.ServeHTTP(w, r)
+}
+
+type requestIDKey struct{}
+
+// wrap adapts a handlerFunc: microversion check (compute routes), body cap,
+// error rendering, panic containment and logging.
+func (s *server) wrap(h handlerFunc, compute bool) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, hr *http.Request) {
+		start := time.Now()
+		id, _ := hr.Context().Value(requestIDKey{}).(string)
+		req := &request{Request: hr, id: id, mv: minVersion}
+		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		defer func() {
+			if p := recover(); p != nil {
+				s.log.Error("api: handler panic", "request_id", id, "method", hr.Method, "path", hr.URL.Path, "panic", p)
+				if !sw.wrote {
+					writeError(sw, http.StatusInternalServerError, "The server has either erred or is incapable of performing the requested operation.")
+				}
+			}
+			level := slog.LevelDebug
+			if sw.status >= 500 {
+				level = slog.LevelError
+			}
+			s.log.Log(hr.Context(), level, "api request", "request_id", id, "method", hr.Method,
+				"path", hr.URL.Path, "status", sw.status, "duration", time.Since(start))
+		}()
+		if compute {
+			mv, err := parseVersion(headerVersion(hr.Header))
+			if err != nil {
+				s.fail(sw, req, err)
+				return
+			}
+			req.mv = mv
+			setVersionHeaders(sw.Header(), mv)
+		}
+		if hr.Body != nil {
+			hr.Body = http.MaxBytesReader(sw, hr.Body, maxBodyBytes)
+		}
+		if err := h(sw, req); err != nil {
+			s.fail(sw, req, err)
+		}
+	})
+}
+
+// fail answers err: its own status when it is an *apiError, else 500.
+func (s *server) fail(w http.ResponseWriter, r *request, err error) {
+	if ae, ok := asAPIError(err); ok {
+		writeError(w, ae.status, ae.message)
+		return
+	}
+	if errors.Is(err, context.Canceled) {
+		// The client went away; nobody reads this answer.
+		writeError(w, http.StatusServiceUnavailable, "request cancelled")
+		return
+	}
+	s.log.Error("api: internal error", "request_id", r.id, "method", r.Method, "path", r.URL.Path, "err", err)
+	writeError(w, http.StatusInternalServerError, "The server has either erred or is incapable of performing the requested operation.")
+}
+
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	wrote  bool
+}
+
+func (s *statusWriter) WriteHeader(code int) {
+	if !s.wrote {
+		s.status, s.wrote = code, true
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusWriter) Write(b []byte) (int, error) {
+	s.wrote = true
+	return s.ResponseWriter.Write(b)
+}
+
+// baseURL is the public root the client used (scheme and host, no path),
+// for links: the request's Host, or X-Forwarded-Host/-Proto behind a proxy.
+func baseURL(r *http.Request) string {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	if p := r.Header.Get("X-Forwarded-Proto"); p == "http" || p == "https" {
+		scheme = p
+	}
+	host := r.Host
+	if h := r.Header.Get("X-Forwarded-Host"); h != "" {
+		host = h
+	}
+	if host == "" {
+		host = "localhost"
+	}
+	return scheme + "://" + host
+}
+
+func (s *server) healthz(w http.ResponseWriter, r *request) error {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	_, _ = w.Write([]byte("ok\n"))
+	return nil
+}
+
+func (s *server) readyz(w http.ResponseWriter, r *request) error {
+	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+	defer cancel()
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	if err := s.cfg.Ready(ctx); err != nil {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = w.Write([]byte("not ready: " + err.Error() + "\n"))
+		return nil
+	}
+	_, _ = w.Write([]byte("ok\n"))
+	return nil
+}

@@ -1,0 +1,360 @@
+package api
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+
+	"github.com/ingot-dev/ingot/internal/catalog"
+)
+
+// createRequest is a validated POST /servers body, resolved against the
+// catalogue and the networks.
+type createRequest struct {
+	name     string
+	flavor   catalog.Flavor
+	image    catalog.Image
+	networks []string // network ids, one port each
+	metadata map[string]string
+	userData string
+	hostname string
+	keyName  string
+}
+
+// Fields of the server object that ingot accepts but does not act on: they
+// have a fixed meaning here (one security group, the "nova" zone, always a
+// config drive, no admin password on bare metal) or are informational.
+var ignoredServerFields = map[string]bool{
+	"security_groups": true, "config_drive": true, "adminPass": true,
+	"accessIPv4": true, "accessIPv6": true, "OS-DCF:diskConfig": true,
+	"description": true, "tags": true, "return_reservation_id": false,
+}
+
+var hostnameRE = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$`)
+
+// readJSONObject reads the body into a map of raw members, failing with a
+// Nova-shaped 400 (or 413) for anything that is not one JSON object.
+func readJSONObject(r *http.Request) (map[string]json.RawMessage, error) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return nil, &apiError{status: http.StatusRequestEntityTooLarge,
+				message: fmt.Sprintf("Request is too large: the limit is %d bytes.", tooBig.Limit)}
+		}
+		return nil, badRequest("could not read the request body: %v", err)
+	}
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 {
+		return nil, badRequest("The request body is empty; a JSON object is required.")
+	}
+	if body[0] != '{' {
+		return nil, badRequest("The request body must be a JSON object.")
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(body, &obj); err != nil {
+		return nil, badRequest("Malformed request body: %v", err)
+	}
+	return obj, nil
+}
+
+// parseCreate validates a create body the way Nova's schema does and
+// resolves flavor, image and networks. It writes nothing.
+func (s *server) parseCreate(r *request) (*createRequest, error) {
+	top, err := readJSONObject(r.Request)
+	if err != nil {
+		return nil, err
+	}
+	for k := range top {
+		switch k {
+		case "server", "os:scheduler_hints", "OS-SCH-HNT:scheduler_hints":
+		default:
+			return nil, badRequest("Invalid input for field/attribute %s: additional properties are not allowed.", k)
+		}
+	}
+	raw, ok := top["server"]
+	if !ok {
+		return nil, badRequest("'server' is a required property")
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil || fields == nil {
+		return nil, badRequest("Invalid input for field/attribute server: it must be an object.")
+	}
+	for k := range fields {
+		switch k {
+		case "name", "flavorRef", "imageRef", "networks", "metadata", "user_data", "hostname",
+			"key_name", "min_count", "max_count", "availability_zone":
+		case "block_device_mapping_v2", "block_device_mapping":
+			return nil, badRequest("Volumes are not supported yet: boot from an image (imageRef) without block_device_mapping_v2.")
+		case "personality":
+			return nil, badRequest("Personality files are not supported; use user_data.")
+		default:
+			if !ignoredServerFields[k] {
+				return nil, badRequest("Invalid input for field/attribute server. Additional properties are not allowed ('%s' was unexpected).", k)
+			}
+		}
+	}
+	if v, ok := fields["return_reservation_id"]; ok {
+		var b bool
+		if json.Unmarshal(v, &b) != nil || b {
+			return nil, badRequest("return_reservation_id is not supported: ingot creates one server per request.")
+		}
+	}
+
+	c := &createRequest{}
+	if c.name, err = requiredString(fields, "name", 255); err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(c.name) == "" {
+		return nil, badRequest("Invalid input for field/attribute name: it must contain a non-whitespace character.")
+	}
+	if err := checkCount(fields, "min_count"); err != nil {
+		return nil, err
+	}
+	if err := checkCount(fields, "max_count"); err != nil {
+		return nil, err
+	}
+	if err := s.resolveFlavor(fields, c); err != nil {
+		return nil, err
+	}
+	if err := s.resolveImage(fields, c); err != nil {
+		return nil, err
+	}
+	if c.networks, err = s.resolveNetworks(fields["networks"]); err != nil {
+		return nil, err
+	}
+	if c.metadata, err = parseMetadata(fields["metadata"]); err != nil {
+		return nil, err
+	}
+	if c.userData, err = optionalString(fields, "user_data", 65535); err != nil {
+		return nil, err
+	}
+	if c.userData != "" {
+		if _, err := base64.StdEncoding.DecodeString(c.userData); err != nil {
+			return nil, badRequest("Invalid input for field/attribute user_data: it is not valid base64.")
+		}
+	}
+	if c.hostname, err = optionalString(fields, "hostname", 255); err != nil {
+		return nil, err
+	}
+	if c.hostname != "" && !hostnameRE.MatchString(c.hostname) {
+		return nil, badRequest("Invalid input for field/attribute hostname. Value: %s. It must contain only letters, digits, '.', '-' and '_'.", c.hostname)
+	}
+	if c.keyName, err = optionalString(fields, "key_name", 255); err != nil {
+		return nil, err
+	}
+	if az, err := optionalString(fields, "availability_zone", 255); err != nil {
+		return nil, err
+	} else if az != "" && az != availabilityZone {
+		return nil, badRequest("The requested availability zone is not available")
+	}
+	return c, nil
+}
+
+func requiredString(fields map[string]json.RawMessage, key string, maxLen int) (string, error) {
+	if _, ok := fields[key]; !ok {
+		return "", badRequest("Invalid input for field/attribute server. '%s' is a required property.", key)
+	}
+	v, err := optionalString(fields, key, maxLen)
+	if err != nil {
+		return "", err
+	}
+	if v == "" {
+		return "", badRequest("Invalid input for field/attribute %s: it must not be empty.", key)
+	}
+	return v, nil
+}
+
+// optionalString reads a string member ("" when absent or null).
+func optionalString(fields map[string]json.RawMessage, key string, maxLen int) (string, error) {
+	raw, ok := fields[key]
+	if !ok || string(raw) == "null" {
+		return "", nil
+	}
+	var v string
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return "", badRequest("Invalid input for field/attribute %s. Value: %s. It is not of type 'string'.", key, raw)
+	}
+	if utf8.RuneCountInString(v) > maxLen {
+		return "", badRequest("Invalid input for field/attribute %s: it is longer than %d characters.", key, maxLen)
+	}
+	return v, nil
+}
+
+// checkCount accepts min_count/max_count of 1 (number or string, as Nova's
+// schema does): ingot creates exactly one server per request.
+func checkCount(fields map[string]json.RawMessage, key string) error {
+	raw, ok := fields[key]
+	if !ok {
+		return nil
+	}
+	var n json.Number
+	var str string
+	switch {
+	case json.Unmarshal(raw, &n) == nil:
+		str = n.String()
+	case json.Unmarshal(raw, &str) == nil:
+	default:
+		return badRequest("Invalid input for field/attribute %s. Value: %s. It is not an integer.", key, raw)
+	}
+	if str != "1" {
+		return badRequest("Invalid input for field/attribute %s. Value: %s. ingot creates one server per request: %s must be 1.", key, raw, key)
+	}
+	return nil
+}
+
+// refID takes the id out of a reference that may be a URL (Nova accepts
+// "http://host/v2.1/flavors/1" as well as "1").
+func refID(ref string) string {
+	if strings.Contains(ref, "://") {
+		ref = strings.TrimRight(ref, "/")
+		if i := strings.LastIndexByte(ref, '/'); i >= 0 {
+			return ref[i+1:]
+		}
+	}
+	return ref
+}
+
+func (s *server) resolveFlavor(fields map[string]json.RawMessage, c *createRequest) error {
+	raw, ok := fields["flavorRef"]
+	if !ok {
+		return badRequest("Invalid input for field/attribute server. 'flavorRef' is a required property.")
+	}
+	var ref string
+	var n json.Number
+	switch {
+	case json.Unmarshal(raw, &ref) == nil:
+	case json.Unmarshal(raw, &n) == nil:
+		ref = n.String()
+	default:
+		return badRequest("Invalid input for field/attribute flavorRef. Value: %s. It is not of type 'string', 'integer'.", raw)
+	}
+	ref = refID(ref)
+	if ref == "" {
+		return badRequest("Invalid input for field/attribute flavorRef: it must not be empty.")
+	}
+	f, ok := s.cfg.Catalog.Flavor(ref)
+	if !ok {
+		return badRequest("Flavor %s could not be found.", ref)
+	}
+	c.flavor = f
+	return nil
+}
+
+func (s *server) resolveImage(fields map[string]json.RawMessage, c *createRequest) error {
+	ref, err := optionalString(fields, "imageRef", 2048)
+	if err != nil {
+		return err
+	}
+	ref = refID(ref)
+	if ref == "" {
+		return badRequest("Missing imageRef attribute: ingot boots from images only.")
+	}
+	img, ok := s.cfg.Catalog.Image(ref)
+	if !ok {
+		return badRequest("Image %s could not be found.", ref)
+	}
+	c.image = img
+	return nil
+}
+
+// resolveNetworks maps the networks member to network ids: a list of
+// {"uuid": …}, "auto" (the first configured network), "none" or omitted
+// (no network).
+func (s *server) resolveNetworks(raw json.RawMessage) ([]string, error) {
+	if raw == nil || string(raw) == "null" {
+		return nil, nil
+	}
+	var word string
+	if json.Unmarshal(raw, &word) == nil {
+		switch word {
+		case "none":
+			return nil, nil
+		case "auto":
+			if len(s.cfg.Networks) == 0 {
+				return nil, nil
+			}
+			return []string{s.cfg.Networks[0].ID}, nil
+		}
+		return nil, badRequest("Invalid input for field/attribute networks. Value: %s. It must be a list, \"auto\" or \"none\".", raw)
+	}
+	var list []map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &list); err != nil {
+		return nil, badRequest("Invalid input for field/attribute networks. Value: %s. It must be a list of objects, \"auto\" or \"none\".", raw)
+	}
+	var ids []string
+	for _, item := range list {
+		if item == nil {
+			return nil, badRequest("Invalid input for field/attribute networks: each entry must be an object.")
+		}
+		for k := range item {
+			switch k {
+			case "uuid", "tag":
+			case "port":
+				return nil, badRequest("Pre-created ports are not supported yet: request a network by uuid.")
+			case "fixed_ip":
+				return nil, badRequest("Fixed IP requests are not supported yet: addresses are allocated from the network's range.")
+			default:
+				return nil, badRequest("Invalid input for field/attribute networks. Additional properties are not allowed ('%s' was unexpected).", k)
+			}
+		}
+		id, err := optionalString(item, "uuid", 36)
+		if err != nil {
+			return nil, err
+		}
+		if id == "" {
+			return nil, badRequest("Invalid input for field/attribute networks: each entry needs a uuid.")
+		}
+		if !isUUID(id) {
+			return nil, badRequest("Bad networks format: network uuid is not in proper format (%s)", id)
+		}
+		n, ok := s.cfg.Networks.Lookup(id)
+		if !ok || !strings.EqualFold(n.ID, id) {
+			return nil, badRequest("Network %s could not be found.", id)
+		}
+		if slices.Contains(ids, n.ID) {
+			return nil, badRequest("Network %s is requested twice; ingot allocates one port per network.", n.ID)
+		}
+		ids = append(ids, n.ID)
+	}
+	return ids, nil
+}
+
+// parseMetadata accepts an object of strings (keys 1–255, values ≤ 255), as Nova does.
+func parseMetadata(raw json.RawMessage) (map[string]string, error) {
+	if raw == nil || string(raw) == "null" {
+		return nil, nil
+	}
+	var md map[string]string
+	if err := json.Unmarshal(raw, &md); err != nil {
+		return nil, badRequest("Invalid input for field/attribute metadata. Value: %s. It must be an object of strings.", raw)
+	}
+	if len(md) > 128 {
+		return nil, badRequest("Quota exceeded for metadata items: at most 128 are allowed.")
+	}
+	for k, v := range md {
+		if k == "" || utf8.RuneCountInString(k) > 255 {
+			return nil, badRequest("Invalid input for field/attribute metadata: keys must be 1 to 255 characters.")
+		}
+		if utf8.RuneCountInString(v) > 255 {
+			return nil, badRequest("Invalid input for field/attribute metadata: value of %q is longer than 255 characters.", k)
+		}
+	}
+	return md, nil
+}
+
+// isUUID reports whether s is a UUID in the canonical 8-4-4-4-12 form (any
+// case). Names and other strings in an id position are answered 404 or 400.
+func isUUID(s string) bool {
+	return len(s) == 36 && uuid.Validate(s) == nil
+}

@@ -1,0 +1,298 @@
+package api
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/ingot-dev/ingot/internal/catalog"
+	"github.com/ingot-dev/ingot/internal/lifecycle"
+	"github.com/ingot-dev/ingot/internal/store"
+)
+
+const (
+	availabilityZone = "nova"
+	// novaTime is how Nova writes created/updated and fault times.
+	novaTime = "2006-01-02T15:04:05Z"
+	// novaUsecTime is how Nova writes launched_at and action times (no
+	// zone; gophercloud parses launched_at with exactly this layout).
+	novaUsecTime = "2006-01-02T15:04:05.000000"
+	// hostName is the compute "host" a node-holding server reports: ingot is
+	// the one compute service in front of Ironic, as nova-compute is.
+	hostName = "ingot"
+)
+
+// jsonNull is a present-but-null member for fields only some microversions
+// carry (an `any` field with omitempty: nil is absent, jsonNull is null).
+var jsonNull = json.RawMessage("null")
+
+// serverView is a server as Nova shows it in GET /servers/{id} and
+// /servers/detail, plus ingot's extension fields.
+type serverView struct {
+	ID             string                   `json:"id"`
+	Name           string                   `json:"name"`
+	Status         string                   `json:"status"`
+	TenantID       string                   `json:"tenant_id"`
+	UserID         string                   `json:"user_id"`
+	Metadata       map[string]string        `json:"metadata"` // never nil: OSC crashes without it
+	HostID         string                   `json:"hostId"`
+	Image          any                      `json:"image"`
+	Flavor         any                      `json:"flavor"`
+	Created        string                   `json:"created"`
+	Updated        string                   `json:"updated"`
+	Addresses      map[string][]addressView `json:"addresses"`
+	AccessIPv4     string                   `json:"accessIPv4"`
+	AccessIPv6     string                   `json:"accessIPv6"`
+	Links          []link                   `json:"links"`
+	DiskConfig     string                   `json:"OS-DCF:diskConfig"`
+	Progress       int                      `json:"progress"`
+	AZ             string                   `json:"OS-EXT-AZ:availability_zone"`
+	ConfigDrive    string                   `json:"config_drive"`
+	KeyName        *string                  `json:"key_name"`
+	LaunchedAt     *string                  `json:"OS-SRV-USG:launched_at"`
+	TerminatedAt   *string                  `json:"OS-SRV-USG:terminated_at"`
+	Host           *string                  `json:"OS-EXT-SRV-ATTR:host"`
+	InstanceName   string                   `json:"OS-EXT-SRV-ATTR:instance_name"`
+	Hypervisor     *string                  `json:"OS-EXT-SRV-ATTR:hypervisor_hostname"`
+	ReservationID  any                      `json:"OS-EXT-SRV-ATTR:reservation_id,omitempty"`   // 2.3
+	LaunchIndex    any                      `json:"OS-EXT-SRV-ATTR:launch_index,omitempty"`     // 2.3
+	Hostname       any                      `json:"OS-EXT-SRV-ATTR:hostname,omitempty"`         // 2.3
+	KernelID       any                      `json:"OS-EXT-SRV-ATTR:kernel_id,omitempty"`        // 2.3
+	RamdiskID      any                      `json:"OS-EXT-SRV-ATTR:ramdisk_id,omitempty"`       // 2.3
+	RootDevice     any                      `json:"OS-EXT-SRV-ATTR:root_device_name,omitempty"` // 2.3
+	UserData       any                      `json:"OS-EXT-SRV-ATTR:user_data,omitempty"`        // 2.3
+	TaskState      *string                  `json:"OS-EXT-STS:task_state"`
+	VMState        string                   `json:"OS-EXT-STS:vm_state"`
+	PowerState     int                      `json:"OS-EXT-STS:power_state"`
+	Volumes        []any                    `json:"os-extended-volumes:volumes_attached"`
+	SecurityGroups []map[string]string      `json:"security_groups"`
+	Locked         any                      `json:"locked,omitempty"`                     // 2.9
+	HostStatus     any                      `json:"host_status,omitempty"`                // 2.16
+	Description    any                      `json:"description,omitempty"`                // 2.19
+	Tags           any                      `json:"tags,omitempty"`                       // 2.26
+	TrustedCerts   any                      `json:"trusted_image_certificates,omitempty"` // 2.63
+	ServerGroups   any                      `json:"server_groups,omitempty"`              // 2.71
+	LockedReason   any                      `json:"locked_reason,omitempty"`              // 2.73
+	Fault          *faultView               `json:"fault,omitempty"`
+
+	IngotPhase    lifecycle.Phase     `json:"ingot:phase"`
+	IngotFault    *lifecycle.Fault    `json:"ingot:fault,omitempty"`
+	IngotAttempts []lifecycle.Attempt `json:"ingot:attempts"`
+}
+
+type addressView struct {
+	Addr    string `json:"addr"`
+	Version int    `json:"version"`
+	Type    string `json:"OS-EXT-IPS:type"`
+	MAC     string `json:"OS-EXT-IPS-MAC:mac_addr"`
+}
+
+type faultView struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+	Details string `json:"details,omitempty"`
+	Created string `json:"created"`
+}
+
+// refView is the {"id", "links"} form of an image, or of a flavor below 2.47.
+type refView struct {
+	ID    string `json:"id"`
+	Links []link `json:"links"`
+}
+
+// embeddedFlavor is the flavor as shown from 2.47 on.
+type embeddedFlavor struct {
+	OriginalName string            `json:"original_name"`
+	VCPUs        int               `json:"vcpus"`
+	RAM          int               `json:"ram"`
+	Disk         int               `json:"disk"`
+	Ephemeral    int               `json:"ephemeral"`
+	Swap         int               `json:"swap"`
+	ExtraSpecs   map[string]string `json:"extra_specs"`
+}
+
+func formatTime(t time.Time) string { return t.UTC().Format(novaTime) }
+
+func strPtr(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// hostID is Nova's opaque per-project host id: a hash of project and host
+// (here the node), "" while the server has none.
+func hostID(projectID, node string) string {
+	if node == "" {
+		return ""
+	}
+	sum := sha256.Sum224([]byte(projectID + node))
+	return hex.EncodeToString(sum[:])
+}
+
+// renderer turns server records into views for one request.
+type renderer struct {
+	base    string // scheme://host
+	mv      version
+	catalog *catalog.Catalog
+	netName func(id string) string
+}
+
+func (s *server) renderer(r *request) *renderer {
+	return &renderer{base: baseURL(r.Request), mv: r.mv, catalog: s.cfg.Catalog, netName: s.networkName}
+}
+
+func (rd *renderer) serverLinks(id string) []link {
+	return []link{
+		{Rel: "self", Href: rd.base + "/v2.1/servers/" + id},
+		{Rel: "bookmark", Href: rd.base + "/servers/" + id},
+	}
+}
+
+func (rd *renderer) server(sv *lifecycle.Server, ports []store.Port) *serverView {
+	st := lifecycle.Nova(sv)
+	v := &serverView{
+		ID: sv.ID, Name: sv.Name, Status: st.Status,
+		TenantID: sv.ProjectID, UserID: sv.UserID,
+		Metadata:       sv.Spec.Metadata,
+		HostID:         hostID(sv.ProjectID, sv.NodeID),
+		Image:          refView{ID: sv.Spec.ImageID, Links: []link{{Rel: "bookmark", Href: rd.base + "/images/" + sv.Spec.ImageID}}},
+		Flavor:         rd.flavor(sv.Spec.FlavorID),
+		Created:        formatTime(sv.CreatedAt),
+		Updated:        formatTime(sv.UpdatedAt),
+		Addresses:      rd.addresses(ports),
+		Links:          rd.serverLinks(sv.ID),
+		DiskConfig:     "MANUAL",
+		AZ:             availabilityZone,
+		ConfigDrive:    "True",
+		KeyName:        strPtr(sv.Spec.KeyName),
+		InstanceName:   "instance-" + sv.ID,
+		Hypervisor:     strPtr(sv.NodeID),
+		TaskState:      strPtr(st.TaskState),
+		VMState:        st.VMState,
+		PowerState:     lifecycle.PowerState(sv),
+		Volumes:        []any{},
+		SecurityGroups: []map[string]string{{"name": "default"}},
+		IngotPhase:     sv.Phase,
+		IngotFault:     sv.Fault,
+		IngotAttempts:  sv.Attempts,
+	}
+	if v.Metadata == nil {
+		v.Metadata = map[string]string{}
+	}
+	if v.IngotAttempts == nil {
+		v.IngotAttempts = []lifecycle.Attempt{}
+	}
+	if st.Status == "ACTIVE" {
+		v.Progress = 100
+	}
+	if sv.NodeID != "" {
+		v.Host = strPtr(hostName)
+	}
+	if !sv.LaunchedAt.IsZero() {
+		v.LaunchedAt = strPtr(sv.LaunchedAt.UTC().Format(novaUsecTime))
+	}
+	if st.Status == "ERROR" && sv.Fault != nil {
+		v.Fault = &faultView{Code: 500, Message: sv.Fault.Message, Details: faultDetails(sv),
+			Created: formatTime(sv.Fault.At)}
+	}
+	rd.versioned(v, sv)
+	return v
+}
+
+// versioned adds the members that only some microversions carry.
+func (rd *renderer) versioned(v *serverView, sv *lifecycle.Server) {
+	mv := rd.mv
+	if mv.atLeast(3) {
+		v.ReservationID = "r-" + sv.ID[:min(8, len(sv.ID))]
+		v.LaunchIndex = 0
+		v.Hostname = orNull(sv.Spec.Hostname)
+		v.KernelID, v.RamdiskID = "", ""
+		v.RootDevice = jsonNull
+		v.UserData = orNull(sv.Spec.UserData)
+	}
+	if mv.atLeast(9) {
+		v.Locked = false
+	}
+	if mv.atLeast(16) {
+		v.HostStatus = ""
+		if sv.NodeID != "" {
+			v.HostStatus = "UP"
+		}
+	}
+	if mv.atLeast(19) {
+		v.Description = jsonNull
+	}
+	if mv.atLeast(26) {
+		v.Tags = []string{}
+	}
+	if mv.atLeast(63) {
+		v.TrustedCerts = jsonNull
+	}
+	if mv.atLeast(71) {
+		v.ServerGroups = []string{}
+	}
+	if mv.atLeast(73) {
+		v.LockedReason = jsonNull
+	}
+}
+
+func orNull(s string) any {
+	if s == "" {
+		return jsonNull
+	}
+	return s
+}
+
+// flavor is the server's flavor: a reference below 2.47, embedded from 2.47
+// on (original_name is required there by OSC's list).
+func (rd *renderer) flavor(id string) any {
+	f, ok := rd.catalog.Flavor(id)
+	if !rd.mv.atLeast(47) {
+		return refView{ID: id, Links: []link{{Rel: "bookmark", Href: rd.base + "/flavors/" + id}}}
+	}
+	if !ok {
+		// The flavor left the configuration after the server was created:
+		// show what the server record knows.
+		return embeddedFlavor{OriginalName: id, ExtraSpecs: map[string]string{}}
+	}
+	return embeddedFlavor{OriginalName: f.Name, VCPUs: f.VCPUs, RAM: f.RAMMB, Disk: f.DiskGB,
+		ExtraSpecs: extraSpecs(f)}
+}
+
+func (rd *renderer) addresses(ports []store.Port) map[string][]addressView {
+	out := make(map[string][]addressView, len(ports))
+	for _, p := range ports {
+		if p.IP == "" {
+			continue
+		}
+		name := rd.netName(p.NetworkID)
+		out[name] = append(out[name], addressView{Addr: p.IP, Version: 4, Type: "fixed", MAC: p.MAC})
+	}
+	return out
+}
+
+// faultDetails is Nova's fault "details": here the reason, the failing node
+// and step, and every failed attempt, so an operator needs nothing else.
+func faultDetails(sv *lifecycle.Server) string {
+	f := sv.Fault
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %s", f.Reason, f.Message)
+	if f.Node != "" || f.Step != "" {
+		fmt.Fprintf(&b, " (node %s, step %s)", orDash(f.Node), orDash(string(f.Step)))
+	}
+	for i, a := range sv.Attempts {
+		fmt.Fprintf(&b, "\nattempt %d: node %s, step %s, %s: %s", i+1, orDash(a.Node), orDash(string(a.Step)), a.Reason, a.Message)
+	}
+	return b.String()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

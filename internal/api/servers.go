@@ -1,0 +1,262 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/ingot-dev/ingot/internal/lifecycle"
+	"github.com/ingot-dev/ingot/internal/store"
+)
+
+// maxPage is Nova's default osapi_max_limit: a listing never returns (or
+// loads) more servers than this at once.
+const maxPage = 1000
+
+// createServer records a new server with desired state active and answers
+// 202 once the record is committed; the reconciler does the rest.
+func (s *server) createServer(w http.ResponseWriter, r *request) error {
+	c, err := s.parseCreate(r)
+	if err != nil {
+		return err
+	}
+	now := s.cfg.Clock.Now().UTC()
+	sv := &lifecycle.Server{
+		ID:   uuid.NewString(),
+		Name: c.name,
+		Spec: lifecycle.Spec{
+			FlavorID:      c.flavor.ID,
+			ImageID:       c.image.ID,
+			ResourceClass: c.flavor.ResourceClass,
+			ImageSource:   c.image.URL,
+			ImageChecksum: c.image.Checksum,
+			RootGB:        c.flavor.DiskGB,
+			Networks:      c.networks,
+			Metadata:      c.metadata,
+			UserData:      c.userData,
+			Hostname:      c.hostname,
+			KeyName:       c.keyName,
+		},
+		Desired:         lifecycle.DesiredActive,
+		Phase:           lifecycle.PhasePending,
+		CreatedAt:       now,
+		UpdatedAt:       now,
+		PhaseSince:      now,
+		Deadline:        now.Add(s.cfg.BuildTimeout),
+		CreateRequestID: r.id, // the same id the client sees in x-openstack-request-id
+	}
+	if err := s.cfg.Store.CreateServer(r.Context(), sv); err != nil {
+		return fmt.Errorf("create server %s: %w", sv.ID, err)
+	}
+	s.cfg.Kick()
+	rd := s.renderer(r)
+	w.Header().Set("Location", rd.base+"/v2.1/servers/"+sv.ID)
+	writeJSON(w, http.StatusAccepted, map[string]any{"server": map[string]any{
+		"id":                sv.ID,
+		"links":             rd.serverLinks(sv.ID),
+		"OS-DCF:diskConfig": "MANUAL",
+		"security_groups":   []map[string]string{{"name": "default"}},
+	}})
+	return nil
+}
+
+// visibleServer loads a server the user may see: 404 for non-UUID ids
+// (the CLI tries names here first), unknown ids and deleted servers.
+func (s *server) visibleServer(r *request, id string) (*lifecycle.Server, error) {
+	if !isUUID(id) {
+		return nil, notFound("Instance %s could not be found.", id)
+	}
+	sv, err := s.cfg.Store.GetServer(r.Context(), id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, notFound("Instance %s could not be found.", id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get server %s: %w", id, err)
+	}
+	if !lifecycle.Nova(sv).Visible {
+		return nil, notFound("Instance %s could not be found.", id)
+	}
+	return sv, nil
+}
+
+func (s *server) showServer(w http.ResponseWriter, r *request) error {
+	sv, err := s.visibleServer(r, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	ports, err := s.cfg.Store.Ports(r.Context(), sv.ID)
+	if err != nil {
+		return fmt.Errorf("ports of %s: %w", sv.ID, err)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"server": s.renderer(r).server(sv, ports)})
+	return nil
+}
+
+// deleteServer records the user's delete and answers 204 once committed.
+// Repeating it is harmless (Store.RequestDelete is idempotent).
+func (s *server) deleteServer(w http.ResponseWriter, r *request) error {
+	id := r.PathValue("id")
+	if !isUUID(id) {
+		return notFound("Instance %s could not be found.", id)
+	}
+	err := s.cfg.Store.RequestDelete(r.Context(), id, r.id, s.cfg.Clock.Now().UTC())
+	if errors.Is(err, store.ErrNotFound) {
+		return notFound("Instance %s could not be found.", id)
+	}
+	if err != nil {
+		return fmt.Errorf("delete server %s: %w", id, err)
+	}
+	s.cfg.Kick()
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// novaStatuses are the statuses Nova's list filter knows; ingot's servers
+// only ever show BUILD, ACTIVE, ERROR or DELETED, so the others match nothing.
+var novaStatuses = map[string]bool{
+	"ACTIVE": true, "BUILD": true, "DELETED": true, "ERROR": true, "HARD_REBOOT": true,
+	"MIGRATING": true, "PASSWORD": true, "PAUSED": true, "REBOOT": true, "REBUILD": true,
+	"RESCUE": true, "RESIZE": true, "REVERT_RESIZE": true, "SHELVED": true,
+	"SHELVED_OFFLOADED": true, "SHUTOFF": true, "SOFT_DELETED": true, "SUSPENDED": true,
+	"VERIFY_RESIZE": true, "UNKNOWN": true,
+}
+
+// listQuery parses the filters ingot supports. name is a substring match
+// (Nova treats it as a regular expression; clients that look servers up by
+// name filter the answer for equality anyway). Other Nova filters are
+// ignored, as Nova ignores filters a non-admin may not use.
+// empty reports a query that can match nothing.
+func (s *server) listQuery(r *request) (opts store.ListOptions, empty bool, err error) {
+	q := r.URL.Query()
+	opts.Name = q.Get("name")
+	opts.Limit = maxPage
+	if l := q.Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 0 {
+			return opts, false, badRequest("Invalid input for query parameters limit. Value: %s. It must be a non-negative integer.", l)
+		}
+		if n == 0 {
+			return opts, true, nil
+		}
+		opts.Limit = min(n, maxPage)
+	}
+	if st := q.Get("status"); st != "" {
+		st = strings.ToUpper(st)
+		if !novaStatuses[st] {
+			if r.mv.atLeast(38) {
+				return opts, false, badRequest("Invalid status value")
+			}
+			return opts, true, nil
+		}
+		switch st {
+		case "BUILD", "ACTIVE", "ERROR", "DELETED":
+			opts.Status = st
+		default:
+			return opts, true, nil
+		}
+	}
+	if m := q.Get("marker"); m != "" {
+		if !isUUID(m) {
+			return opts, false, badRequest("marker [%s] not found", m)
+		}
+		opts.Marker = m // an unknown marker is ErrNotFound from ListServers
+	}
+	return opts, false, nil
+}
+
+// page loads one page of servers.
+func (s *server) page(r *request) ([]*lifecycle.Server, store.ListOptions, error) {
+	opts, empty, err := s.listQuery(r)
+	if err != nil || empty {
+		return nil, opts, err
+	}
+	list, err := s.cfg.Store.ListServers(r.Context(), opts)
+	if errors.Is(err, store.ErrNotFound) && opts.Marker != "" {
+		return nil, opts, badRequest("marker [%s] not found", opts.Marker)
+	}
+	if err != nil {
+		return nil, opts, fmt.Errorf("list servers: %w", err)
+	}
+	return list, opts, nil
+}
+
+// nextLinks is servers_links: a next link when the page is full, as Nova
+// gives it; the other filters are carried over.
+func nextLinks(r *request, list []*lifecycle.Server, limit int) []link {
+	if len(list) == 0 || len(list) < limit {
+		return nil
+	}
+	q := r.URL.Query()
+	q.Set("limit", strconv.Itoa(limit))
+	q.Set("marker", list[len(list)-1].ID)
+	u := url.URL{Path: r.URL.Path, RawQuery: q.Encode()}
+	return []link{{Rel: "next", Href: baseURL(r.Request) + u.String()}}
+}
+
+type serverRef struct {
+	ID    string `json:"id"`
+	Name  string `json:"name"`
+	Links []link `json:"links"`
+}
+
+func (s *server) listServers(w http.ResponseWriter, r *request) error {
+	list, opts, err := s.page(r)
+	if err != nil {
+		return err
+	}
+	rd := s.renderer(r)
+	out := make([]serverRef, 0, len(list))
+	for _, sv := range list {
+		out = append(out, serverRef{ID: sv.ID, Name: sv.Name, Links: rd.serverLinks(sv.ID)})
+	}
+	body := map[string]any{"servers": out}
+	if links := nextLinks(r, list, opts.Limit); links != nil {
+		body["servers_links"] = links
+	}
+	writeJSON(w, http.StatusOK, body)
+	return nil
+}
+
+func (s *server) listServersDetail(w http.ResponseWriter, r *request) error {
+	list, opts, err := s.page(r)
+	if err != nil {
+		return err
+	}
+	ids := make([]string, len(list))
+	for i, sv := range list {
+		ids[i] = sv.ID
+	}
+	ports := map[string][]store.Port{}
+	if len(ids) > 0 {
+		if ports, err = s.cfg.Store.PortsOn(r.Context(), ids); err != nil {
+			return fmt.Errorf("ports of %d servers: %w", len(ids), err)
+		}
+	}
+	rd := s.renderer(r)
+	out := make([]*serverView, 0, len(list))
+	for _, sv := range list {
+		out = append(out, rd.server(sv, ports[sv.ID]))
+	}
+	body := map[string]any{"servers": out}
+	if links := nextLinks(r, list, opts.Limit); links != nil {
+		body["servers_links"] = links
+	}
+	writeJSON(w, http.StatusOK, body)
+	return nil
+}
+
+// networkName names a network id for addresses (the id itself when the
+// network left the configuration).
+func (s *server) networkName(id string) string {
+	for _, n := range s.cfg.Networks {
+		if strings.EqualFold(n.ID, id) {
+			return n.Name
+		}
+	}
+	return id
+}

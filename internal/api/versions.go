@@ -1,0 +1,60 @@
+package api
+
+import "net/http"
+
+type link struct {
+	Rel  string `json:"rel"`
+	Href string `json:"href"`
+	Type string `json:"type,omitempty"`
+}
+
+type mediaType struct {
+	Base string `json:"base"`
+	Type string `json:"type"`
+}
+
+type versionObject struct {
+	ID         string      `json:"id"`
+	Status     string      `json:"status"`
+	Version    string      `json:"version"`
+	MinVersion string      `json:"min_version"`
+	Updated    string      `json:"updated"`
+	Links      []link      `json:"links"`
+	MediaTypes []mediaType `json:"media-types,omitempty"`
+}
+
+// computeVersion is the v2.1 document. The SDK needs id, status and a self
+// link, and without version/min_version it sends no microversion (facts §5).
+func computeVersion(r *http.Request) versionObject {
+	return versionObject{
+		ID: "v2.1", Status: "CURRENT",
+		Version: maxVersion.String(), MinVersion: minVersion.String(),
+		Updated: "2013-07-23T11:33:21Z",
+		Links:   []link{{Rel: "self", Href: baseURL(r) + "/v2.1/"}},
+		MediaTypes: []mediaType{{Base: "application/json",
+			Type: "application/vnd.openstack.compute+json;version=2.1"}},
+	}
+}
+
+// versionsList answers GET /: the list for clients given the unversioned root.
+func (s *server) versionsList(w http.ResponseWriter, r *request) error {
+	writeJSON(w, http.StatusOK, map[string]any{"versions": []versionObject{computeVersion(r.Request)}})
+	return nil
+}
+
+// versionDoc answers GET /v2.1 and /v2.1/, unauthenticated: without it every
+// SDK-based command fails discovery.
+func (s *server) versionDoc(w http.ResponseWriter, r *request) error {
+	writeJSON(w, http.StatusOK, map[string]any{"version": computeVersion(r.Request)})
+	return nil
+}
+
+// serviceVersions is the version list of the Glance- or Neutron-shaped root
+// (/image/, /network/) for users who point image_endpoint_override or
+// network_endpoint_override at them; the SDK follows the self link.
+func serviceVersions(r *http.Request, id, path string) map[string]any {
+	return map[string]any{"versions": []map[string]any{{
+		"id": id, "status": "CURRENT",
+		"links": []link{{Rel: "self", Href: baseURL(r) + path}},
+	}}}
+}
