@@ -1,0 +1,84 @@
+package api_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/ingot-dev/ingot/internal/lifecycle"
+	"github.com/ingot-dev/ingot/internal/store"
+)
+
+// seed stores n ACTIVE servers with one port each, straight into the store.
+func seed(b *testing.B, f *fixture, n int) []string {
+	b.Helper()
+	ctx := context.Background()
+	ids := make([]string, n)
+	for i := range n {
+		at := t0.Add(time.Duration(i) * time.Millisecond)
+		s := &lifecycle.Server{ID: uuid.NewString(), Name: fmt.Sprintf("vm-%05d", i),
+			Spec: lifecycle.Spec{FlavorID: "1", ImageID: imageID, ResourceClass: "baremetal",
+				ImageSource: "http://images/debian-12.qcow2", RootGB: 40, Networks: []string{netID},
+				Metadata: map[string]string{"team": "bench"}},
+			Desired: lifecycle.DesiredActive, Phase: lifecycle.PhaseActive, NodeID: fmt.Sprintf("node-%05d", i),
+			Reserved: true, DeployRequested: true, PortsAllocated: true,
+			CreatedAt: at, UpdatedAt: at, PhaseSince: at, LaunchedAt: at, Deadline: at.Add(time.Hour),
+			CreateRequestID: "req-" + uuid.NewString()}
+		if err := f.store.CreateServer(ctx, s); err != nil {
+			b.Fatal(err)
+		}
+		if err := f.store.CreatePort(ctx, store.Port{ID: uuid.NewString(), ServerID: s.ID, NetworkID: netID,
+			IP: fmt.Sprintf("10.0.%d.%d", i/250, i%250+1), MAC: fmt.Sprintf("52:54:00:00:%02x:%02x", i/256, i%256),
+			CreatedAt: at}); err != nil {
+			b.Fatal(err)
+		}
+		ids[i] = s.ID
+	}
+	return ids
+}
+
+func serve(b *testing.B, h http.Handler, path string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest("GET", path, nil)
+	req.Header.Set("X-OpenStack-Nova-API-Version", "2.90")
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK {
+		b.Fatalf("%s: %d %s", path, rec.Code, rec.Body.String())
+	}
+	return rec
+}
+
+// BenchmarkServerShow: GET /v2.1/servers/{id} at 2.90 among 1,000 servers.
+func BenchmarkServerShow(b *testing.B) {
+	f := newFixture(b)
+	ids := seed(b, f, 1000)
+	i := 0
+	for b.Loop() {
+		serve(b, f.api, "/v2.1/servers/"+ids[i%len(ids)])
+		i++
+	}
+}
+
+// BenchmarkServerList: GET /v2.1/servers/detail, pages of 1,000 over
+// 10,000 servers (one op = one page, walking the pages by marker).
+func BenchmarkServerList(b *testing.B) {
+	f := newFixture(b)
+	ids := seed(b, f, 10000)
+	page := 0
+	var bytes int
+	for b.Loop() {
+		path := "/v2.1/servers/detail?limit=1000"
+		if page > 0 {
+			path += "&marker=" + ids[page*1000-1]
+		}
+		rec := serve(b, f.api, path)
+		bytes = rec.Body.Len()
+		page = (page + 1) % 10
+	}
+	b.ReportMetric(float64(bytes)/1000, "B/server")
+}
