@@ -31,10 +31,13 @@ type Config struct {
 	Timeout time.Duration
 	// HTTPClient, if set, is used for every request (copied; its Timeout also applies).
 	HTTPClient *http.Client
-	// Observer, if set, is called after every HTTP call with a stable operation
-	// name ("node.list", "node.patch", "node.provision", …), the call's error
-	// (already classified, nil on success) and its duration. It must be cheap and
-	// safe for concurrent use.
+	// Observer, if set, is called after every HTTP call (so once per page of
+	// a list, and up to three times for Deploy) with a stable operation name,
+	// the call's error (already classified, nil on success) and its duration.
+	// It must be cheap and safe for concurrent use. Operation names: ping,
+	// node.list, node.get, node.patch, node.provision, node.power, vif.attach,
+	// vif.detach, vif.list, volume_connector.{create,list,delete},
+	// volume_target.{create,list,delete}.
 	Observer func(op string, err error, d time.Duration)
 	// PageSize is the limit asked for per list request; default DefaultPageSize.
 	// Tests set it low to exercise pagination without creating 1000 nodes.

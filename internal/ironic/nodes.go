@@ -12,13 +12,17 @@ import (
 	"github.com/gophercloud/gophercloud/v2"
 )
 
-// nodeFields is what every list asks for: exactly what Node holds. traits is
-// accepted in fields at 1.78 (checked against Ironic 21.4).
-var nodeFields = strings.Join([]string{
+// viewFields is what the per-tick bulk view asks for: Node without Traits,
+// which cost Ironic a join per node and which the reconciler does not need.
+var viewFields = strings.Join([]string{
 	"uuid", "name", "instance_uuid", "provision_state", "target_provision_state", "power_state",
-	"maintenance", "maintenance_reason", "last_error", "reservation", "resource_class", "traits",
+	"maintenance", "maintenance_reason", "last_error", "reservation", "resource_class",
 	"provision_updated_at",
 }, ",")
+
+// nodeFields is exactly what Node holds (traits are accepted in fields at
+// 1.78, checked against Ironic 21.4): for scheduling, the inventory and GetNode.
+var nodeFields = viewFields + ",traits"
 
 // rawNode is a node as Ironic sends it. encoding/json leaves a string field
 // "" on JSON null, which is what Node promises for null strings.
@@ -72,12 +76,12 @@ func parseTime(s string) time.Time {
 }
 
 // ListAssociated returns every node that carries an instance_uuid (anyone's):
-// the reconciler's per-tick bulk view. It costs ⌈(N+1)/PageSize⌉ requests for
+// the reconciler's per-tick bulk view. Traits are left out (nil). It costs ⌈(N+1)/PageSize⌉ requests for
 // N associated nodes (Ironic adds a next link when a page is exactly full).
 func (c *Client) ListAssociated(ctx context.Context) ([]Node, error) {
 	q := url.Values{}
 	q.Set("associated", "True")
-	return c.listNodes(ctx, q)
+	return c.listNodes(ctx, q, viewFields)
 }
 
 // ListAvailable returns the scheduling candidates: available, not associated,
@@ -90,21 +94,21 @@ func (c *Client) ListAvailable(ctx context.Context, resourceClass string) ([]Nod
 	if resourceClass != "" {
 		q.Set("resource_class", resourceClass)
 	}
-	return c.listNodes(ctx, q)
+	return c.listNodes(ctx, q, nodeFields)
 }
 
 // ListNodes returns every node (the inventory, for `ingot node list`).
 func (c *Client) ListNodes(ctx context.Context) ([]Node, error) {
-	return c.listNodes(ctx, url.Values{})
+	return c.listNodes(ctx, url.Values{}, nodeFields)
 }
 
 // listNodes pages through GET /v1/nodes with the filters in q.
-func (c *Client) listNodes(ctx context.Context, filters url.Values) ([]Node, error) {
+func (c *Client) listNodes(ctx context.Context, filters url.Values, fields string) ([]Node, error) {
 	q := url.Values{}
 	for k, v := range filters {
 		q[k] = v
 	}
-	q.Set("fields", nodeFields)
+	q.Set("fields", fields)
 	raws, err := listAll[rawNode](ctx, c, "node.list", "nodes", q)
 	if err != nil {
 		return nil, err

@@ -60,6 +60,10 @@ func newClient(t *testing.T, url string, pageSize int) (*ironic.Client, *counter
 	return c, cnt
 }
 
+func newBenchClient(url string, cnt *counter) (*ironic.Client, error) {
+	return ironic.New(ironic.Config{URL: url, Observer: cnt.observe})
+}
+
 // waitNode polls GetNode until cond holds or the timeout passes.
 func waitNode(t *testing.T, c *ironic.Client, id string, timeout time.Duration, what string, cond func(ironic.Node) bool) ironic.Node {
 	t.Helper()
