@@ -1,0 +1,170 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/ingot-dev/ingot/internal/store"
+)
+
+const portCols = "id, server_id, network_id, ip, mac, vif_node, created_at"
+
+// CreatePort inserts p (a zero CreatedAt is taken as now). ErrAddressInUse
+// when (NetworkID, IP) is taken; ErrExists when the id is taken or the
+// server already has a port on that network; ErrNotFound when the server
+// is unknown.
+func (st *Store) CreatePort(ctx context.Context, p store.Port) error {
+	if p.ID == "" || p.ServerID == "" || p.NetworkID == "" || p.IP == "" {
+		return fmt.Errorf("sqlite: create port %+v: id, server, network and ip are required", p)
+	}
+	if p.CreatedAt.IsZero() {
+		p.CreatedAt = time.Now()
+	}
+	return st.write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, "INSERT INTO ports ("+portCols+") VALUES (?, ?, ?, ?, ?, ?, ?)",
+			p.ID, p.ServerID, p.NetworkID, p.IP, p.MAC, p.VIFNode, encTimeNN(p.CreatedAt))
+		if err == nil {
+			return nil
+		}
+		switch constraint(err) {
+		case "ports.network_id, ports.ip":
+			return fmt.Errorf("address %s on network %s: %w", p.IP, p.NetworkID, store.ErrAddressInUse)
+		case "ports.id":
+			return fmt.Errorf("port %s: %w", p.ID, store.ErrExists)
+		case "ports.server_id, ports.network_id":
+			return fmt.Errorf("port of server %s on network %s: %w", p.ServerID, p.NetworkID, store.ErrExists)
+		case "fk":
+			return fmt.Errorf("server %s of port %s: %w", p.ServerID, p.ID, store.ErrNotFound)
+		}
+		return fmt.Errorf("sqlite: create port %s: %w", p.ID, err)
+	})
+}
+
+func scanPort(sc scanner) (store.Port, error) {
+	var p store.Port
+	var created sql.NullString
+	if err := sc.Scan(&p.ID, &p.ServerID, &p.NetworkID, &p.IP, &p.MAC, &p.VIFNode, &created); err != nil {
+		return p, err
+	}
+	var err error
+	p.CreatedAt, err = decTime(created)
+	return p, err
+}
+
+func collectPorts(rows *sql.Rows) ([]store.Port, error) {
+	defer rows.Close()
+	var out []store.Port
+	for rows.Next() {
+		p, err := scanPort(rows)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: ports: %w", err)
+		}
+		out = append(out, p)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: ports: %w", err)
+	}
+	return out, nil
+}
+
+// Ports lists a server's ports by creation (nil when none).
+func (st *Store) Ports(ctx context.Context, serverID string) ([]store.Port, error) {
+	rows, err := st.r.QueryContext(ctx, "SELECT "+portCols+" FROM ports WHERE server_id = ? ORDER BY created_at, id", serverID)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: ports of %s: %w", serverID, err)
+	}
+	return collectPorts(rows)
+}
+
+// portsOnChunk bounds the IN list of one PortsOn query.
+const portsOnChunk = 500
+
+// PortsOn lists the ports of many servers (servers without ports are absent
+// from the map), each server's ports by creation.
+func (st *Store) PortsOn(ctx context.Context, serverIDs []string) (map[string][]store.Port, error) {
+	out := make(map[string][]store.Port)
+	for len(serverIDs) > 0 {
+		chunk := serverIDs[:min(len(serverIDs), portsOnChunk)]
+		serverIDs = serverIDs[len(chunk):]
+		args := make([]any, len(chunk))
+		for i, id := range chunk {
+			args[i] = id
+		}
+		marks := strings.TrimSuffix(strings.Repeat("?, ", len(chunk)), ", ")
+		rows, err := st.r.QueryContext(ctx, "SELECT "+portCols+" FROM ports WHERE server_id IN ("+marks+
+			") ORDER BY server_id, created_at, id", args...)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: ports on servers: %w", err)
+		}
+		ports, err := collectPorts(rows)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range ports {
+			out[p.ServerID] = append(out[p.ServerID], p)
+		}
+	}
+	return out, nil
+}
+
+// GetPort returns one port. ErrNotFound when unknown.
+func (st *Store) GetPort(ctx context.Context, id string) (store.Port, error) {
+	p, err := scanPort(st.r.QueryRowContext(ctx, "SELECT "+portCols+" FROM ports WHERE id = ?", id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.Port{}, fmt.Errorf("port %s: %w", id, store.ErrNotFound)
+	}
+	if err != nil {
+		return store.Port{}, fmt.Errorf("sqlite: get port %s: %w", id, err)
+	}
+	return p, nil
+}
+
+// SetPortVIF records the node the port's VIF is attached to ("" =
+// detached). Idempotent. ErrNotFound when the port is unknown.
+func (st *Store) SetPortVIF(ctx context.Context, portID, node string) error {
+	return st.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, "UPDATE ports SET vif_node = ? WHERE id = ?", node, portID)
+		if err != nil {
+			return fmt.Errorf("sqlite: set vif of port %s: %w", portID, err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return fmt.Errorf("sqlite: set vif of port %s: %w", portID, err)
+		} else if n == 0 {
+			return fmt.Errorf("port %s: %w", portID, store.ErrNotFound)
+		}
+		return nil
+	})
+}
+
+// DeletePort frees a port and its address. Idempotent: an unknown port is
+// not an error.
+func (st *Store) DeletePort(ctx context.Context, portID string) error {
+	return st.write(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, "DELETE FROM ports WHERE id = ?", portID); err != nil {
+			return fmt.Errorf("sqlite: delete port %s: %w", portID, err)
+		}
+		return nil
+	})
+}
+
+// UsedAddresses lists the allocated addresses of a network (any order).
+func (st *Store) UsedAddresses(ctx context.Context, networkID string) ([]string, error) {
+	rows, err := st.r.QueryContext(ctx, "SELECT ip FROM ports WHERE network_id = ?", networkID)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: used addresses of %s: %w", networkID, err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var ip string
+		if err := rows.Scan(&ip); err != nil {
+			return nil, fmt.Errorf("sqlite: used addresses of %s: %w", networkID, err)
+		}
+		out = append(out, ip)
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,335 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/ingot-dev/ingot/internal/lifecycle"
+	"github.com/ingot-dev/ingot/internal/store"
+)
+
+const (
+	defaultLimit = 1000
+	maxLimit     = 1000
+)
+
+// needsWork returns NeedsWork() of s for each value the stored desired may
+// have. SaveServer never writes desired, so it picks the one matching the
+// stored row in SQL (CASE), which keeps needs_work right even if the caller
+// changed s.Desired locally.
+func needsWork(s *lifecycle.Server) (ifDeleted, ifActive bool) {
+	c := *s
+	c.Desired = lifecycle.DesiredDeleted
+	ifDeleted = c.NeedsWork()
+	c.Desired = lifecycle.DesiredActive
+	ifActive = c.NeedsWork()
+	return ifDeleted, ifActive
+}
+
+func validate(s *lifecycle.Server) error {
+	if s.ID == "" {
+		return errors.New("sqlite: server without id")
+	}
+	if !s.Phase.Valid() {
+		return fmt.Errorf("sqlite: server %s: invalid phase %q", s.ID, s.Phase)
+	}
+	if s.Desired != lifecycle.DesiredActive && s.Desired != lifecycle.DesiredDeleted {
+		return fmt.Errorf("sqlite: server %s: invalid desired state %q", s.ID, s.Desired)
+	}
+	return nil
+}
+
+// CreateServer inserts s with Version 1 and its create action (request
+// CreateRequestID, at CreatedAt) in one transaction. An empty Desired is
+// taken as active, an empty Phase as pending and a zero CreatedAt as now;
+// those defaults and Version are set on s when the insert commits.
+// ErrExists on a duplicate id; ErrNodeTaken if s.NodeID is held.
+func (st *Store) CreateServer(ctx context.Context, s *lifecycle.Server) error {
+	c := *s
+	if c.Desired == "" {
+		c.Desired = lifecycle.DesiredActive
+	}
+	if c.Phase == "" {
+		c.Phase = lifecycle.PhasePending
+	}
+	if c.CreatedAt.IsZero() {
+		c.CreatedAt = time.Now()
+	}
+	c.Version = 1
+	if err := validate(&c); err != nil {
+		return err
+	}
+	spec, err := json.Marshal(c.Spec)
+	if err != nil {
+		return fmt.Errorf("sqlite: server %s: spec: %w", c.ID, err)
+	}
+	docs, err := encodeDocs(&c)
+	if err != nil {
+		return fmt.Errorf("sqlite: server %s: %w", c.ID, err)
+	}
+	err = st.write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO servers (`+serverCols+`, needs_work)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			c.ID, c.Name, c.ProjectID, c.UserID, string(spec), string(c.Desired), string(c.Phase), c.NodeID,
+			c.Reserved, c.DeployRequested, c.PortsAllocated, docs.excluded, docs.attempts, docs.fault,
+			encTime(c.MaintenanceSince), encTimeNN(c.CreatedAt), encTime(c.UpdatedAt), encTime(c.PhaseSince),
+			encTime(c.Deadline), encTime(c.DeleteRequestedAt), encTime(c.LaunchedAt),
+			c.CreateRequestID, c.DeleteRequestID, c.Version, c.NeedsWork())
+		if err != nil {
+			switch constraint(err) {
+			case "servers.id":
+				return fmt.Errorf("server %s: %w", c.ID, store.ErrExists)
+			case "servers.node_id":
+				// SQLite may check the node index before the primary key.
+				var one int
+				if tx.QueryRowContext(ctx, "SELECT 1 FROM servers WHERE id = ?", c.ID).Scan(&one) == nil {
+					return fmt.Errorf("server %s: %w", c.ID, store.ErrExists)
+				}
+				return fmt.Errorf("server %s, node %s: %w", c.ID, c.NodeID, store.ErrNodeTaken)
+			}
+			return fmt.Errorf("sqlite: insert server %s: %w", c.ID, err)
+		}
+		return insertAction(ctx, tx, store.ActionRecord{
+			ServerID: c.ID, RequestID: c.CreateRequestID, Action: lifecycle.ActionCreate,
+			StartTime: c.CreatedAt, ProjectID: c.ProjectID, UserID: c.UserID,
+		})
+	})
+	if err != nil {
+		return err
+	}
+	s.Desired, s.Phase, s.CreatedAt, s.Version = c.Desired, c.Phase, c.CreatedAt, c.Version
+	return nil
+}
+
+// GetServer returns the server, deleted or not. ErrNotFound when unknown.
+func (st *Store) GetServer(ctx context.Context, id string) (*lifecycle.Server, error) {
+	s, err := scanServer(st.r.QueryRowContext(ctx, "SELECT "+serverCols+" FROM servers WHERE id = ?", id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("server %s: %w", id, store.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: get server %s: %w", id, err)
+	}
+	return s, nil
+}
+
+// Nova status as SQL conditions on (desired, phase), mirroring
+// lifecycle.Nova; rows in phase deleted are excluded before these apply.
+var statusCond = map[string]string{
+	"DELETED": "(desired = 'deleted' OR phase = 'deleting')",
+	"ACTIVE":  "(desired <> 'deleted' AND phase = 'active')",
+	"ERROR":   "(desired <> 'deleted' AND phase = 'error')",
+	"BUILD":   "(desired <> 'deleted' AND phase NOT IN ('active', 'error', 'deleting', 'deleted'))",
+}
+
+// nameFilter is a case-sensitive literal substring match (no wildcards).
+// PostgreSQL: strpos(name, $n) > 0.
+const nameFilter = "instr(name, ?) > 0"
+
+// ListServers pages through non-deleted servers by (created_at, id).
+// Status is matched case-insensitively; an unknown status matches nothing
+// (as Nova answers an empty list). A Marker may name any existing server,
+// deleted ones included (a server deleted between two pages does not break
+// paging); ErrNotFound when it names none.
+func (st *Store) ListServers(ctx context.Context, opts store.ListOptions) ([]*lifecycle.Server, error) {
+	where := []string{"phase <> 'deleted'"}
+	var args []any
+	if opts.Status != "" {
+		cond, ok := statusCond[strings.ToUpper(opts.Status)]
+		if !ok {
+			return []*lifecycle.Server{}, nil
+		}
+		where = append(where, cond)
+	}
+	if opts.Name != "" {
+		where = append(where, nameFilter)
+		args = append(args, opts.Name)
+	}
+	if opts.Marker != "" {
+		var created string
+		err := st.r.QueryRowContext(ctx, "SELECT created_at FROM servers WHERE id = ?", opts.Marker).Scan(&created)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, fmt.Errorf("marker %s: %w", opts.Marker, store.ErrNotFound)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: list servers: marker: %w", err)
+		}
+		where = append(where, "(created_at, id) > (?, ?)")
+		args = append(args, created, opts.Marker)
+	}
+	limit := opts.Limit
+	if limit <= 0 {
+		limit = defaultLimit
+	}
+	limit = min(limit, maxLimit)
+	args = append(args, limit)
+	rows, err := st.r.QueryContext(ctx, "SELECT "+serverCols+" FROM servers WHERE "+
+		strings.Join(where, " AND ")+" ORDER BY created_at, id LIMIT ?", args...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: list servers: %w", err)
+	}
+	return collectServers(rows, min(limit, 64))
+}
+
+// RequestDelete records the user's delete and bumps version, so a worker
+// holding the previous version fails its SaveServer with ErrConflict: the
+// delete wins (I2). Idempotent; ErrNotFound for unknown or deleted servers.
+func (st *Store) RequestDelete(ctx context.Context, id, requestID string, at time.Time) error {
+	if at.IsZero() {
+		at = time.Now()
+	}
+	return st.write(ctx, func(tx *sql.Tx) error {
+		var s lifecycle.Server
+		var desired, phase string
+		err := tx.QueryRowContext(ctx, `SELECT desired, phase, node_id, ports_allocated, project_id, user_id
+			FROM servers WHERE id = ?`, id).Scan(&desired, &phase, &s.NodeID, &s.PortsAllocated, &s.ProjectID, &s.UserID)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("server %s: %w", id, store.ErrNotFound)
+		}
+		if err != nil {
+			return fmt.Errorf("sqlite: request delete %s: %w", id, err)
+		}
+		s.Desired, s.Phase = lifecycle.Desired(desired), lifecycle.Phase(phase)
+		if s.Phase == lifecycle.PhaseDeleted {
+			return fmt.Errorf("server %s: %w", id, store.ErrNotFound)
+		}
+		if s.Desired == lifecycle.DesiredDeleted {
+			return nil // already requested: nothing changes
+		}
+		s.Desired = lifecycle.DesiredDeleted
+		if _, err := tx.ExecContext(ctx, `UPDATE servers SET desired = ?, delete_requested_at = ?,
+			delete_request_id = ?, updated_at = ?, version = version + 1, needs_work = ? WHERE id = ?`,
+			string(lifecycle.DesiredDeleted), encTime(at), requestID, encTime(at), s.NeedsWork(), id); err != nil {
+			return fmt.Errorf("sqlite: request delete %s: %w", id, err)
+		}
+		return insertAction(ctx, tx, store.ActionRecord{
+			ServerID: id, RequestID: requestID, Action: lifecycle.ActionDelete,
+			StartTime: at, ProjectID: s.ProjectID, UserID: s.UserID,
+		})
+	})
+}
+
+// SaveServer writes the lifecycle fields of s if s.Version matches the
+// stored version, records events in the same transaction, and on success
+// increments s.Version. ErrConflict on a version mismatch, ErrNotFound for
+// an unknown id, ErrNodeTaken when s.NodeID is held by another server; on
+// any error nothing is written and s is unchanged.
+func (st *Store) SaveServer(ctx context.Context, s *lifecycle.Server, events ...lifecycle.Event) error {
+	if s.ID == "" {
+		return errors.New("sqlite: save server without id")
+	}
+	if !s.Phase.Valid() {
+		return fmt.Errorf("sqlite: save server %s: invalid phase %q", s.ID, s.Phase)
+	}
+	docs, err := encodeDocs(s)
+	if err != nil {
+		return fmt.Errorf("sqlite: server %s: %w", s.ID, err)
+	}
+	ifDeleted, ifActive := needsWork(s)
+	err = st.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE servers SET phase = ?, node_id = ?, reserved = ?,
+			deploy_requested = ?, ports_allocated = ?, excluded = ?, attempts = ?, fault = ?,
+			maintenance_since = ?, updated_at = ?, phase_since = ?, deadline = ?, launched_at = ?,
+			version = version + 1,
+			needs_work = CASE WHEN desired = 'deleted' THEN ? ELSE ? END
+			WHERE id = ? AND version = ?`,
+			string(s.Phase), s.NodeID, s.Reserved, s.DeployRequested, s.PortsAllocated,
+			docs.excluded, docs.attempts, docs.fault,
+			encTime(s.MaintenanceSince), encTime(s.UpdatedAt), encTime(s.PhaseSince), encTime(s.Deadline),
+			encTime(s.LaunchedAt), ifDeleted, ifActive, s.ID, s.Version)
+		if err != nil {
+			if constraint(err) == "servers.node_id" {
+				return fmt.Errorf("server %s, node %s: %w", s.ID, s.NodeID, store.ErrNodeTaken)
+			}
+			return fmt.Errorf("sqlite: save server %s: %w", s.ID, err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return fmt.Errorf("sqlite: save server %s: %w", s.ID, err)
+		}
+		if n == 0 {
+			var one int
+			err := tx.QueryRowContext(ctx, "SELECT 1 FROM servers WHERE id = ?", s.ID).Scan(&one)
+			if errors.Is(err, sql.ErrNoRows) {
+				return fmt.Errorf("server %s: %w", s.ID, store.ErrNotFound)
+			}
+			if err != nil {
+				return fmt.Errorf("sqlite: save server %s: %w", s.ID, err)
+			}
+			return fmt.Errorf("server %s at version %d: %w", s.ID, s.Version, store.ErrConflict)
+		}
+		return insertEvents(ctx, tx, s.ID, events)
+	})
+	if err != nil {
+		return err
+	}
+	s.Version++
+	return nil
+}
+
+// ServersNeedingWork returns every server whose needs_work is set (partial
+// index servers_needs_work), ordered by id.
+func (st *Store) ServersNeedingWork(ctx context.Context) ([]*lifecycle.Server, error) {
+	rows, err := st.r.QueryContext(ctx, "SELECT "+serverCols+" FROM servers WHERE needs_work = TRUE ORDER BY id")
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: servers needing work: %w", err)
+	}
+	return collectServers(rows, 64)
+}
+
+// ServersInPhase returns at most limit servers in phase with id > after,
+// by ascending id (limit <= 0 means 1000).
+func (st *Store) ServersInPhase(ctx context.Context, phase lifecycle.Phase, after string, limit int) ([]*lifecycle.Server, error) {
+	if limit <= 0 {
+		limit = defaultLimit
+	}
+	rows, err := st.r.QueryContext(ctx, "SELECT "+serverCols+
+		" FROM servers WHERE phase = ? AND id > ? ORDER BY id LIMIT ?", string(phase), after, limit)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: servers in phase %s: %w", phase, err)
+	}
+	return collectServers(rows, min(limit, 64))
+}
+
+// CountByPhase counts servers per phase; phases with none are absent.
+func (st *Store) CountByPhase(ctx context.Context) (map[lifecycle.Phase]int, error) {
+	rows, err := st.r.QueryContext(ctx, "SELECT phase, COUNT(*) FROM servers GROUP BY phase")
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: count by phase: %w", err)
+	}
+	defer rows.Close()
+	out := map[lifecycle.Phase]int{}
+	for rows.Next() {
+		var p string
+		var n int
+		if err := rows.Scan(&p, &n); err != nil {
+			return nil, fmt.Errorf("sqlite: count by phase: %w", err)
+		}
+		out[lifecycle.Phase(p)] = n
+	}
+	return out, rows.Err()
+}
+
+// NodeHolders maps node id -> server id for every server holding a node
+// (deleted servers still holding one included).
+func (st *Store) NodeHolders(ctx context.Context) (map[string]string, error) {
+	rows, err := st.r.QueryContext(ctx, "SELECT node_id, id FROM servers WHERE node_id <> ''")
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: node holders: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var node, id string
+		if err := rows.Scan(&node, &id); err != nil {
+			return nil, fmt.Errorf("sqlite: node holders: %w", err)
+		}
+		out[node] = id
+	}
+	return out, rows.Err()
+}

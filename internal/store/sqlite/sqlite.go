@@ -1,0 +1,165 @@
+// Package sqlite is the embedded implementation of store.Store on SQLite
+// (modernc.org/sqlite, pure Go, driver "sqlite").
+//
+// Connections. A Store holds two pools on one database file in WAL mode:
+//   - a writer pool of exactly one connection whose transactions begin
+//     IMMEDIATE, so writers of this process queue in Go (no SQLITE_BUSY, no
+//     busy-handler sleeps) and take the write lock up front;
+//   - a reader pool of several query-only connections for single-statement
+//     reads, which WAL lets run beside the writer.
+//
+// Every write runs in one short transaction on the writer connection and
+// uses only that transaction (a query on the writer pool from inside a
+// write transaction would wait forever for the one connection). busy_timeout
+// still covers other processes opening the same file.
+//
+// Ownership of the columns. CreateServer writes every field. SaveServer
+// writes the lifecycle fields (phase, node, flags, excluded, attempts,
+// fault, the lifecycle times) and never desired, delete_requested_at,
+// delete_request_id, nor what is fixed at create (name, project, user,
+// spec, created_at, create_request_id). RequestDelete writes desired,
+// delete_requested_at, delete_request_id and updated_at. All three bump
+// version and recompute needs_work from lifecycle.Server.NeedsWork.
+//
+// needs_work is a stored copy of NeedsWork(): if that function's definition
+// ever changes, existing rows keep the old answer until their next write,
+// so such a change needs a migration (or a recompute at Open) with it.
+//
+// SQL dialect: only "?" placeholders, row values and partial indexes (both
+// also in PostgreSQL); the one SQLite-only function, instr, is in a single
+// constant (nameFilter).
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/ingot-dev/ingot/internal/store"
+)
+
+// Store is the SQLite store. Safe for concurrent use.
+type Store struct {
+	w *sql.DB // one connection, BEGIN IMMEDIATE
+	r *sql.DB // query-only readers
+}
+
+var _ store.Store = (*Store)(nil)
+
+// writerPragmas follow library-notes.md (SQLite section): WAL, a busy
+// timeout for other processes, synchronous=NORMAL (survives kill -9),
+// foreign keys, immediate transactions.
+const writerParams = "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)" +
+	"&_pragma=foreign_keys(on)&_txlock=immediate"
+
+// readerParams: the file is already in WAL mode (the writer opens first);
+// query_only guards against a write slipping onto a reader.
+const readerParams = "_pragma=busy_timeout(10000)&_pragma=query_only(1)"
+
+// dsn builds a file: URI for path with the given parameters. '%', '?' and
+// '#' in the path are escaped so they are not read as URI syntax.
+func dsn(path, params string) string {
+	esc := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
+	return "file:" + esc + "?" + params
+}
+
+// Open opens (creating if needed) the database at path and applies the
+// embedded migrations that are not yet applied. Safe to call on an
+// existing database; two processes opening it at once serialize on the
+// migration transaction.
+func Open(ctx context.Context, path string) (*Store, error) {
+	if path == "" || path == ":memory:" || strings.HasPrefix(path, "file:") {
+		return nil, fmt.Errorf("sqlite: want a file path, got %q", path)
+	}
+	w, err := sql.Open("sqlite", dsn(path, writerParams))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	w.SetConnMaxIdleTime(0)
+	if err := migrate(ctx, w); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("sqlite: migrate %s: %w", path, err)
+	}
+
+	r, err := sql.Open("sqlite", dsn(path, readerParams))
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	n := max(4, 2*runtime.GOMAXPROCS(0))
+	r.SetMaxOpenConns(n)
+	r.SetMaxIdleConns(n) // the default (2) would reopen connections under load
+	r.SetConnMaxLifetime(0)
+	r.SetConnMaxIdleTime(0)
+	s := &Store{w: w, r: r}
+	if err := s.Ping(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close closes both pools. Safe to call more than once.
+func (s *Store) Close() error {
+	return errors.Join(s.r.Close(), s.w.Close())
+}
+
+// Ping checks the database answers a query.
+func (s *Store) Ping(ctx context.Context) error {
+	var one int
+	if err := s.r.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil {
+		return fmt.Errorf("sqlite: ping: %w", err)
+	}
+	return nil
+}
+
+// write runs fn in one transaction on the writer connection. fn must use
+// only tx.
+func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("sqlite: begin: %w", err)
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("sqlite: commit: %w", err)
+	}
+	return nil
+}
+
+// constraint names which constraint a failed statement violated: the
+// "table.col, table.col" list of a UNIQUE or PRIMARY KEY failure, "fk" for
+// a foreign key, "" when err is no constraint violation.
+func constraint(err error) string {
+	var e *sqlite.Error
+	if !errors.As(err, &e) {
+		return ""
+	}
+	switch e.Code() {
+	case sqlite3.SQLITE_CONSTRAINT_UNIQUE, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
+		msg := e.Error()
+		const marker = "constraint failed: "
+		if i := strings.LastIndex(msg, marker); i >= 0 {
+			msg = msg[i+len(marker):]
+		}
+		if i := strings.LastIndex(msg, " ("); i >= 0 { // trailing "(2067)"
+			msg = msg[:i]
+		}
+		return strings.TrimSpace(msg)
+	case sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY:
+		return "fk"
+	}
+	return ""
+}
