@@ -24,7 +24,8 @@ const clientMicroversion = "2.90"
 // clientOptions are the flags every API client command shares.
 type clientOptions struct {
 	endpoint string
-	output   string // "" (human) or "json"
+	output   string        // "" (human) or "json"
+	poll     time.Duration // --wait polling interval (0: one second)
 }
 
 // addClientCommands adds the API client commands (server …, node …).
@@ -37,6 +38,8 @@ func addClientCommands(root *cobra.Command) {
 		}
 		group.PersistentFlags().StringVar(&opts.endpoint, "endpoint", defaultEndpoint,
 			"ingot API root (env INGOT_ENDPOINT)")
+		group.PersistentFlags().DurationVar(&opts.poll, "poll-interval", time.Second,
+			"how often --wait polls the server")
 		root.AddCommand(group)
 	}
 }
@@ -49,11 +52,12 @@ func addOutputFlag(cmd *cobra.Command, opts *clientOptions) {
 // apiClient talks to one ingot endpoint: gophercloud's compute client for
 // the Nova-shaped calls, plain HTTP for ingot's own extension.
 type apiClient struct {
-	root    string // scheme://host[:port], no trailing slash
-	compute *gophercloud.ServiceClient
-	http    *http.Client
-	out     io.Writer
-	errOut  io.Writer
+	root      string // scheme://host[:port], no trailing slash
+	compute   *gophercloud.ServiceClient
+	http      *http.Client
+	out       io.Writer
+	errOut    io.Writer
+	pollEvery time.Duration
 }
 
 func (o *clientOptions) client(cmd *cobra.Command) (*apiClient, error) {
@@ -67,6 +71,10 @@ func (o *clientOptions) client(cmd *cobra.Command) (*apiClient, error) {
 		return nil, fmt.Errorf("--output %q: want json or nothing", o.output)
 	}
 	hc := &http.Client{Timeout: 30 * time.Second}
+	poll := o.poll
+	if poll <= 0 {
+		poll = time.Second
+	}
 	return &apiClient{
 		root: root,
 		compute: &gophercloud.ServiceClient{
@@ -75,9 +83,10 @@ func (o *clientOptions) client(cmd *cobra.Command) (*apiClient, error) {
 			Type:           "compute",
 			Microversion:   clientMicroversion,
 		},
-		http:   hc,
-		out:    cmd.OutOrStdout(),
-		errOut: cmd.ErrOrStderr(),
+		http:      hc,
+		out:       cmd.OutOrStdout(),
+		errOut:    cmd.ErrOrStderr(),
+		pollEvery: poll,
 	}, nil
 }
 

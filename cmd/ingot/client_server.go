@@ -262,7 +262,7 @@ var errServerFailed = errors.New("server build failed")
 // (interrupt to stop waiting; the build goes on).
 func (c *apiClient) waitBuild(cmd *cobra.Command, id string) error {
 	start := time.Now()
-	tick := time.NewTicker(time.Second)
+	tick := time.NewTicker(c.pollEvery)
 	defer tick.Stop()
 	last, lastErr := "", ""
 	for {
@@ -484,7 +484,7 @@ func newServerDeleteCmd(opts *clientOptions) *cobra.Command {
 // waitGone polls every second until GET answers 404.
 func (c *apiClient) waitGone(cmd *cobra.Command, id string) error {
 	start := time.Now()
-	tick := time.NewTicker(time.Second)
+	tick := time.NewTicker(c.pollEvery)
 	defer tick.Stop()
 	last := ""
 	for {
