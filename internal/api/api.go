@@ -102,6 +102,7 @@ func (s *server) routes() {
 	s.compute("GET /v2.1/servers/detail", s.listServersDetail)
 	s.compute("GET /v2.1/servers/{id}", s.showServer)
 	s.compute("DELETE /v2.1/servers/{id}", s.deleteServer)
+	s.compute("POST /v2.1/servers/{id}/action", s.serverAction)
 	s.compute("GET /v2.1/servers/{id}/os-instance-actions", s.listActions)
 	s.compute("GET /v2.1/servers/{id}/os-instance-actions/{req}", s.showAction)
 
@@ -129,6 +130,7 @@ func (s *server) plain(pattern string, h handlerFunc)   { s.mux.Handle(pattern, 
 func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	id := "req-" + uuid.NewString()
 	w.Header().Set("X-Openstack-Request-Id", id)
+	w.Header().Set("X-Compute-Request-Id", id)
 	r = r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id))
 	if h, pattern := s.mux.Handler(r); pattern == "" {
 		h.ServeHTTP(&muxErrorWriter{ResponseWriter: w}, r)

@@ -186,9 +186,7 @@ func (rd *renderer) server(sv *lifecycle.Server, ports []store.Port) *serverView
 	if v.IngotAttempts == nil {
 		v.IngotAttempts = []lifecycle.Attempt{}
 	}
-	if st.Status == "ACTIVE" {
-		v.Progress = 100
-	}
+	v.Progress = progress(sv, st)
 	if sv.NodeID != "" {
 		v.Host = strPtr(hostName)
 	}
@@ -295,4 +293,24 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// progress estimates Nova's build progress from the phase (OSC prints it
+// while waiting): 100 when ACTIVE, a step count while building, 0 otherwise.
+func progress(sv *lifecycle.Server, st lifecycle.NovaState) int {
+	switch {
+	case st.Status == "ACTIVE":
+		return 100
+	case st.Status != "BUILD":
+		return 0
+	}
+	switch sv.Phase {
+	case lifecycle.PhaseReserving:
+		return 10
+	case lifecycle.PhaseNetworking:
+		return 25
+	case lifecycle.PhaseDeploying:
+		return 50
+	}
+	return 0
 }

@@ -116,6 +116,37 @@ func (s *server) deleteServer(w http.ResponseWriter, r *request) error {
 	return nil
 }
 
+// serverAction answers POST /servers/{id}/action. Only forceDelete (what
+// Terraform's force_delete sends) is served, as a delete; bare metal through
+// ingot has no reboot, resize or rebuild yet, and says so instead of a 404.
+func (s *server) serverAction(w http.ResponseWriter, r *request) error {
+	sv, err := s.visibleServer(r, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	body, err := readJSONObject(r.Request)
+	if err != nil {
+		return err
+	}
+	if len(body) != 1 {
+		return badRequest("The request body must name exactly one server action.")
+	}
+	for action := range body {
+		if action != "forceDelete" {
+			return badRequest("The server action %q is not supported by ingot.", action)
+		}
+	}
+	if err := s.cfg.Store.RequestDelete(r.Context(), sv.ID, r.id, s.cfg.Clock.Now().UTC()); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return notFound("Instance %s could not be found.", sv.ID)
+		}
+		return fmt.Errorf("force delete server %s: %w", sv.ID, err)
+	}
+	s.cfg.Kick()
+	w.WriteHeader(http.StatusAccepted)
+	return nil
+}
+
 // novaStatuses are the statuses Nova's list filter knows; ingot's servers
 // only ever show BUILD, ACTIVE, ERROR or DELETED, so the others match nothing.
 var novaStatuses = map[string]bool{

@@ -341,3 +341,19 @@ func TestListPaging(t *testing.T) {
 		t.Errorf("limit=0 listed %d", len(l))
 	}
 }
+
+func TestServerActions(t *testing.T) {
+	f := newFixture(t)
+	id := f.create("vm1")
+	f.do("POST", "/v2.1/servers/"+id+"/action", "2.90", `{"reboot": {"type": "HARD"}}`).novaError(t, 400, "badRequest")
+	f.do("POST", "/v2.1/servers/"+id+"/action", "2.90", `{}`).novaError(t, 400, "badRequest")
+	f.do("POST", "/v2.1/servers/"+id+"/action", "2.90", `[`).novaError(t, 400, "badRequest")
+	f.do("POST", "/v2.1/servers/"+unknownID+"/action", "2.90", `{"forceDelete": null}`).novaError(t, 404, "itemNotFound")
+	if s, _ := f.store.GetServer(context.Background(), id); s.Desired != lifecycle.DesiredActive {
+		t.Fatalf("a rejected action changed the server: desired %s", s.Desired)
+	}
+	f.do("POST", "/v2.1/servers/"+id+"/action", "2.90", `{"forceDelete": null}`).want(t, http.StatusAccepted)
+	if s, _ := f.store.GetServer(context.Background(), id); s.Desired != lifecycle.DesiredDeleted {
+		t.Fatalf("forceDelete: desired %s", s.Desired)
+	}
+}
