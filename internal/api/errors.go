@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 )
 
 // apiError is an error answered to the client in Nova's shape:
@@ -74,18 +75,36 @@ func writeError(w http.ResponseWriter, status int, message string) {
 	writeJSON(w, status, map[string]errorBody{errorKey(status): {Code: status, Message: message}})
 }
 
-// writeJSON answers v as JSON. An encoding failure is a programming error;
-// it can only be reported as a truncated body, so it is ignored here.
+// writeJSON answers v as JSON. json.Encoder marshals into a pooled buffer
+// and writes only once the whole value is encoded, so a failure can still
+// be answered as a 500; unlike json.Marshal it does not copy a 2 MB page.
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		status = http.StatusInternalServerError
-		b = []byte(`{"computeFault": {"code": 500, "message": "response encoding failed"}}`)
-	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", fmt.Sprint(len(b)))
-	w.WriteHeader(status)
-	_, _ = w.Write(b)
+	var buf headerDeferred
+	buf.w, buf.status = w, status
+	if err := json.NewEncoder(&buf).Encode(v); err != nil && !buf.wrote {
+		w.WriteHeader(http.StatusInternalServerError)
+		_, _ = w.Write([]byte(`{"computeFault": {"code": 500, "message": "response encoding failed"}}`))
+	}
+}
+
+// headerDeferred sends the status line with the first (and, for
+// json.Encoder, only) write of the body.
+type headerDeferred struct {
+	w      http.ResponseWriter
+	status int
+	wrote  bool
+}
+
+func (h *headerDeferred) Write(b []byte) (int, error) {
+	if !h.wrote {
+		h.wrote = true
+		if len(b) <= 1<<16 {
+			h.w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+		}
+		h.w.WriteHeader(h.status)
+	}
+	return h.w.Write(b)
 }
 
 // asAPIError unwraps an *apiError from err.
