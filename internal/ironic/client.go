@@ -48,9 +48,9 @@ type Config struct {
 // concurrent use.
 //
 // Errors: every error a method returns wraps exactly one of the typed errors
-// in types.go — except when the caller's ctx is cancelled or past its
-// deadline: then the error wraps ctx.Err() instead (context.Canceled or
-// context.DeadlineExceeded) and no typed error. The caller gave up, so
+// in types.go — except when a call got no answer because the caller's ctx was
+// cancelled or passed its deadline: then the error wraps ctx.Err() instead
+// (context.Canceled or context.DeadlineExceeded) and no typed error. The caller gave up, so
 // reporting "Ironic unavailable" would be a lie that could feed a fault
 // reason; the caller knows its own ctx ended. Only the per-call Timeout
 // (Config.Timeout) firing while the caller's ctx is still live counts as
@@ -104,12 +104,14 @@ func (c *Client) do(ctx context.Context, op, action string, call func(ctx contex
 	err := call(callCtx)
 	cancel()
 	if err != nil {
-		if ctxErr := ctx.Err(); ctxErr != nil {
-			// The caller's ctx ended: say so, not "unavailable" (see Client).
-			err = fmt.Errorf("ironic: %s: %w", action, ctxErr)
-		} else {
-			err = classify(action, err)
+		status, _ := httpFault(err)
+		classified := classify(action, err)
+		if ctxErr := ctx.Err(); ctxErr != nil && status == 0 && errors.Is(classified, ErrUnavailable) {
+			// No answer because the caller's ctx ended: say so, not
+			// "unavailable" (see Client). An answer Ironic did give wins.
+			classified = fmt.Errorf("ironic: %s: %w", action, ctxErr)
 		}
+		err = classified
 	}
 	if c.observe != nil {
 		c.observe(op, err, time.Since(start))
