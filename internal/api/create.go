@@ -31,13 +31,46 @@ type createRequest struct {
 	keyName  string
 }
 
-// Fields of the server object that ingot accepts but does not act on: they
-// have a fixed meaning here (one security group, the "nova" zone, always a
-// config drive, no admin password on bare metal) or are informational.
-var ignoredServerFields = map[string]bool{
-	"security_groups": true, "config_drive": true, "adminPass": true,
-	"accessIPv4": true, "accessIPv6": true, "OS-DCF:diskConfig": true,
-	"description": true, "tags": true, "return_reservation_id": false,
+// Fields of the server object that ingot accepts only in the form it would
+// show anyway (one "default" security group, always a config drive, no
+// access IPs, tags, description or admin password): a value ingot could not
+// honour is refused rather than dropped.
+var fixedServerFields = map[string]func(json.RawMessage) bool{
+	"security_groups": func(raw json.RawMessage) bool {
+		var groups []struct {
+			Name string `json:"name"`
+		}
+		if json.Unmarshal(raw, &groups) != nil {
+			return false
+		}
+		for _, g := range groups {
+			if g.Name != "default" {
+				return false
+			}
+		}
+		return true
+	},
+	"config_drive":      func(json.RawMessage) bool { return true },
+	"OS-DCF:diskConfig": func(raw json.RawMessage) bool { return isOneOf(raw, "MANUAL", "AUTO") },
+	"adminPass":         emptyValue,
+	"accessIPv4":        emptyValue,
+	"accessIPv6":        emptyValue,
+	"description":       emptyValue,
+	"tags":              emptyValue,
+}
+
+// emptyValue accepts null, "", [] and {}.
+func emptyValue(raw json.RawMessage) bool {
+	switch string(bytes.Join(bytes.Fields(raw), nil)) {
+	case "null", `""`, "[]", "{}":
+		return true
+	}
+	return false
+}
+
+func isOneOf(raw json.RawMessage, values ...string) bool {
+	var v string
+	return json.Unmarshal(raw, &v) == nil && slices.Contains(values, v)
 }
 
 var hostnameRE = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$`)
@@ -99,8 +132,12 @@ func (s *server) parseCreate(r *request) (*createRequest, error) {
 		case "personality":
 			return nil, badRequest("Personality files are not supported; use user_data.")
 		default:
-			if !ignoredServerFields[k] {
+			ok, known := fixedServerFields[k]
+			if !known {
 				return nil, badRequest("Invalid input for field/attribute server. Additional properties are not allowed ('%s' was unexpected).", k)
+			}
+			if !ok(fields[k]) {
+				return nil, badRequest("Invalid input for field/attribute %s. Value: %s. ingot does not support this value yet.", k, fields[k])
 			}
 		}
 	}

@@ -157,10 +157,11 @@ var novaStatuses = map[string]bool{
 	"VERIFY_RESIZE": true, "UNKNOWN": true,
 }
 
-// listQuery parses the filters ingot supports. name is a substring match
-// (Nova treats it as a regular expression; clients that look servers up by
-// name filter the answer for equality anyway). Other Nova filters are
-// ignored, as Nova ignores filters a non-admin may not use.
+// listQuery parses the filters the store applies. name is a substring
+// match (Nova treats it as a regular expression; clients that look servers
+// up by name filter the answer for equality anyway). image and flavor are
+// applied by page; other Nova filters are ignored, as Nova ignores filters
+// a non-admin may not use.
 // empty reports a query that can match nothing.
 func (s *server) listQuery(r *request) (opts store.ListOptions, empty bool, err error) {
 	q := r.URL.Query()
@@ -200,20 +201,73 @@ func (s *server) listQuery(r *request) (opts store.ListOptions, empty bool, err 
 	return opts, false, nil
 }
 
-// page loads one page of servers.
+// page loads one page of servers. The image and flavor filters are not
+// store filters: with either, the store is read in pages of maxPage and
+// filtered here until the page is full or the store is exhausted, so paging
+// by marker stays exact (the rarely used filter pays the scan, not the rest).
 func (s *server) page(r *request) ([]*lifecycle.Server, store.ListOptions, error) {
 	opts, empty, err := s.listQuery(r)
 	if err != nil || empty {
 		return nil, opts, err
 	}
+	match, filtered := s.specFilter(r)
+	if !filtered {
+		list, err := s.list(r, opts)
+		return list, opts, err
+	}
+	want, scan := opts.Limit, opts
+	scan.Limit = maxPage
+	var out []*lifecycle.Server
+	for len(out) < want {
+		batch, err := s.list(r, scan)
+		if err != nil {
+			return nil, opts, err
+		}
+		for _, sv := range batch {
+			if match(sv) {
+				out = append(out, sv)
+				if len(out) == want {
+					break
+				}
+			}
+		}
+		if len(batch) < scan.Limit {
+			break
+		}
+		scan.Marker = batch[len(batch)-1].ID
+	}
+	return out, opts, nil
+}
+
+func (s *server) list(r *request, opts store.ListOptions) ([]*lifecycle.Server, error) {
 	list, err := s.cfg.Store.ListServers(r.Context(), opts)
 	if errors.Is(err, store.ErrNotFound) && opts.Marker != "" {
-		return nil, opts, badRequest("marker [%s] not found", opts.Marker)
+		return nil, badRequest("marker [%s] not found", opts.Marker)
 	}
 	if err != nil {
-		return nil, opts, fmt.Errorf("list servers: %w", err)
+		return nil, fmt.Errorf("list servers: %w", err)
 	}
-	return list, opts, nil
+	return list, nil
+}
+
+// specFilter builds the image/flavor filter of a listing (by id, or by a
+// name the catalogue knows); filtered is false when neither is given.
+func (s *server) specFilter(r *request) (match func(*lifecycle.Server) bool, filtered bool) {
+	q := r.URL.Query()
+	image, flavor := refID(q.Get("image")), refID(q.Get("flavor"))
+	if image == "" && flavor == "" {
+		return nil, false
+	}
+	if img, ok := s.cfg.Catalog.Image(image); ok {
+		image = img.ID
+	}
+	if f, ok := s.cfg.Catalog.Flavor(flavor); ok {
+		flavor = f.ID
+	}
+	return func(sv *lifecycle.Server) bool {
+		return (image == "" || strings.EqualFold(sv.Spec.ImageID, image)) &&
+			(flavor == "" || sv.Spec.FlavorID == flavor)
+	}, true
 }
 
 // nextLinks is servers_links: a next link when the page is full, as Nova

@@ -65,6 +65,11 @@ func TestCreateBadInputWritesNothing(t *testing.T) {
 		{"max_count string 2", with("max_count", "2"), 400, "badRequest", "max_count"},
 		{"volumes", with("block_device_mapping_v2", []any{map[string]any{"boot_index": 0}}), 400, "badRequest", "not supported yet"},
 		{"unknown field", with("frobnicate", true), 400, "badRequest", "frobnicate"},
+		{"security group", with("security_groups", []any{map[string]any{"name": "web"}}), 400, "badRequest", "security_groups"},
+		{"admin password", with("adminPass", "secret"), 400, "badRequest", "adminPass"},
+		{"description", with("description", "mine"), 400, "badRequest", "description"},
+		{"tags", with("tags", []any{"a"}), 400, "badRequest", "tags"},
+		{"access ip", with("accessIPv4", "1.2.3.4"), 400, "badRequest", "accessIPv4"},
 		{"unknown zone", with("availability_zone", "elsewhere"), 400, "badRequest", "availability zone"},
 		{"too large", `{"server": {"name": "` + strings.Repeat("x", 2<<20) + `"}}`, 413, "HTTPRequestEntityTooLarge", "too large"},
 	}
@@ -102,6 +107,7 @@ func TestCreateCommitsBeforeAnswer(t *testing.T) {
 	s["key_name"] = "k1"
 	s["min_count"], s["max_count"] = 1, "1"
 	s["security_groups"] = []any{map[string]any{"name": "default"}}
+	s["config_drive"], s["OS-DCF:diskConfig"], s["description"], s["availability_zone"] = true, "AUTO", nil, "nova"
 	s["flavorRef"] = "http://host/v2.1/flavors/1" // Nova accepts a URL reference
 	r := f.do("POST", "/v2.1/servers", "2.90", body).want(t, http.StatusAccepted)
 	srv := obj(t, r.body, "server")
@@ -355,5 +361,43 @@ func TestServerActions(t *testing.T) {
 	f.do("POST", "/v2.1/servers/"+id+"/action", "2.90", `{"forceDelete": null}`).want(t, http.StatusAccepted)
 	if s, _ := f.store.GetServer(context.Background(), id); s.Desired != lifecycle.DesiredDeleted {
 		t.Fatalf("forceDelete: desired %s", s.Desired)
+	}
+}
+
+func TestListImageFlavorFilters(t *testing.T) {
+	f := newFixture(t)
+	var large []string
+	for i := range 6 {
+		body := validCreate()
+		srv := body["server"].(map[string]any)
+		srv["name"] = "vm" + string(rune('a'+i))
+		if i%2 == 1 {
+			srv["flavorRef"], srv["imageRef"] = "2", image2ID
+		}
+		f.clock.Advance(1e9)
+		r := f.do("POST", "/v2.1/servers", "2.90", body).want(t, http.StatusAccepted)
+		if i%2 == 1 {
+			large = append(large, obj(t, r.body, "server")["id"].(string))
+		}
+	}
+	for _, q := range []string{"flavor=2", "flavor=bm.large", "image=" + image2ID, "image=ubuntu-24.04&flavor=2"} {
+		var got []string
+		path := "/v2.1/servers/detail?limit=2&" + q
+		for path != "" {
+			r := f.do("GET", path, "2.90", nil).want(t, 200)
+			for _, s := range list(t, r.body, "servers") {
+				got = append(got, s.(map[string]any)["id"].(string))
+			}
+			path = ""
+			if links, ok := r.body["servers_links"].([]any); ok {
+				path = strings.TrimPrefix(links[0].(map[string]any)["href"].(string), f.url)
+			}
+		}
+		if strings.Join(got, ",") != strings.Join(large, ",") {
+			t.Errorf("%s: %v, want %v", q, got, large)
+		}
+	}
+	if l := list(t, f.do("GET", "/v2.1/servers?flavor=1&image="+image2ID, "2.90", nil).want(t, 200).body, "servers"); len(l) != 0 {
+		t.Errorf("contradictory filters listed %d", len(l))
 	}
 }
