@@ -263,16 +263,12 @@ func (s *Sim) listNodes(c *rctx, detailURL bool) {
 			return
 		}
 	}
-	items := make([]any, len(page))
-	for i, n := range page {
-		items[i] = renderNode(n, renderFields, c.ver, c.base)
-	}
-	body := map[string]any{"nodes": items}
+	next := ""
 	// NOTE: with instance_uuid Ironic never adds a next link.
 	if f.instanceUUID == "" && len(page) > 0 && len(page) == limit {
-		body["next"] = nextNodesLink(c, detailURL, sortKey, sortDir, f, detail, fields, limit, page[len(page)-1].UUID)
+		next = nextNodesLink(c, detailURL, sortKey, sortDir, f, detail, fields, limit, page[len(page)-1].UUID)
 	}
-	b := encodeJSON(body)
+	b := appendNodeList(make([]byte, 0, 256*len(page)+64), page, renderFields, c.ver, c.base, next)
 	s.mu.Unlock()
 	writeRaw(c.w, http.StatusOK, b)
 }

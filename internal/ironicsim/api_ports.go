@@ -34,8 +34,7 @@ func (s *Sim) nodePorts(n *node) []*port { return n.ports }
 
 // addPortLocked creates a port. Caller holds s.mu.
 func (s *Sim) addPortLocked(n *node, mac string, now time.Time) *port {
-	p := &port{UUID: s.newUUID(), Address: mac, nodeUUID: n.UUID, Extra: map[string]any{},
-		InternalInfo: map[string]any{}, LocalLinkConnection: map[string]any{}, PXEEnabled: true, CreatedAt: now}
+	p := &port{UUID: s.newUUID(), Address: mac, nodeUUID: n.UUID, PXEEnabled: true, CreatedAt: now}
 	s.ports[p.UUID] = p
 	s.macs[p.Address] = p
 	s.portOrd = append(s.portOrd, p)

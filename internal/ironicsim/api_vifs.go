@@ -110,7 +110,7 @@ func (s *Sim) handleAttachVIF(c *rctx) {
 	// Ironic prefers PXE-enabled ports.
 	sort.SliceStable(free, func(i, j int) bool { return free[i].PXEEnabled && !free[j].PXEEnabled })
 	p := free[0]
-	p.InternalInfo[vifKey] = id
+	p.InternalInfo = setKey(p.InternalInfo, vifKey, id)
 	p.UpdatedAt = now
 	writeEmpty(c.w, http.StatusNoContent)
 }

@@ -18,7 +18,9 @@ const (
 	FaultUnavailable FaultKind = "503"
 	// FaultNodeLocked answers 409 NodeLocked for the node in the path.
 	FaultNodeLocked FaultKind = "locked"
-	// FaultDrop closes the connection without an answer.
+	// FaultDrop closes the connection in the middle of the answer's status
+	// line. NOTE: a bare close would be invisible for idempotent requests on a
+	// reused connection: Go's HTTP client retries those transparently.
 	FaultDrop FaultKind = "drop"
 	// FaultLatency only delays the call by Latency; it then proceeds.
 	FaultLatency FaultKind = "latency"
@@ -178,10 +180,13 @@ func (s *Sim) applyFault(w http.ResponseWriter, r *http.Request, tmpl string, pa
 	return true
 }
 
-// dropConnection closes the client connection without an HTTP answer.
+// dropConnection hijacks the connection, writes a truncated status line and
+// closes it, so the client sees an unexpected EOF.
 func dropConnection(w http.ResponseWriter) {
 	if hj, ok := w.(http.Hijacker); ok {
-		if conn, _, err := hj.Hijack(); err == nil {
+		if conn, buf, err := hj.Hijack(); err == nil {
+			_, _ = buf.WriteString("HTTP/1.1 5")
+			_ = buf.Flush()
 			_ = conn.Close()
 			return
 		}

@@ -39,7 +39,8 @@ const (
 	pendUndeploy             // deleting → (cleaning →) available
 )
 
-// node is one Ironic node. Optional strings use "" for JSON null.
+// node is one Ironic node. Optional strings use "" for JSON null; nil maps
+// and slices show as {} and [] (10,000 nodes are created without them).
 type node struct {
 	seq     int64
 	deleted bool
@@ -115,13 +116,6 @@ func (s *Sim) newNode(now time.Time) *node {
 	n.UUID = s.newUUID()
 	n.Driver = "fake-hardware"
 	n.ProvisionState = stateEnroll
-	n.InstanceInfo = map[string]any{}
-	n.DriverInfo = map[string]any{}
-	n.DriverInternalInfo = map[string]any{}
-	n.Properties = map[string]any{}
-	n.Extra = map[string]any{}
-	n.NetworkData = map[string]any{}
-	n.Traits = []string{}
 	n.CreatedAt = now
 	return n
 }
@@ -288,6 +282,15 @@ func (s *Sim) VIFs(id string) []string {
 		return nil
 	}
 	return s.nodeVIFs(n)
+}
+
+// setKey sets m[k] = v, creating the map when nil, and returns it.
+func setKey(m map[string]any, k string, v any) map[string]any {
+	if m == nil {
+		m = map[string]any{}
+	}
+	m[k] = v
+	return m
 }
 
 func cloneMap(m map[string]any) map[string]any {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math/rand"
 	"net/http"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -257,6 +258,7 @@ func (s *Sim) AddNodes(count int, spec NodeSpec) []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
+	s.reserve(count, spec.Ports)
 	prefix := spec.NamePrefix
 	if prefix == "" {
 		prefix = "node"
@@ -272,8 +274,12 @@ func (s *Sim) AddNodes(count int, spec NodeSpec) []string {
 			rc := spec.ResourceClass
 			n.ResourceClass = &rc
 		}
-		n.Properties = cloneMap(spec.Properties)
-		n.Traits = append([]string(nil), spec.Traits...)
+		if len(spec.Properties) > 0 {
+			n.Properties = cloneMap(spec.Properties)
+		}
+		if len(spec.Traits) > 0 {
+			n.Traits = append([]string(nil), spec.Traits...)
+		}
 		if spec.DeployInterface != "" {
 			n.DeployInterface = spec.DeployInterface
 		}
@@ -295,6 +301,21 @@ func (s *Sim) AddNodes(count int, spec NodeSpec) []string {
 		ids = append(ids, n.UUID)
 	}
 	return ids
+}
+
+// reserve pre-sizes the indexes for count more nodes (less garbage when
+// 10,000 nodes are added at once). Caller holds s.mu.
+func (s *Sim) reserve(count, portsPerNode int) {
+	if len(s.nodes) == 0 && count > 64 {
+		s.nodes = make(map[string]*node, count)
+		s.byName = make(map[string]*node, count)
+	}
+	if len(s.ports) == 0 && count*portsPerNode > 64 {
+		s.ports = make(map[string]*port, count*portsPerNode)
+		s.macs = make(map[string]*port, count*portsPerNode)
+	}
+	s.order = slices.Grow(s.order, count)
+	s.portOrd = slices.Grow(s.portOrd, count*portsPerNode)
 }
 
 func uniqueName(s *Sim, prefix string, i int) string {

@@ -143,8 +143,8 @@ func (s *Sim) complete(n *node, at time.Time) {
 func (s *Sim) finishDeploy(n *node, at time.Time) {
 	n.Reservation = ""
 	n.hold = false
-	n.InstanceInfo["image_type"] = "whole-disk"
-	n.DriverInternalInfo["is_whole_disk_image"] = true
+	n.InstanceInfo = setKey(n.InstanceInfo, "image_type", "whole-disk")
+	n.DriverInternalInfo = setKey(n.DriverInternalInfo, "is_whole_disk_image", true)
 	n.setProvision(stateActive, "", at)
 	s.setPending(n, pendNone, time.Time{}, false)
 }
@@ -171,7 +171,7 @@ func (s *Sim) startDeploy(n *node, at time.Time, configdrive any) {
 		d = agentPrepareTime
 	}
 	if configdrive != nil {
-		n.InstanceInfo["configdrive"] = configdrive
+		n.InstanceInfo = setKey(n.InstanceInfo, "configdrive", configdrive)
 	}
 	n.LastError = ""
 	n.Reservation = s.opts.Host
