@@ -119,9 +119,10 @@ func asAPIError(err error) (*apiError, bool) {
 // muxErrorWriter stands in for the ResponseWriter when ServeMux answers a
 // request no pattern serves (its own plain-text 404/405): it keeps the
 // status and headers (Allow) and replaces the body with Nova's shape.
+// Anything else the mux answers (a redirect to a cleaned path) passes.
 type muxErrorWriter struct {
 	http.ResponseWriter
-	wrote bool
+	wrote, pass bool
 }
 
 func (m *muxErrorWriter) WriteHeader(status int) {
@@ -129,6 +130,11 @@ func (m *muxErrorWriter) WriteHeader(status int) {
 		return
 	}
 	m.wrote = true
+	if status < 400 {
+		m.pass = true
+		m.ResponseWriter.WriteHeader(status)
+		return
+	}
 	msg := "The resource could not be found."
 	if status == http.StatusMethodNotAllowed {
 		msg = "The method is not allowed for the requested URL."
@@ -139,6 +145,9 @@ func (m *muxErrorWriter) WriteHeader(status int) {
 func (m *muxErrorWriter) Write(b []byte) (int, error) {
 	if !m.wrote {
 		m.WriteHeader(http.StatusOK)
+	}
+	if m.pass {
+		return m.ResponseWriter.Write(b)
 	}
 	return len(b), nil // the mux's plain-text body is dropped
 }

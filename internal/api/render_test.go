@@ -272,6 +272,10 @@ func TestRoutingErrorsAreNovaShaped(t *testing.T) {
 		t.Errorf("no request id on a 405")
 	}
 	f.do("PATCH", "/v2.1/flavors/1", "", "{}").novaError(t, 405, "badMethod")
+	// The mux's redirect to a cleaned path is not turned into an error.
+	if l := list(t, f.do("GET", "//v2.1/servers", "", nil).want(t, 200).body, "servers"); len(l) != 0 {
+		t.Errorf("servers %v", l)
+	}
 }
 
 func TestOps(t *testing.T) {
