@@ -1,17 +1,126 @@
 package main
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/ingot-dev/ingot/internal/app"
+	"github.com/ingot-dev/ingot/internal/config"
 )
 
+type serveFlags struct {
+	configPath string
+	dev        bool
+	dataDir    string
+	listen     string
+	database   string
+	ironicURL  string
+	logLevel   string
+}
+
 func newServeCmd() *cobra.Command {
-	return &cobra.Command{
+	var f serveFlags
+	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "Run the ingot service",
+		Short: "Run the ingot service (API + reconciler)",
+		Long: `Run the ingot service: the Nova-compatible API and the reconciler that drives
+every server to ACTIVE, ERROR or DELETED.
+
+  ingot serve --dev                 SQLite in a data directory + a built-in simulated Ironic
+  ingot serve --config ingot.yaml   your configuration (flags override it)`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return errors.New("not implemented yet")
+			cfg, err := loadServeConfig(cmd, f)
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return serve(ctx, cfg)
 		},
 	}
+	fl := cmd.Flags()
+	fl.StringVarP(&f.configPath, "config", "c", "", "configuration file (YAML)")
+	fl.BoolVar(&f.dev, "dev", false, "development mode: SQLite in --data-dir, built-in simulated Ironic with 8 nodes, a default flavor, image and network")
+	fl.StringVar(&f.dataDir, "data-dir", defaultDataDir(), "data directory for --dev")
+	fl.StringVar(&f.listen, "listen", "", "API listen address host:port (overrides the config)")
+	fl.StringVar(&f.database, "database", "", "SQLite path (overrides the config)")
+	fl.StringVar(&f.ironicURL, "ironic-url", "", `Ironic URL, or "sim" (overrides the config)`)
+	fl.StringVar(&f.logLevel, "log-level", "", "debug, info, warn or error (overrides the config)")
+	return cmd
+}
+
+func defaultDataDir() string {
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, ".local", "share", "ingot")
+	}
+	return "ingot-data"
+}
+
+func loadServeConfig(cmd *cobra.Command, f serveFlags) (config.Config, error) {
+	var cfg config.Config
+	switch {
+	case f.dev && f.configPath != "":
+		return cfg, errors.New("--dev and --config exclude each other")
+	case f.dev:
+		if err := os.MkdirAll(f.dataDir, 0o755); err != nil {
+			return cfg, fmt.Errorf("data dir: %w", err)
+		}
+		cfg = config.Dev(f.dataDir)
+	case f.configPath != "":
+		c, err := config.Load(f.configPath)
+		if err != nil {
+			return cfg, err
+		}
+		cfg = c
+	default:
+		cfg = config.Default()
+	}
+	if f.listen != "" {
+		cfg.Listen = f.listen
+	}
+	if f.database != "" {
+		cfg.Database = f.database
+	}
+	if f.ironicURL != "" {
+		cfg.Ironic.URL = f.ironicURL
+	}
+	if f.logLevel != "" {
+		cfg.LogLevel = f.logLevel
+	}
+	if err := cfg.Normalize(); err != nil {
+		return cfg, err
+	}
+	return cfg, nil
+}
+
+func newLogger(level string) *slog.Logger {
+	var l slog.Level
+	_ = l.UnmarshalText([]byte(strings.ToUpper(level)))
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: l}))
+}
+
+// serve runs the service until ctx ends.
+func serve(ctx context.Context, cfg config.Config) error {
+	log := newLogger(cfg.LogLevel)
+	a, err := app.New(ctx, cfg, app.Options{Logger: log})
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	return a.Serve(ctx, ln)
 }

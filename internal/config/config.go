@@ -55,6 +55,7 @@ type Sim struct {
 	ResourceClass string        `yaml:"resource_class"`
 	DeployTime    time.Duration `yaml:"deploy_time"`
 	UndeployTime  time.Duration `yaml:"undeploy_time"`
+	Listen        string        `yaml:"listen"` // default 127.0.0.1:0 (a free port)
 }
 
 // Flavor maps a flavor to a resource class.

@@ -188,13 +188,17 @@ func (s *Server) Holds() bool {
 }
 
 // NeedsWork reports whether the reconciler must look at the server on every
-// tick: a non-stable phase, or a stable failure that still holds resources.
+// tick: a non-stable phase, a delete not yet carried out, or a stable
+// failure that still holds resources.
 func (s *Server) NeedsWork() bool {
 	if !s.Phase.Stable() {
 		return true
 	}
+	if s.Desired == DesiredDeleted && s.Phase != PhaseDeleted {
+		return true
+	}
 	if s.Phase == PhaseActive {
-		return s.Desired == DesiredDeleted
+		return false
 	}
 	return s.Holds()
 }

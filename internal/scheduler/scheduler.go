@@ -17,8 +17,12 @@ import (
 	"github.com/ingot-dev/ingot/internal/lifecycle"
 )
 
-// ErrNoCandidate: no node fits the server.
+// ErrNoCandidate: no node fits the server, even in a freshly listed inventory.
 var ErrNoCandidate = errors.New("scheduler: no node fits")
+
+// ErrRetryLater: nothing fits in the cached inventory and it was refreshed
+// too recently to list again; try again on a later tick.
+var ErrRetryLater = errors.New("scheduler: inventory refreshed moments ago; retry")
 
 // Inventory lists scheduling candidates (implemented by *ironic.Client).
 type Inventory interface {
@@ -81,11 +85,17 @@ func (sc *Scheduler) Pick(ctx context.Context, s *lifecycle.Server) (string, err
 	if node, ok := sc.pickCached(s, false); ok {
 		return node, nil
 	}
-	if err := sc.refresh(ctx, rc, true); err != nil {
+	refreshed, err := sc.refresh(ctx, rc, true)
+	if err != nil {
 		return "", err
 	}
 	if node, ok := sc.pickCached(s, true); ok {
 		return node, nil
+	}
+	if !refreshed {
+		// The inventory was refreshed moments ago and may not show a node
+		// that was just released: ask again next tick rather than fail.
+		return "", ErrRetryLater
 	}
 	return "", ErrNoCandidate
 }
@@ -118,20 +128,20 @@ func (sc *Scheduler) pickCached(s *lifecycle.Server, fresh bool) (string, bool) 
 	return n.UUID, true
 }
 
-// refresh reloads one resource class's candidates. onDemand refreshes are
-// rate-limited by MinRefresh.
-func (sc *Scheduler) refresh(ctx context.Context, rc string, onDemand bool) error {
+// refresh reloads one resource class's candidates and reports whether it
+// did. onDemand refreshes are rate-limited by MinRefresh.
+func (sc *Scheduler) refresh(ctx context.Context, rc string, onDemand bool) (bool, error) {
 	now := sc.clock.Now()
 	sc.mu.Lock()
 	c := sc.classes[rc]
 	if onDemand && c != nil && now.Sub(c.fetchedAt) < sc.opts.MinRefresh {
 		sc.mu.Unlock()
-		return nil
+		return false, nil
 	}
 	sc.mu.Unlock()
 	nodes, err := sc.inv.ListAvailable(ctx, rc)
 	if err != nil {
-		return err
+		return false, err
 	}
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
@@ -141,7 +151,7 @@ func (sc *Scheduler) refresh(ctx context.Context, rc string, onDemand bool) erro
 			delete(sc.claims, node)
 		}
 	}
-	return nil
+	return true, nil
 }
 
 // Taken drops a node from the cache: it was found held (by another server of

@@ -1,0 +1,169 @@
+// Package app wires ingot together — store, Ironic adapter, scheduler, IPAM,
+// reconciler, API, metrics — from a configuration. `ingot serve` and the
+// end-to-end tests build the service the same way.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/ingot-dev/ingot/internal/api"
+	"github.com/ingot-dev/ingot/internal/clock"
+	"github.com/ingot-dev/ingot/internal/config"
+	"github.com/ingot-dev/ingot/internal/ironic"
+	"github.com/ingot-dev/ingot/internal/ironicsim"
+	"github.com/ingot-dev/ingot/internal/lifecycle"
+	"github.com/ingot-dev/ingot/internal/metrics"
+	"github.com/ingot-dev/ingot/internal/network"
+	"github.com/ingot-dev/ingot/internal/reconciler"
+	"github.com/ingot-dev/ingot/internal/scheduler"
+	"github.com/ingot-dev/ingot/internal/store"
+	"github.com/ingot-dev/ingot/internal/store/sqlite"
+)
+
+// App is one ingot process.
+type App struct {
+	Config     config.Config
+	Store      store.Store
+	Ironic     *ironic.Client
+	IronicURL  string
+	Sim        *ironicsim.Sim // the built-in simulator when ironic.url is "sim"
+	Reconciler *reconciler.Reconciler
+	Metrics    *metrics.Metrics
+	Handler    http.Handler
+	Log        *slog.Logger
+
+	closers []func()
+}
+
+// Options are what a caller may supply beyond the configuration.
+type Options struct {
+	Clock  clock.Clock  // default clock.Real{}
+	Logger *slog.Logger // default: discard
+}
+
+// New builds the service from a normalized configuration. Close releases it.
+func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
+	if opts.Clock == nil {
+		opts.Clock = clock.Real{}
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	a := &App{Config: cfg, Log: opts.Logger}
+	st, err := sqlite.Open(ctx, cfg.Database)
+	if err != nil {
+		return nil, fmt.Errorf("database %s: %w", cfg.Database, err)
+	}
+	a.Store = st
+	a.closers = append(a.closers, func() { _ = st.Close() })
+
+	a.IronicURL = cfg.Ironic.URL
+	if a.IronicURL == "sim" {
+		if err := a.startSim(cfg.Ironic.Sim); err != nil {
+			a.Close()
+			return nil, err
+		}
+	}
+	a.Metrics = metrics.New(st.CountByPhase)
+	ic, err := ironic.New(ironic.Config{URL: a.IronicURL, Microversion: cfg.Ironic.Microversion, Timeout: cfg.Ironic.Timeout, Observer: a.Metrics.IronicCall})
+	if err != nil {
+		a.Close()
+		return nil, fmt.Errorf("ironic: %w", err)
+	}
+	a.Ironic = ic
+	nets := cfg.NetworkList()
+	sched := scheduler.New(ic, opts.Clock, scheduler.Options{})
+	a.Reconciler = reconciler.New(reconciler.Deps{
+		Store: st, Ironic: ic, Scheduler: sched, IPAM: network.NewIPAM(st, nets), Clock: opts.Clock, Logger: opts.Logger,
+		Hooks: reconciler.Hooks{Tick: a.Metrics.Tick, Transition: a.Metrics.Transition, PastDue: a.Metrics.PastDue},
+	}, reconciler.Config{
+		Interval: cfg.PollInterval, DriftInterval: cfg.DriftInterval, Workers: cfg.Workers,
+		Lifecycle: LifecycleConfig(cfg),
+	})
+	a.Handler = api.New(api.Config{
+		Store: st, Catalog: cfg.Catalog(), Networks: nets, Clock: opts.Clock, BuildTimeout: cfg.BuildTimeout,
+		Kick: a.Reconciler.Kick, Nodes: ic.ListNodes, Logger: opts.Logger, Metrics: a.Metrics.Handler(),
+		Ready: func(ctx context.Context) error {
+			if err := st.Ping(ctx); err != nil {
+				return fmt.Errorf("database: %w", err)
+			}
+			if err := ic.Ping(ctx); err != nil {
+				return fmt.Errorf("ironic: %w", err)
+			}
+			return nil
+		},
+	})
+	return a, nil
+}
+
+// LifecycleConfig extracts the lifecycle's limits.
+func LifecycleConfig(c config.Config) lifecycle.Config {
+	return lifecycle.Config{
+		BuildTimeout:     c.BuildTimeout,
+		DeleteTimeout:    c.DeleteTimeout,
+		MaintenanceGrace: c.MaintenanceGrace,
+		MaxAttempts:      c.MaxAttempts,
+	}
+}
+
+// startSim runs the built-in simulated Ironic on a loopback port; ingot then
+// talks to it over HTTP exactly as to a real Ironic.
+func (a *App) startSim(c config.Sim) error {
+	sim := ironicsim.New(ironicsim.Options{DeployTime: c.DeployTime, UndeployTime: c.UndeployTime})
+	sim.AddNodes(c.Nodes, ironicsim.NodeSpec{ResourceClass: c.ResourceClass})
+	listen := c.Listen
+	if listen == "" {
+		listen = "127.0.0.1:0"
+	}
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		return fmt.Errorf("simulated ironic: %w", err)
+	}
+	srv := &http.Server{Handler: sim.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	a.Sim = sim
+	a.IronicURL = "http://" + ln.Addr().String()
+	a.closers = append(a.closers, func() { _ = srv.Close() })
+	a.Log.Info("built-in simulated Ironic", "url", a.IronicURL, "nodes", c.Nodes, "resource_class", c.ResourceClass, "admin", a.IronicURL+"/_sim/")
+	return nil
+}
+
+// Serve answers the API on ln and runs the reconciler until ctx ends, then
+// shuts down gracefully.
+func (a *App) Serve(ctx context.Context, ln net.Listener) error {
+	srv := &http.Server{Handler: a.Handler, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 2)
+	go func() { errc <- srv.Serve(ln) }()
+	recCtx, stopRec := context.WithCancel(ctx)
+	defer stopRec()
+	go func() { errc <- a.Reconciler.Run(recCtx) }()
+	a.Log.Info("ingot serving", "api", "http://"+ln.Addr().String()+"/v2.1", "ironic", a.IronicURL, "database", a.Config.Database)
+	select {
+	case <-ctx.Done():
+	case err := <-errc:
+		if err != nil && !errors.Is(err, http.ErrServerClosed) && !errors.Is(err, context.Canceled) {
+			stopRec()
+			_ = srv.Close()
+			return err
+		}
+	}
+	a.Log.Info("shutting down")
+	stopRec()
+	shutCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return srv.Shutdown(shutCtx)
+}
+
+// Close releases the database and the built-in simulator.
+func (a *App) Close() {
+	for i := len(a.closers) - 1; i >= 0; i-- {
+		a.closers[i]()
+	}
+	a.closers = nil
+}

@@ -1,0 +1,343 @@
+package reconciler
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"strconv"
+
+	"github.com/ingot-dev/ingot/internal/ironic"
+	"github.com/ingot-dev/ingot/internal/lifecycle"
+	"github.com/ingot-dev/ingot/internal/network"
+	"github.com/ingot-dev/ingot/internal/scheduler"
+	"github.com/ingot-dev/ingot/internal/store"
+)
+
+// Log field names shared by every line about a server.
+const (
+	logServer = "server"
+	logNode   = "node"
+	logPhase  = "phase"
+	logAction = "action"
+	logReason = "reason"
+)
+
+// process takes a server through as many steps as it can this tick: it
+// stops at a wait, after asking Ironic to change the node (the view is then
+// stale), or after StepsPerTick steps.
+func (r *Reconciler) process(ctx context.Context, s *lifecycle.Server, b *bulk) {
+	log := r.log.With(logServer, s.ID)
+	v, observed := r.nodeView(ctx, s, b)
+	for range r.cfg.StepsPerTick {
+		if ctx.Err() != nil {
+			return
+		}
+		if s.NodeID != "" && !observed && needsView(s) {
+			v, observed = r.fetchView(ctx, s, b), true
+		}
+		in := lifecycle.Input{Server: s, Node: v, Now: r.clock.Now(), IronicDown: r.isDown(s.ID) || !b.up}
+		a := lifecycle.Decide(in, r.cfg.Lifecycle)
+		switch a.Kind {
+		case lifecycle.KindWait:
+			return
+		case lifecycle.KindSave:
+			next, err := r.save(ctx, s, a.Next, a.Events)
+			if err != nil {
+				if errors.Is(err, errStale) && next != nil {
+					s, observed = next, false
+					continue
+				}
+				log.Warn("save failed", logPhase, s.Phase, "err", err)
+				return
+			}
+			log.Info("transition", logPhase, next.Phase, logNode, next.NodeID, "why", a.Why)
+			if next.NodeID != s.NodeID {
+				observed = false
+			}
+			s = next
+			continue
+		}
+		res, node := r.execute(ctx, s, a)
+		applied := lifecycle.Apply(s, a, res, r.clock.Now(), r.cfg.Lifecycle)
+		r.setDown(s.ID, applied.IronicDown)
+		if res.Outcome != lifecycle.OK {
+			log.Info("action did not complete", logAction, a.Kind.String(), logNode, s.NodeID,
+				"outcome", res.Outcome.String(), "msg", res.Message)
+		}
+		if applied.Next != nil {
+			next, err := r.save(ctx, s, applied.Next, applied.Events)
+			if err != nil {
+				if errors.Is(err, errStale) && next != nil {
+					s, observed = next, false
+					continue
+				}
+				if errors.Is(err, store.ErrNodeTaken) && a.Kind == lifecycle.KindSchedule {
+					r.sched.Taken(res.Node)
+					continue
+				}
+				log.Warn("save failed", logAction, a.Kind.String(), "err", err)
+				return
+			}
+			log.Info("transition", logPhase, next.Phase, logNode, next.NodeID, logAction, a.Kind.String())
+			if next.NodeID != s.NodeID {
+				observed = false
+			}
+			s = next
+		}
+		if node != nil {
+			v, observed = toView(*node), true
+		}
+		if applied.Stop {
+			return
+		}
+	}
+}
+
+// save records next (compare-and-swap on the version read). On a conflict it
+// returns the freshly read record with errStale, so the caller decides again
+// from what the user now wants.
+func (r *Reconciler) save(ctx context.Context, before, next *lifecycle.Server, events []lifecycle.Event) (*lifecycle.Server, error) {
+	err := r.store.SaveServer(ctx, next, events...)
+	if errors.Is(err, store.ErrConflict) {
+		fresh, gerr := r.store.GetServer(ctx, before.ID)
+		if gerr != nil {
+			return nil, gerr
+		}
+		return fresh, errStale
+	}
+	if err != nil {
+		return nil, err
+	}
+	if before.NodeID != "" && next.NodeID != before.NodeID {
+		r.sched.Release(before.NodeID, before.ID)
+	}
+	if r.hooks.Transition != nil && before.Phase != next.Phase {
+		r.hooks.Transition(before, next)
+	}
+	return next, nil
+}
+
+// needsView reports whether Decide will look at the node for this server.
+func needsView(s *lifecycle.Server) bool {
+	if s.Desired == lifecycle.DesiredDeleted || s.Phase == lifecycle.PhaseDeleting {
+		return true
+	}
+	switch s.Phase {
+	case lifecycle.PhasePending, lifecycle.PhaseReserving, lifecycle.PhaseNetworking:
+		return false
+	case lifecycle.PhaseDeploying:
+		return s.DeployRequested
+	}
+	return true
+}
+
+// nodeView takes the server's node from the bulk view when it is there.
+func (r *Reconciler) nodeView(ctx context.Context, s *lifecycle.Server, b *bulk) (lifecycle.NodeView, bool) {
+	if s.NodeID == "" {
+		return lifecycle.NodeView{}, true
+	}
+	if !b.up {
+		return lifecycle.NodeView{}, true // not observed: Decide waits
+	}
+	if n, ok := b.nodes[s.NodeID]; ok {
+		return toView(n), true
+	}
+	return lifecycle.NodeView{}, false
+}
+
+// fetchView asks Ironic for one node that the bulk view did not show (it
+// carries no instance_uuid, or it is gone).
+func (r *Reconciler) fetchView(ctx context.Context, s *lifecycle.Server, b *bulk) lifecycle.NodeView {
+	if !b.up {
+		return lifecycle.NodeView{}
+	}
+	n, err := r.ironic.GetNode(ctx, s.NodeID)
+	switch {
+	case err == nil:
+		r.setDown(s.ID, false)
+		return toView(n)
+	case errors.Is(err, ironic.ErrNotFound):
+		r.setDown(s.ID, false)
+		return lifecycle.NodeView{Observed: true, Exists: false}
+	default:
+		r.setDown(s.ID, errors.Is(err, ironic.ErrUnavailable))
+		r.log.Info("node view failed", logServer, s.ID, logNode, s.NodeID, "err", err)
+		return lifecycle.NodeView{}
+	}
+}
+
+func toView(n ironic.Node) lifecycle.NodeView {
+	return lifecycle.NodeView{
+		Observed: true, Exists: true,
+		InstanceUUID: n.InstanceUUID, ProvisionState: n.ProvisionState, TargetProvisionState: n.TargetProvisionState,
+		LastError: n.LastError, Maintenance: n.Maintenance, Locked: n.Reservation != "",
+	}
+}
+
+// execute carries out one effect. It returns the node Ironic answered with,
+// when the call returned one.
+func (r *Reconciler) execute(ctx context.Context, s *lifecycle.Server, a lifecycle.Action) (lifecycle.Result, *ironic.Node) {
+	switch a.Kind {
+	case lifecycle.KindSchedule:
+		node, err := r.sched.Pick(ctx, s)
+		if errors.Is(err, scheduler.ErrNoCandidate) {
+			return lifecycle.Result{Outcome: lifecycle.NoCandidate}, nil
+		}
+		if err != nil {
+			return resultOf(err), nil
+		}
+		return lifecycle.Result{Outcome: lifecycle.OK, Node: node}, nil
+	case lifecycle.KindReserve:
+		n, err := r.ironic.Reserve(ctx, s.NodeID, s.ID)
+		if err != nil {
+			if errors.Is(err, ironic.ErrNodeAssociated) || errors.Is(err, ironic.ErrNotFound) {
+				r.sched.Taken(s.NodeID)
+			}
+			return resultOf(err), nil
+		}
+		r.sched.Taken(s.NodeID)
+		return lifecycle.Result{Outcome: lifecycle.OK}, &n
+	case lifecycle.KindNetwork:
+		return r.attachNetworks(ctx, s), nil
+	case lifecycle.KindDeploy:
+		return resultOf(r.ironic.Deploy(ctx, s.NodeID, deployRequest(s, r.portsOf(ctx, s)))), nil
+	case lifecycle.KindUndeploy:
+		return resultOf(r.ironic.Undeploy(ctx, s.NodeID)), nil
+	case lifecycle.KindUnreserve:
+		return r.unreserve(ctx, s, a.RemoveInstance), nil
+	case lifecycle.KindFreePorts:
+		return r.freePorts(ctx, s), nil
+	}
+	return lifecycle.Result{Outcome: lifecycle.Transient, Message: "unknown action " + a.Kind.String()}, nil
+}
+
+func (r *Reconciler) attachNetworks(ctx context.Context, s *lifecycle.Server) lifecycle.Result {
+	for _, netID := range s.Spec.Networks {
+		p, err := r.ipam.Allocate(ctx, s.ID, netID)
+		if err != nil {
+			return resultOf(err)
+		}
+		if p.VIFNode != s.NodeID {
+			// Record before act: cleanup finds the VIF even if we crash mid-call.
+			if err := r.store.SetPortVIF(ctx, p.ID, s.NodeID); err != nil {
+				return resultOf(err)
+			}
+		}
+		if err := r.ironic.AttachVIF(ctx, s.NodeID, p.ID); err != nil {
+			return resultOf(err)
+		}
+	}
+	return lifecycle.Result{Outcome: lifecycle.OK}
+}
+
+func (r *Reconciler) unreserve(ctx context.Context, s *lifecycle.Server, removeInstance bool) lifecycle.Result {
+	ports, err := r.store.Ports(ctx, s.ID)
+	if err != nil {
+		return resultOf(err)
+	}
+	for _, p := range ports {
+		if p.VIFNode != s.NodeID {
+			continue
+		}
+		if err := r.ironic.DetachVIF(ctx, s.NodeID, p.ID); err != nil && !errors.Is(err, ironic.ErrNotFound) {
+			return resultOf(err)
+		}
+		if err := r.store.SetPortVIF(ctx, p.ID, ""); err != nil {
+			return resultOf(err)
+		}
+	}
+	if removeInstance {
+		if err := r.ironic.Unreserve(ctx, s.NodeID); err != nil && !errors.Is(err, ironic.ErrNotFound) {
+			return resultOf(err)
+		}
+	}
+	return lifecycle.Result{Outcome: lifecycle.OK}
+}
+
+func (r *Reconciler) freePorts(ctx context.Context, s *lifecycle.Server) lifecycle.Result {
+	ports, err := r.store.Ports(ctx, s.ID)
+	if err != nil {
+		return resultOf(err)
+	}
+	for _, p := range ports {
+		if err := r.ipam.Free(ctx, p.ID); err != nil {
+			return resultOf(err)
+		}
+	}
+	return lifecycle.Result{Outcome: lifecycle.OK}
+}
+
+func (r *Reconciler) portsOf(ctx context.Context, s *lifecycle.Server) []store.Port {
+	ports, err := r.store.Ports(ctx, s.ID)
+	if err != nil {
+		r.log.Warn("ports for config drive", logServer, s.ID, "err", err)
+	}
+	return ports
+}
+
+// resultOf maps the adapters' typed errors to lifecycle outcomes.
+func resultOf(err error) lifecycle.Result {
+	if err == nil {
+		return lifecycle.Result{Outcome: lifecycle.OK}
+	}
+	msg := err.Error()
+	switch {
+	case errors.Is(err, ironic.ErrUnavailable):
+		return lifecycle.Result{Outcome: lifecycle.Unreachable, Message: msg}
+	case errors.Is(err, ironic.ErrNodeLocked), errors.Is(err, ironic.ErrInstanceAssociated):
+		return lifecycle.Result{Outcome: lifecycle.Transient, Message: msg}
+	case errors.Is(err, ironic.ErrNotFound):
+		return lifecycle.Result{Outcome: lifecycle.Gone, Message: msg}
+	case errors.Is(err, ironic.ErrNodeAssociated):
+		return lifecycle.Result{Outcome: lifecycle.Taken, Message: msg}
+	case errors.Is(err, ironic.ErrInvalidState):
+		return lifecycle.Result{Outcome: lifecycle.InvalidState, Message: msg}
+	case errors.Is(err, ironic.ErrInvalid):
+		return lifecycle.Result{Outcome: lifecycle.Rejected, Message: msg}
+	case errors.Is(err, network.ErrPoolExhausted):
+		return lifecycle.Result{Outcome: lifecycle.Exhausted, Message: msg}
+	}
+	return lifecycle.Result{Outcome: lifecycle.Transient, Message: msg}
+}
+
+// deployRequest builds instance_info and the JSON config drive.
+func deployRequest(s *lifecycle.Server, ports []store.Port) ironic.DeployRequest {
+	info := map[string]any{
+		"image_source": s.Spec.ImageSource,
+		"root_gb":      s.Spec.RootGB,
+		"display_name": s.Name,
+	}
+	if s.Spec.ImageChecksum != "" {
+		info["image_checksum"] = s.Spec.ImageChecksum
+	}
+	hostname := s.Spec.Hostname
+	if hostname == "" {
+		hostname = s.Name
+	}
+	meta := map[string]any{"uuid": s.ID, "name": s.Name, "hostname": hostname}
+	if len(s.Spec.Metadata) > 0 {
+		meta["meta"] = s.Spec.Metadata
+	}
+	cd := &ironic.ConfigDrive{MetaData: meta, NetworkData: networkData(ports)}
+	if s.Spec.UserData != "" {
+		if raw, err := base64.StdEncoding.DecodeString(s.Spec.UserData); err == nil {
+			cd.UserData = string(raw)
+		} else {
+			cd.UserData = s.Spec.UserData
+		}
+	}
+	return ironic.DeployRequest{InstanceInfo: info, ConfigDrive: cd}
+}
+
+// networkData is OpenStack's network_data.json for the ports.
+func networkData(ports []store.Port) map[string]any {
+	links := []any{}
+	nets := []any{}
+	for i, p := range ports {
+		link := "port-" + p.ID
+		links = append(links, map[string]any{"id": link, "type": "phy", "ethernet_mac_address": p.MAC, "vif_id": p.ID})
+		nets = append(nets, map[string]any{"id": "network" + strconv.Itoa(i), "link": link, "type": "ipv4",
+			"ip_address": p.IP, "network_id": p.NetworkID})
+	}
+	return map[string]any{"links": links, "networks": nets, "services": []any{}}
+}

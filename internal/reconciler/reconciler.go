@@ -1,0 +1,286 @@
+// Package reconciler runs ingot's level-triggered loop: each tick it loads
+// every server that needs work, takes one bulk view of Ironic, asks
+// lifecycle.Decide for each server's next action, carries the actions out
+// with bounded concurrency (one at a time per server) and records each
+// outcome before the next step.
+package reconciler
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/ingot-dev/ingot/internal/clock"
+	"github.com/ingot-dev/ingot/internal/ironic"
+	"github.com/ingot-dev/ingot/internal/lifecycle"
+	"github.com/ingot-dev/ingot/internal/store"
+)
+
+// Ironic is what the reconciler asks of Ironic (implemented by *ironic.Client).
+type Ironic interface {
+	ListAssociated(ctx context.Context) ([]ironic.Node, error)
+	GetNode(ctx context.Context, id string) (ironic.Node, error)
+	Reserve(ctx context.Context, nodeID, instanceUUID string) (ironic.Node, error)
+	Unreserve(ctx context.Context, nodeID string) error
+	AttachVIF(ctx context.Context, nodeID, vifID string) error
+	DetachVIF(ctx context.Context, nodeID, vifID string) error
+	Deploy(ctx context.Context, nodeID string, req ironic.DeployRequest) error
+	Undeploy(ctx context.Context, nodeID string) error
+}
+
+// Scheduler chooses nodes (implemented by *scheduler.Scheduler).
+type Scheduler interface {
+	Pick(ctx context.Context, s *lifecycle.Server) (string, error)
+	Taken(node string)
+	Release(node, server string)
+}
+
+// IPAM allocates ports (implemented by *network.IPAM).
+type IPAM interface {
+	Allocate(ctx context.Context, serverID, networkID string) (store.Port, error)
+	Free(ctx context.Context, portID string) error
+}
+
+// Hooks observe the loop (metrics). Every field is optional.
+type Hooks struct {
+	Tick       func(d time.Duration, servers int)
+	Transition func(before, after *lifecycle.Server)
+	PastDue    func(n int)
+}
+
+// Config tunes the loop.
+type Config struct {
+	Lifecycle     lifecycle.Config
+	Interval      time.Duration // tick period (default 2s)
+	DriftInterval time.Duration // how often ACTIVE servers are checked for drift (default 30s)
+	Workers       int           // concurrent servers per tick (default 32)
+	StepsPerTick  int           // most steps one server takes in a tick (default 12)
+}
+
+// Reconciler is the loop. Create with New, run with Run, or drive tick by
+// tick with Tick (tests and the deterministic simulation).
+type Reconciler struct {
+	store  store.Store
+	ironic Ironic
+	sched  Scheduler
+	ipam   IPAM
+	clock  clock.Clock
+	log    *slog.Logger
+	cfg    Config
+	hooks  Hooks
+
+	kick chan struct{}
+
+	mu         sync.Mutex
+	ironicDown map[string]bool // server -> last Ironic call failed as unreachable
+	lastDrift  time.Time
+}
+
+// Deps are the reconciler's collaborators.
+type Deps struct {
+	Store     store.Store
+	Ironic    Ironic
+	Scheduler Scheduler
+	IPAM      IPAM
+	Clock     clock.Clock
+	Logger    *slog.Logger
+	Hooks     Hooks
+}
+
+// New builds a reconciler.
+func New(d Deps, cfg Config) *Reconciler {
+	if cfg.Interval <= 0 {
+		cfg.Interval = 2 * time.Second
+	}
+	if cfg.DriftInterval <= 0 {
+		cfg.DriftInterval = 30 * time.Second
+	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = 32
+	}
+	if cfg.StepsPerTick <= 0 {
+		cfg.StepsPerTick = 12
+	}
+	if cfg.Lifecycle.MaxAttempts <= 0 {
+		cfg.Lifecycle = lifecycle.DefaultConfig()
+	}
+	if d.Clock == nil {
+		d.Clock = clock.Real{}
+	}
+	if d.Logger == nil {
+		d.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Reconciler{
+		store: d.Store, ironic: d.Ironic, sched: d.Scheduler, ipam: d.IPAM, clock: d.Clock, log: d.Logger,
+		cfg: cfg, hooks: d.Hooks, kick: make(chan struct{}, 1), ironicDown: map[string]bool{},
+	}
+}
+
+// Kick asks for a tick as soon as possible (after an API write). Never blocks.
+func (r *Reconciler) Kick() {
+	select {
+	case r.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Run ticks until ctx ends: every Interval, and at once after a Kick.
+func (r *Reconciler) Run(ctx context.Context) error {
+	t := time.NewTicker(r.cfg.Interval)
+	defer t.Stop()
+	for {
+		if _, err := r.Tick(ctx); err != nil && ctx.Err() == nil {
+			r.log.Warn("tick failed", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		case <-r.kick:
+		}
+	}
+}
+
+// TickStats says what one tick did.
+type TickStats struct {
+	Servers  int // servers looked at
+	PastDue  int // non-stable servers past deadline + one interval (must be 0)
+	IronicUp bool
+}
+
+// Tick runs one pass over every server that needs work (and, every
+// DriftInterval, every ACTIVE server). Safe to call repeatedly; not
+// concurrently with itself.
+func (r *Reconciler) Tick(ctx context.Context) (TickStats, error) {
+	start := r.clock.Now()
+	servers, err := r.store.ServersNeedingWork(ctx)
+	if err != nil {
+		return TickStats{}, err
+	}
+	if start.Sub(r.lastDrift) >= r.cfg.DriftInterval {
+		active, err := r.allInPhase(ctx, lifecycle.PhaseActive)
+		if err != nil {
+			return TickStats{}, err
+		}
+		servers = append(servers, active...)
+		r.lastDrift = start
+	}
+	stats := TickStats{Servers: len(servers)}
+	if len(servers) == 0 {
+		r.report(start, stats)
+		return stats, nil
+	}
+	view := r.bulkView(ctx, servers)
+	stats.IronicUp = view.up
+
+	jobs := make(chan *lifecycle.Server)
+	var wg sync.WaitGroup
+	for range min(r.cfg.Workers, len(servers)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for s := range jobs {
+				r.process(ctx, s, view)
+			}
+		}()
+	}
+	for _, s := range servers {
+		if ctx.Err() != nil {
+			break
+		}
+		jobs <- s
+	}
+	close(jobs)
+	wg.Wait()
+
+	now := r.clock.Now()
+	for _, s := range servers {
+		if !s.Phase.Stable() && now.After(r.deadline(s).Add(r.cfg.Interval)) {
+			stats.PastDue++
+		}
+	}
+	r.report(start, stats)
+	return stats, ctx.Err()
+}
+
+func (r *Reconciler) report(start time.Time, stats TickStats) {
+	if r.hooks.Tick != nil {
+		r.hooks.Tick(r.clock.Now().Sub(start), stats.Servers)
+	}
+	if r.hooks.PastDue != nil {
+		r.hooks.PastDue(stats.PastDue)
+	}
+}
+
+func (r *Reconciler) deadline(s *lifecycle.Server) time.Time {
+	if s.Desired == lifecycle.DesiredDeleted {
+		return s.DeleteRequestedAt.Add(r.cfg.Lifecycle.DeleteTimeout)
+	}
+	return s.Deadline
+}
+
+func (r *Reconciler) allInPhase(ctx context.Context, p lifecycle.Phase) ([]*lifecycle.Server, error) {
+	var out []*lifecycle.Server
+	after := ""
+	for {
+		page, err := r.store.ServersInPhase(ctx, p, after, 1000)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, page...)
+		if len(page) < 1000 {
+			return out, nil
+		}
+		after = page[len(page)-1].ID
+	}
+}
+
+// bulk is this tick's view of Ironic: every node carrying an instance_uuid.
+type bulk struct {
+	up    bool
+	nodes map[string]ironic.Node // node uuid -> node
+}
+
+func (r *Reconciler) bulkView(ctx context.Context, servers []*lifecycle.Server) *bulk {
+	need := false
+	for _, s := range servers {
+		if s.NodeID != "" {
+			need = true
+			break
+		}
+	}
+	if !need {
+		return &bulk{up: true}
+	}
+	nodes, err := r.ironic.ListAssociated(ctx)
+	if err != nil {
+		r.log.Warn("Ironic bulk view failed", "err", err)
+		return &bulk{up: false}
+	}
+	b := &bulk{up: true, nodes: make(map[string]ironic.Node, len(nodes))}
+	for _, n := range nodes {
+		b.nodes[n.UUID] = n
+	}
+	return b
+}
+
+func (r *Reconciler) setDown(id string, down bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if down {
+		r.ironicDown[id] = true
+	} else {
+		delete(r.ironicDown, id)
+	}
+}
+
+func (r *Reconciler) isDown(id string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.ironicDown[id]
+}
+
+// errStale: the server changed under us (the user's delete); reload it.
+var errStale = errors.New("stale")

@@ -1,0 +1,359 @@
+// Package scenario runs DESIGN.md §3's scenario catalogue against the whole
+// service (API, reconciler, store, Ironic adapter) over HTTP, with the Ironic
+// simulator injecting the failures, and checks the invariants after each.
+package scenario
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ingot-dev/ingot/internal/app"
+	"github.com/ingot-dev/ingot/internal/config"
+	"github.com/ingot-dev/ingot/internal/ironicsim"
+	"github.com/ingot-dev/ingot/internal/lifecycle"
+)
+
+const rc = "baremetal"
+
+type envOpts struct {
+	nodes        int
+	deployTime   time.Duration
+	undeployTime time.Duration
+	buildTimeout time.Duration
+	maxAttempts  int
+	maintGrace   time.Duration
+	deployIface  string // "" = fake
+	cidr         string
+	callback     time.Duration
+}
+
+type env struct {
+	t     *testing.T
+	sim   *ironicsim.Sim
+	gate  *gate
+	ironS *httptest.Server
+	app   *app.App
+	api   *httptest.Server
+	nodes []string
+	// orphans are nodes left active without an instance_uuid on purpose (the
+	// operator took our instance_uuid away: I7 forbids undeploying them).
+	orphans []string
+	netID   string
+	imgID   string
+}
+
+func newEnv(t *testing.T, o envOpts) *env {
+	t.Helper()
+	if o.nodes == 0 {
+		o.nodes = 3
+	}
+	if o.deployTime == 0 {
+		o.deployTime = 300 * time.Millisecond
+	}
+	if o.undeployTime == 0 {
+		o.undeployTime = 100 * time.Millisecond
+	}
+	if o.buildTimeout == 0 {
+		o.buildTimeout = 30 * time.Second
+	}
+	if o.maxAttempts == 0 {
+		o.maxAttempts = 3
+	}
+	if o.maintGrace == 0 {
+		o.maintGrace = time.Second
+	}
+	if o.cidr == "" {
+		o.cidr = "10.0.0.0/24"
+	}
+	sim := ironicsim.New(ironicsim.Options{DeployTime: o.deployTime, UndeployTime: o.undeployTime,
+		CallbackTimeout: o.callback, VIFMode: ironicsim.VIFModeStore, Seed: 1})
+	nodes := sim.AddNodes(o.nodes, ironicsim.NodeSpec{ResourceClass: rc, Ports: 4, DeployInterface: o.deployIface})
+	gate := &gate{next: sim.Handler()}
+	ironS := httptest.NewServer(gate)
+	t.Cleanup(ironS.Close)
+
+	cfg := config.Default()
+	cfg.Database = filepath.Join(t.TempDir(), "ingot.db")
+	cfg.Ironic.URL = ironS.URL
+	cfg.Ironic.Timeout = 2 * time.Second
+	cfg.PollInterval = 100 * time.Millisecond
+	cfg.DriftInterval = 200 * time.Millisecond
+	cfg.BuildTimeout = o.buildTimeout
+	cfg.DeleteTimeout = 20 * time.Second
+	cfg.MaintenanceGrace = o.maintGrace
+	cfg.MaxAttempts = o.maxAttempts
+	cfg.Flavors = []config.Flavor{{Name: "bm.small", ResourceClass: rc, DiskGB: 10}, {Name: "bm.none", ResourceClass: "no-such-class"}}
+	cfg.Images = []config.Image{{Name: "debian-12", URL: "http://images.example/debian-12.qcow2"}}
+	cfg.Networks = []config.Network{{Name: "provisioning", CIDR: o.cidr}}
+	if err := cfg.Normalize(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	a, err := app.New(ctx, cfg, app.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := httptest.NewServer(a.Handler)
+	done := make(chan struct{})
+	go func() { _ = a.Reconciler.Run(ctx); close(done) }()
+	t.Cleanup(func() { api.Close(); cancel(); <-done; a.Close() })
+	return &env{t: t, sim: sim, gate: gate, ironS: ironS, app: a, api: api, nodes: nodes, netID: cfg.Networks[0].ID, imgID: cfg.Images[0].ID}
+}
+
+// call does one API request and decodes the JSON answer.
+func (e *env) call(method, path string, body any, out any) int {
+	e.t.Helper()
+	var rd io.Reader
+	if body != nil {
+		raw, _ := json.Marshal(body)
+		rd = bytes.NewReader(raw)
+	}
+	req, _ := http.NewRequest(method, e.api.URL+path, rd)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-OpenStack-Nova-API-Version", "2.90")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	if out != nil && len(raw) > 0 {
+		if err := json.Unmarshal(raw, out); err != nil {
+			e.t.Fatalf("%s %s: decode %q: %v", method, path, raw, err)
+		}
+	}
+	return resp.StatusCode
+}
+
+func (e *env) create(name string) string {
+	e.t.Helper()
+	return e.createWith(name, "bm.small")
+}
+
+func (e *env) createWith(name, flavor string) string {
+	e.t.Helper()
+	var out struct {
+		Server struct {
+			ID string `json:"id"`
+		} `json:"server"`
+	}
+	body := map[string]any{"server": map[string]any{"name": name, "flavorRef": flavor, "imageRef": e.imgID,
+		"networks": []map[string]string{{"uuid": e.netID}}}}
+	if code := e.call("POST", "/v2.1/servers", body, &out); code != http.StatusAccepted {
+		e.t.Fatalf("create: %d", code)
+	}
+	return out.Server.ID
+}
+
+type server struct {
+	ID        string                       `json:"id"`
+	Status    string                       `json:"status"`
+	TaskState *string                      `json:"OS-EXT-STS:task_state"`
+	Node      *string                      `json:"OS-EXT-SRV-ATTR:hypervisor_hostname"`
+	Addresses map[string][]json.RawMessage `json:"addresses"`
+	Fault     *struct {
+		Message string `json:"message"`
+	} `json:"fault"`
+	IngotFault *struct {
+		Reason string `json:"reason"`
+		Node   string `json:"node"`
+	} `json:"ingot:fault"`
+	Attempts []struct {
+		Node   string `json:"node"`
+		Reason string `json:"reason"`
+	} `json:"ingot:attempts"`
+}
+
+// get returns the server and the HTTP status (404 once deleted).
+func (e *env) get(id string) (server, int) {
+	e.t.Helper()
+	var out struct {
+		Server server `json:"server"`
+	}
+	code := e.call("GET", "/v2.1/servers/"+id, nil, &out)
+	return out.Server, code
+}
+
+// record reads the stored record (for the node currently held).
+func (e *env) record(id string) *lifecycle.Server {
+	e.t.Helper()
+	s, err := e.app.Store.GetServer(context.Background(), id)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return s
+}
+
+// waitFor polls until cond holds (every 20 ms, up to timeout).
+func (e *env) waitFor(what string, timeout time.Duration, cond func() bool) {
+	e.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			e.t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// waitStatus waits for a status and fails at once if a forbidden one shows.
+func (e *env) waitStatus(id, want string, timeout time.Duration) server {
+	e.t.Helper()
+	var s server
+	e.waitFor(id+" "+want, timeout, func() bool {
+		var code int
+		s, code = e.get(id)
+		if code != http.StatusOK {
+			e.t.Fatalf("GET %s: %d while waiting for %s", id, code, want)
+		}
+		if s.Status != want && (s.Status == "ERROR" || (s.Status == "ACTIVE" && want != "ERROR")) {
+			e.t.Fatalf("server %s is %s, want %s (fault %+v)", id, s.Status, want, s.IngotFault)
+		}
+		return s.Status == want
+	})
+	return s
+}
+
+// waitGone waits for 404, checking the server never shows BUILD/ACTIVE/ERROR again (I2).
+func (e *env) waitGone(id string, timeout time.Duration) {
+	e.t.Helper()
+	e.waitFor(id+" gone", timeout, func() bool {
+		s, code := e.get(id)
+		if code == http.StatusNotFound {
+			return true
+		}
+		if s.Status != "DELETED" {
+			e.t.Fatalf("deleted server %s shows %s (I2)", id, s.Status)
+		}
+		return false
+	})
+}
+
+func (e *env) delete(id string) {
+	e.t.Helper()
+	if code := e.call("DELETE", "/v2.1/servers/"+id, nil, nil); code != http.StatusNoContent {
+		e.t.Fatalf("delete %s: %d", id, code)
+	}
+}
+
+// phase waits until the stored phase is p (to inject a fault at a given step).
+func (e *env) phase(id string, p lifecycle.Phase, timeout time.Duration) *lifecycle.Server {
+	e.t.Helper()
+	var s *lifecycle.Server
+	e.waitFor(fmt.Sprintf("%s in phase %s", id, p), timeout, func() bool {
+		s = e.record(id)
+		return s.Phase == p
+	})
+	return s
+}
+
+// quiesce waits until no server needs work.
+func (e *env) quiesce(timeout time.Duration) {
+	e.t.Helper()
+	e.waitFor("quiescence", timeout, func() bool {
+		ss, err := e.app.Store.ServersNeedingWork(context.Background())
+		return err == nil && len(ss) == 0
+	})
+}
+
+// checkInvariants checks I3 (no leaks), I4 and I7 once everything is stable.
+func (e *env) checkInvariants(ids ...string) {
+	e.t.Helper()
+	e.quiesce(10 * time.Second)
+	ctx := context.Background()
+	live := map[string]*lifecycle.Server{}
+	for _, id := range ids {
+		s := e.record(id)
+		if !s.Phase.Stable() {
+			e.t.Errorf("I1: server %s still %s", id, s.Phase)
+		}
+		if s.Phase == lifecycle.PhaseError && (s.Fault == nil || s.Fault.Reason == "" || s.Fault.Message == "") {
+			e.t.Errorf("I5: ERROR server %s without a fault", id)
+		}
+		ports, err := e.app.Store.Ports(ctx, id)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		if s.Phase == lifecycle.PhaseActive {
+			live[id] = s
+			if len(ports) != len(s.Spec.Networks) {
+				e.t.Errorf("active server %s has %d ports, want %d", id, len(ports), len(s.Spec.Networks))
+			}
+			continue
+		}
+		if len(ports) != 0 {
+			e.t.Errorf("I3: %s server %s still has %d port(s)", s.Phase, id, len(ports))
+		}
+		if s.NodeID != "" {
+			e.t.Errorf("I3: %s server %s still holds node %s", s.Phase, id, s.NodeID)
+		}
+	}
+	holders := map[string]string{}
+	for _, n := range e.sim.Nodes() {
+		vifs := e.sim.VIFs(n.UUID)
+		if n.InstanceUUID == "" {
+			if len(vifs) != 0 {
+				e.t.Errorf("I3: node %s (%s) has VIFs %v and no instance", n.UUID, n.ProvisionState, vifs)
+			}
+			if !n.Maintenance && n.ProvisionState != "available" && !slices.Contains(e.orphans, n.UUID) {
+				e.t.Errorf("I3: released node %s is %s, not available", n.UUID, n.ProvisionState)
+			}
+			continue
+		}
+		s, ok := live[n.InstanceUUID]
+		if !ok {
+			if slices.Contains(ids, n.InstanceUUID) {
+				e.t.Errorf("I3: node %s (%s) still carries instance_uuid of non-live server %s", n.UUID, n.ProvisionState, n.InstanceUUID)
+			}
+			continue
+		}
+		if prev, dup := holders[n.InstanceUUID]; dup {
+			e.t.Errorf("I4: server %s on nodes %s and %s", n.InstanceUUID, prev, n.UUID)
+		}
+		holders[n.InstanceUUID] = n.UUID
+		if s.NodeID != n.UUID || n.ProvisionState != "active" {
+			e.t.Errorf("node %s (%s) carries %s but the server holds %q", n.UUID, n.ProvisionState, s.ID, s.NodeID)
+		}
+		ports, _ := e.app.Store.Ports(ctx, s.ID)
+		for _, p := range ports {
+			if !slices.Contains(vifs, p.ID) {
+				e.t.Errorf("active server %s: port %s not attached to node %s (VIFs %v)", s.ID, p.ID, n.UUID, vifs)
+			}
+		}
+	}
+	for id := range live {
+		if _, ok := holders[id]; !ok {
+			e.t.Errorf("active server %s: no node carries its instance_uuid", id)
+		}
+	}
+}
+
+// gate makes the whole Ironic unreachable (connections dropped) while down.
+type gate struct {
+	next http.Handler
+	down atomic.Bool
+}
+
+func (g *gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if g.down.Load() {
+		if hj, ok := w.(http.Hijacker); ok {
+			if c, _, err := hj.Hijack(); err == nil {
+				_ = c.Close()
+				return
+			}
+		}
+		w.WriteHeader(http.StatusServiceUnavailable)
+		return
+	}
+	g.next.ServeHTTP(w, r)
+}
