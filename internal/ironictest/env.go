@@ -1,0 +1,106 @@
+// Package ironictest starts an Ironic for tests: the real one (Debian's
+// Ironic 21.4, fake-hardware, SQLite, one process per Env) or the in-process
+// simulator (internal/ironicsim), and offers a few helpers over plain HTTP that
+// behave the same on both: enrol nodes, act on them out of band, read them.
+//
+// Which one a suite gets:
+//   - StartReal: the real Ironic. Skipped when /usr/bin/ironic is missing
+//     (install it with .ci/install-ironic.sh), unless INGOT_TEST_IRONIC=1, in
+//     which case a missing or broken Ironic fails the test.
+//   - StartSim: the simulator behind httptest, always available.
+//   - Start: the real Ironic when INGOT_TEST_IRONIC=1, else the simulator.
+//
+// Every helper talks to Ironic at microversion 1.78 (the one ingot pins) and
+// calls t.Fatal when Ironic answers something unexpected. Facts about the real
+// Ironic that shaped the helpers are in ironic-facts.md (cited by section).
+package ironictest
+
+import (
+	"net/http"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/ingot-dev/ingot/internal/ironicsim"
+)
+
+// Microversion is the Ironic API version the helpers send.
+const Microversion = "1.78"
+
+// DefaultCallbackTimeout is how long a custom-agent deploy (LongDeploy and
+// Failing nodes) sits in "wait call-back" before Ironic fails it, unless the
+// options say otherwise.
+const DefaultCallbackTimeout = 10 * time.Second
+
+// EnvVar is the environment variable that selects the real Ironic: set to 1,
+// Start uses it and StartReal fails (instead of skipping) when it cannot run.
+const EnvVar = "INGOT_TEST_IRONIC"
+
+// Env is one running Ironic (real or simulated).
+type Env struct {
+	// URL is the API root, e.g. http://127.0.0.1:40123 (no /v1, no trailing slash).
+	URL string
+	// Real is true for the real Ironic.
+	Real bool
+	// CallbackTimeout is how long a custom-agent deploy waits in
+	// "wait call-back" before it becomes "deploy failed".
+	CallbackTimeout time.Duration
+	// DeployDelay is the fake deploy interface's per-step delay (real) or
+	// half the simulated deploy time: a Fast deploy stays in "deploying",
+	// locked, for about 2×DeployDelay, and an undeploy in "deleting" as long.
+	// Zero means as fast as the Ironic goes.
+	DeployDelay time.Duration
+
+	// Sim is the simulator's Go API (nil for the real Ironic).
+	Sim *ironicsim.Sim
+
+	proc *realProc // nil for the simulator
+	hc   *http.Client
+}
+
+// RealWanted reports whether INGOT_TEST_IRONIC asks for the real Ironic.
+func RealWanted() bool {
+	v := os.Getenv(EnvVar)
+	return v == "1" || v == "true" || v == "yes"
+}
+
+// Options configures an Env started by Start, whichever Ironic it is.
+type Options struct {
+	// CallbackTimeout for custom-agent deploys (default DefaultCallbackTimeout).
+	// The real Ironic counts whole seconds: it is rounded up.
+	CallbackTimeout time.Duration
+	// DeployDelay makes Fast deploys slow (see Env.DeployDelay). The real
+	// Ironic counts whole seconds: it is rounded up.
+	DeployDelay time.Duration
+}
+
+// Start starts the real Ironic when INGOT_TEST_IRONIC=1 and the simulator
+// otherwise, for suites that run on both. The simulator runs on the wall clock.
+func Start(t testing.TB, opts Options) *Env {
+	t.Helper()
+	if RealWanted() {
+		return StartReal(t, RealOptions(opts))
+	}
+	return StartSim(t, SimOptions{
+		CallbackTimeout: opts.CallbackTimeout,
+		DeployTime:      2 * opts.DeployDelay,
+		UndeployTime:    2 * opts.DeployDelay,
+	})
+}
+
+// Restart restarts the Ironic on the same database and URL. The real Ironic is
+// killed with SIGKILL (no graceful shutdown: a node caught in "deploying"
+// becomes "deploy failed" with "The deploying state can't be resumed by
+// conductor localhost. Moving to fail state.", ironic-facts.md §1) and started
+// again; the simulator's Restart models the same.
+func (e *Env) Restart(t testing.TB) {
+	t.Helper()
+	if e.proc == nil {
+		e.restartSim(t)
+		return
+	}
+	if err := e.proc.restart(); err != nil {
+		t.Fatalf("ironictest: restart: %v", err)
+	}
+	e.hc.CloseIdleConnections()
+}
