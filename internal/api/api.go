@@ -33,7 +33,8 @@ type Config struct {
 	Clock    clock.Clock // nil: the wall clock
 	// BuildTimeout sets a new server's deadline (default 30 minutes).
 	BuildTimeout time.Duration
-	// Kick wakes the reconciler after a committed write. May be nil.
+	// Kick wakes the reconciler after a committed write; it is called in
+	// the request, so it must not block. May be nil.
 	Kick func()
 	// Nodes lists the Ironic inventory for GET /ingot/v1/nodes. May be nil.
 	Nodes func(ctx context.Context) ([]ironic.Node, error)

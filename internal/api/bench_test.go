@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -81,4 +82,20 @@ func BenchmarkServerList(b *testing.B) {
 		page = (page + 1) % 10
 	}
 	b.ReportMetric(float64(bytes)/1000, "B/server")
+}
+
+// BenchmarkServerCreate: POST /v2.1/servers (validation, one committed
+// insert of the server and its create action, the answer).
+func BenchmarkServerCreate(b *testing.B) {
+	f := newFixture(b)
+	body := `{"server": {"name": "bench", "imageRef": "` + imageID + `", "flavorRef": "1", "networks": [{"uuid": "` + netID + `"}]}}`
+	for b.Loop() {
+		req := httptest.NewRequest("POST", "/v2.1/servers", strings.NewReader(body))
+		req.Header.Set("X-OpenStack-Nova-API-Version", "2.90")
+		rec := httptest.NewRecorder()
+		f.api.ServeHTTP(rec, req)
+		if rec.Code != http.StatusAccepted {
+			b.Fatalf("create: %d %s", rec.Code, rec.Body.String())
+		}
+	}
 }
