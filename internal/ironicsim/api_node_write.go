@@ -1,7 +1,6 @@
 package ironicsim
 
 import (
-	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -360,7 +359,7 @@ func (s *Sim) handlePatchNode(c *rctx) {
 			continue
 		}
 		if types, ok := nodeSchemaTypes[k]; ok {
-			if e := checkType("node", v, types...); e != nil {
+			if e := checkType("patch", v, types...); e != nil {
 				writeErr(c.w, e)
 				return
 			}
@@ -444,9 +443,4 @@ func (s *Sim) commitUpdate(n, upd *node, newName string, now time.Time) {
 	upd.Name = newName
 	*n = *upd
 	n.touch(now)
-}
-
-// describe is used by tests and logs.
-func (n *node) String() string {
-	return fmt.Sprintf("%s(%s/%s)", n.UUID, n.ProvisionState, n.TargetProvisionState)
 }

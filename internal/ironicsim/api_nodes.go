@@ -358,12 +358,42 @@ func (s *Sim) handleGetNode(c *rctx) {
 	writeRaw(c.w, http.StatusOK, encodeJSON(renderNode(n, fields, c.ver, c.base)))
 }
 
+// nodeSubresources are the node sub-controllers: a GET on one the simulator
+// does not serve is a 405, not a field list.
+var nodeSubresources = map[string]bool{"maintenance": true, "management": true, "bios": true,
+	"vendor_passthru": true, "validate": true, "portgroups": true, "volume": true, "allocation": true,
+	"history": true, "inventory": true, "children": true, "firmware": true}
+
+// handleGetNodeField serves GET /v1/nodes/{node}/{field}. NOTE: Ironic takes
+// an unknown trailing path element as the fields argument of get_one, so
+// GET /v1/nodes/n1/uuid answers {"uuid", "links"} and
+// GET /v1/nodes/n1/bogus answers 400 "Field bogus is not a valid field.".
+func (s *Sim) handleGetNodeField(c *rctx) {
+	if nodeSubresources[c.params["field"]] {
+		writeErr(c.w, routingErr(http.StatusMethodNotAllowed, ""))
+		return
+	}
+	c.query.Set("fields", c.params["field"])
+	s.handleGetNode(c)
+}
+
+// handlePostNodeIdent answers POST /v1/nodes/{node} as Ironic does: the
+// ident lands in the body argument and fails the schema.
+func (s *Sim) handlePostNodeIdent(c *rctx) {
+	writeErr(c.w, badRequest("Schema error for node: '%s' is not of type 'object'", c.params["node"]))
+}
+
+// handleDeleteNodes answers DELETE /v1/nodes.
+func (s *Sim) handleDeleteNodes(c *rctx) {
+	writeErr(c.w, badRequest("Missing mandatory parameter: node_ident"))
+}
+
 // handleGetTraits serves GET /v1/nodes/{node}/traits.
 func (s *Sim) handleGetTraits(c *rctx) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if c.ver < 37 {
-		writeErr(c.w, routingErr(http.StatusNotFound, ""))
+		writeErr(c.w, errNotAcceptable())
 		return
 	}
 	n, e := s.findNode(c, c.params["node"], s.now())

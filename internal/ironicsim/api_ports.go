@@ -29,9 +29,6 @@ func (p *port) vif() string {
 	return v
 }
 
-// nodePorts returns the node's ports in creation order. Caller holds s.mu.
-func (s *Sim) nodePorts(n *node) []*port { return n.ports }
-
 // addPortLocked creates a port. Caller holds s.mu.
 func (s *Sim) addPortLocked(n *node, mac string, now time.Time) *port {
 	p := &port{UUID: s.newUUID(), Address: mac, nodeUUID: n.UUID, PXEEnabled: true, CreatedAt: now}

@@ -391,3 +391,41 @@ func TestPortsAndVolumes(t *testing.T) {
 	h.want(h.do("DELETE", "/v1/volume/connectors/"+r.json()["uuid"].(string), nil), 400,
 		fmt.Sprintf(`The requested action "volume connector deletion" can not be performed on node "%s" while it is in state "None".`, other))
 }
+
+// Routing quirks measured on Ironic 21.4.4.
+func TestRoutingQuirks(t *testing.T) {
+	h := newHarness(t, Options{})
+	id := h.addNode(NodeSpec{NamePrefix: "p"})
+	r := h.do("GET", "/v1/nodes/p-0/uuid", nil)
+	h.want(r, 200, "")
+	if n := r.json(); n["uuid"] != id || len(n) != 2 {
+		t.Errorf("trailing field: %s", r.body)
+	}
+	h.want(h.do("GET", "/v1/nodes/p-0/bogus", nil), 400, "Field bogus is not a valid field.")
+	h.want(h.do("POST", "/v1/nodes/p-0", map[string]any{}), 400, "Schema error for node: 'p-0' is not of type 'object'")
+	h.want(h.do("DELETE", "/v1/nodes", nil), 400, "Missing mandatory parameter: node_ident")
+	h.want(h.do("PUT", "/v1/nodes", map[string]any{}), 405, "")
+	h.want(h.do("GET", "/v1/bogus", nil), 404, "")
+	h.want(h.doVer("1.36", "GET", "/v1/nodes/p-0/traits", nil), 406, "Request not acceptable.")
+	h.want(h.doVer("1.31", "GET", "/v1/volume/targets", nil), 404, "")
+	h.want(h.patch(id, op("add", "/resource_class", 5)), 400, "Schema error for patch: 5 is not of type 'string', 'null'")
+	h.want(h.do("PATCH", "/v1/nodes/"+id, map[string]any{"op": "add"}), 400, "Schema error for patch: {'op': 'add'} is not of type 'array'")
+	h.want(h.patch(id, op("add", "/instance_info/a/b", 1)), 400,
+		"Couldn't apply patch '{'op': 'add', 'path': '/instance_info/a/b', 'value': 1}'. Reason: member 'a' not found in {}")
+	h.want(h.provision(id, map[string]any{"target": "manage", "foo": 1}), 400, "Unexpected arguments: foo")
+	h.want(h.provision(id, map[string]any{}), 400, "Missing mandatory parameter: target")
+	h.want(h.do("GET", "/v1/nodes?associated=maybe", nil), 400,
+		"Invalid associated: Unrecognized value 'maybe', acceptable values are: '0', '1', 'f', 'false', 'n', 'no', 'off', 'on', 't', 'true', 'y', 'yes'")
+	h.want(h.do("GET", "/v1/nodes?marker=abc", nil), 400, "Expected UUID for marker: abc")
+	h.want(h.do("GET", "/v1/nodes?limit=abc", nil), 400, "Expected an integer for limit: abc")
+	if r := h.do("GET", "/v1/nodes", nil); !strings.HasPrefix(r.header.Get("Openstack-Request-Id"), "req-") {
+		t.Errorf("no request id: %v", r.header)
+	}
+	// Detail next link keeps maintenance=True and detail=True only.
+	_ = h.sim.SetMaintenance(id, true, "")
+	h.addNode(NodeSpec{})
+	r = h.do("GET", "/v1/nodes?maintenance=true&limit=1&associated=false&detail=true", nil)
+	if next := r.json()["next"]; next != h.srv.URL+"/v1/nodes?sort_key=id&sort_dir=asc&maintenance=True&detail=True&limit=1&marker="+id {
+		t.Errorf("next %v", next)
+	}
+}

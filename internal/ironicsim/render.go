@@ -201,7 +201,7 @@ func maskInstanceInfo(in map[string]any) any {
 }
 
 // secretKeys are the key fragments oslo's mask_dict_password hides.
-var secretKeys = []string{"password", "secret", "token", "credential", "key"}
+var secretKeys = []string{"password", "secret", "token"}
 
 func maskSecrets(in map[string]any) any {
 	out := make(map[string]any, len(in))

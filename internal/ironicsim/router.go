@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/google/uuid"
 )
 
 // Microversions served (Ironic 21.4).
@@ -63,6 +65,9 @@ var routes = []route{
 	mkroute("GET", "/v1/nodes/{node}/ports", (*Sim).handleListNodePorts),
 	mkroute("GET", "/v1/nodes/{node}/volume/connectors", (*Sim).handleListNodeConnectors),
 	mkroute("GET", "/v1/nodes/{node}/volume/targets", (*Sim).handleListNodeTargets),
+	mkroute("GET", "/v1/nodes/{node}/{field}", (*Sim).handleGetNodeField),
+	mkroute("POST", "/v1/nodes/{node}", (*Sim).handlePostNodeIdent),
+	mkroute("DELETE", "/v1/nodes", (*Sim).handleDeleteNodes),
 	mkroute("GET", "/v1/ports", (*Sim).handleListPorts),
 	mkroute("POST", "/v1/ports", (*Sim).handleCreatePort),
 	mkroute("GET", "/v1/ports/detail", (*Sim).handleListPortsDetail),
@@ -124,6 +129,7 @@ func (s *Sim) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveAdmin(w, r)
 		return
 	}
+	w.Header().Set("Openstack-Request-Id", "req-"+uuid.NewString())
 	if p == "/" || p == "" {
 		s.count(r.Method + " /")
 		if r.Method != http.MethodGet {

@@ -80,9 +80,8 @@ var ErrInvalidState = errors.New("ironicsim: node not in a state for this action
 // Sim is a simulated Ironic 21.4 (API 1.1–1.82) with fake-hardware nodes.
 // All methods are safe for concurrent use; one mutex guards everything.
 type Sim struct {
-	opts  Options
-	clk   clock.Clock
-	start time.Time
+	opts Options
+	clk  clock.Clock
 
 	mu      sync.Mutex
 	rng     *rand.Rand
@@ -136,7 +135,6 @@ func New(opts Options) *Sim {
 		targets: map[string]*volTarget{},
 		counts:  map[string]int{},
 	}
-	s.start = s.clk.Now()
 	s.handler = s.newHandler()
 	return s
 }
@@ -205,7 +203,7 @@ func (s *Sim) removeNode(n *node) {
 	if i < len(s.order) && s.order[i] == n {
 		s.order = append(s.order[:i], s.order[i+1:]...)
 	}
-	for _, p := range s.nodePorts(n) {
+	for _, p := range append([]*port(nil), n.ports...) {
 		s.removePort(p)
 	}
 	keepC := s.connOrd[:0]

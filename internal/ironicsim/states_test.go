@@ -272,3 +272,29 @@ func TestSetNodeTimes(t *testing.T) {
 		t.Fatalf("after 2s: %s", s)
 	}
 }
+
+func TestParallelReservationsOneWinner(t *testing.T) {
+	h := newHarness(t, Options{})
+	id := h.addNode(NodeSpec{})
+	const n = 8
+	codes := make(chan int, n)
+	for i := 0; i < n; i++ {
+		go func(i int) {
+			inst := fmt.Sprintf("00000000-0000-4000-8000-%012d", i)
+			r := h.patch(id, op("add", "/instance_uuid", inst))
+			codes <- r.status
+		}(i)
+	}
+	ok, conflicts := 0, 0
+	for i := 0; i < n; i++ {
+		switch <-codes {
+		case 200:
+			ok++
+		case 409:
+			conflicts++
+		}
+	}
+	if ok != 1 || conflicts != n-1 {
+		t.Fatalf("%d × 200, %d × 409", ok, conflicts)
+	}
+}
