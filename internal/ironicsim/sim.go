@@ -316,12 +316,14 @@ func (s *Sim) reserve(count, portsPerNode int) {
 	s.portOrd = slices.Grow(s.portOrd, count*portsPerNode)
 }
 
+// uniqueName returns prefix-i, or the first free prefix-k from the node
+// count up when that name is taken. Caller holds s.mu.
 func uniqueName(s *Sim, prefix string, i int) string {
 	name := prefix + "-" + itoa(i)
-	if _, taken := s.byName[name]; !taken {
-		return name
+	for k := int(s.seq) + 1; s.byName[name] != nil; k++ {
+		name = prefix + "-" + itoa(k)
 	}
-	return prefix + "-" + itoa(int(s.seq+1))
+	return name
 }
 
 // fakeMAC makes a locally administered MAC unique per node and port index.

@@ -298,3 +298,19 @@ func TestParallelReservationsOneWinner(t *testing.T) {
 		t.Fatalf("%d × 200, %d × 409", ok, conflicts)
 	}
 }
+
+func TestAddNodesNamesStayUnique(t *testing.T) {
+	s := New(Options{Seed: 1})
+	s.AddNodes(5, NodeSpec{})
+	s.AddNodes(30, NodeSpec{})
+	seen := map[string]bool{}
+	for _, n := range s.Nodes() {
+		if seen[n.Name] {
+			t.Fatalf("duplicate name %s", n.Name)
+		}
+		seen[n.Name] = true
+		if got, ok := s.Node(n.Name); !ok || got.UUID != n.UUID {
+			t.Fatalf("name %s does not resolve to its node", n.Name)
+		}
+	}
+}
