@@ -3,6 +3,29 @@
 // the OpenStack CLI makes on the same endpoint, health and metrics, and the
 // ingot node listing. It only writes desired state and answers: no handler
 // performs a build step, and every 2xx is sent after the store committed.
+//
+// Endpoints (microversions 2.1–2.92 on the compute routes; see
+// /work/shared/openstack-cli-facts.md for why each exists):
+//
+//	GET  /  /v2.1  /v2.1/                          version documents (no auth)
+//	POST /v2.1/servers                             create → 202
+//	GET  /v2.1/servers[/detail]                    name, status, image, flavor, limit, marker
+//	GET  /v2.1/servers/{id}                        404 for names, unknown and deleted ids
+//	DELETE /v2.1/servers/{id}                      → 204; POST …/action {"forceDelete"}
+//	GET  /v2.1/servers/{id}/os-instance-actions[/{request_id}]   also for deleted servers
+//	GET  /v2.1/flavors[/detail]  /v2.1/flavors/{id or name}[/os-extra_specs[/{key}]]
+//	GET  /v2.1/images[/{id}]  /image/  /image/v2/images[/{id}]                 Glance shapes
+//	GET  /v2.1[/v2.0]/networks[/{id}]  /v2.1[/v2.0]/ports/{id}  /network/  /network/v2.0/…  Neutron shapes
+//	GET  /ingot/v1/nodes  /healthz  /readyz  /metrics
+//
+// Deliberate differences from Nova: the name filter is a substring match,
+// not a regular expression; omitted networks mean no network at every
+// microversion ("auto" takes the first configured network); key_name is
+// recorded but not validated (there is no keypair service); create fields
+// ingot cannot honour (volumes, ports, fixed IPs, other security groups,
+// tags, description, adminPass, access IPs, min/max_count other than 1) are
+// refused with 400 rather than ignored; server bodies carry the extension
+// members "ingot:phase", "ingot:fault" and "ingot:attempts".
 package api
 
 import (
