@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -38,6 +39,7 @@ func (p *realProc) start() error {
 		return err
 	}
 	defer logf.Close()
+	logStart, _ := logf.Seek(0, io.SeekEnd)
 	// NOTE: eventlet binds with SO_REUSEPORT, so a second Ironic on a busy
 	// port starts "fine" and the kernel splits requests between the two
 	// (ironic-facts.md §0). Check the port right before the start, and count
@@ -61,6 +63,10 @@ func (p *realProc) start() error {
 
 	if err := p.waitUp(done); err != nil {
 		p.kill(syscall.SIGKILL)
+		if p.logSince(logStart, "Address already in use") {
+			// Taken by a socket without SO_REUSEPORT since portFree.
+			return fmt.Errorf("%w: 127.0.0.1:%d in use", errPortShared, p.port)
+		}
 		return fmt.Errorf("ironic on %s did not come up: %v (after %s); last lines of %s:\n%s",
 			p.url, err, time.Since(begin).Round(time.Millisecond), p.log, tail(p.log, logTailLines))
 	}
@@ -69,6 +75,15 @@ func (p *realProc) start() error {
 		return fmt.Errorf("%w: %d listeners on 127.0.0.1:%d", errPortShared, n, p.port)
 	}
 	return nil
+}
+
+// logSince reports whether the log, from offset on, contains s.
+func (p *realProc) logSince(offset int64, s string) bool {
+	b, err := os.ReadFile(p.log)
+	if err != nil || int64(len(b)) < offset {
+		return false
+	}
+	return strings.Contains(string(b[offset:]), s)
 }
 
 func (p *realProc) waitUp(done <-chan struct{}) error {

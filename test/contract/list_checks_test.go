@@ -1,6 +1,20 @@
 package contract
 
-import "github.com/ingot-dev/ingot/internal/ironictest"
+import (
+	"regexp"
+	"strings"
+
+	"github.com/ingot-dev/ingot/internal/ironictest"
+)
+
+// isoTime is Python's datetime.isoformat() of an aware UTC time.
+var isoTime = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{6})?\+00:00$`)
+
+func sorted(s []string) []string {
+	out := append([]string(nil), s...)
+	sortStrings(out)
+	return out
+}
 
 // Node lists: fields, links, pagination, filters (ironic-facts.md §0, §9,
 // library-notes.md "Filtered pagination loses its filters").
@@ -32,6 +46,27 @@ var listChecks = []check{
 		c.eq("node with fields: keys", keys(n), []string{"instance_uuid", "links", "provision_updated_at"})
 		c.clientFault(c.get("/v1/nodes?fields=created_at"), 400, "Field created_at is not a valid field.")
 		c.clientFault(c.get("/v1/nodes/detail?fields=uuid"), 400, "Unexpected arguments: fields")
+	}},
+	{name: "list.ingot-fields", run: func(c *C) {
+		// The fields ingot's bulk view and inventory ask for are all valid,
+		// and come back exactly (plus links).
+		id := c.enroll(ironictest.Fast)
+		fields := []string{"uuid", "name", "instance_uuid", "provision_state", "target_provision_state", "power_state",
+			"maintenance", "maintenance_reason", "last_error", "reservation", "resource_class", "provision_updated_at", "traits"}
+		nodes, _ := c.nodesOf(c.get("/v1/nodes?fields=" + strings.Join(fields, ",") + "&resource_class=" + c.rc))
+		if len(nodes) != 1 {
+			c.failf("list: %v, want just %s", uuidsOf(nodes), id)
+		}
+		c.eq("keys", keys(nodes[0]), sorted(append(fields, "links")))
+		// provision_updated_at: null until the first provision state change,
+		// then Python's isoformat in UTC.
+		c.eq("provision_updated_at of a node created available", nodes[0]["provision_updated_at"], nil)
+		c.accepted(c.provision(id, map[string]any{"target": "active"}), id)
+		n := c.waitState(id, "active", c.deployTimeout())
+		ts, _ := n["provision_updated_at"].(string)
+		if !isoTime.MatchString(ts) {
+			c.failf("provision_updated_at %q, want like 2026-11-30T02:09:07.301458+00:00", n["provision_updated_at"])
+		}
 	}},
 	{name: "list.limit-zero", run: func(c *C) {
 		c.clientFault(c.get("/v1/nodes?limit=0"), 400, "Limit must be positive")

@@ -58,20 +58,49 @@ var lockedChecks = []check{
 		n = c.waitState(id, "available", c.deployTimeout())
 		c.eq("instance_uuid after undeploy", n["instance_uuid"], nil)
 	}},
-	{name: "restart.deploying-fails", profile: profRestart, run: func(c *C) {
-		// SIGKILL during "deploying" (the simulator models it): after the
-		// restart the conductor fails the deploy it cannot resume (§1).
-		id, inst := c.waitLocked()
+	{name: "restart.transient-states-fail", profile: profRestart, run: func(c *C) {
+		// SIGKILL (the simulator models it) with one node "deploying", one
+		// "deleting" and one in "wait call-back": the conductor fails the
+		// transient states it cannot resume and leaves "wait call-back" (§1).
+		waiting, _, _ := c.waitCallback(ironictest.LongDeploy)
+		deleting := c.enroll(ironictest.Fast)
+		delInst := c.startDeploy(deleting)
+		c.waitState(deleting, "active", c.deployTimeout())
+		deploying, inst := c.waitLocked()
+		c.accepted(c.provision(deleting, map[string]any{"target": "deleted"}), deleting)
+		c.waitState(deleting, "deleting", 5*time.Second)
+		if n := c.node(deploying); n["provision_state"] != "deploying" {
+			c.failf("node %s left deploying before the restart: %v", deploying, n["provision_state"])
+		}
 		c.restart()
-		n := c.node(id)
+
+		n := c.node(deploying)
 		c.eq("provision_state after restart", n["provision_state"], "deploy failed")
 		c.eq("target after restart", n["target_provision_state"], "active")
 		c.eq("reservation after restart", n["reservation"], nil)
 		c.eq("instance_uuid after restart", n["instance_uuid"], inst)
 		c.eq("last_error after restart", n["last_error"],
 			"The deploying state can't be resumed by conductor localhost. Moving to fail state.")
-		c.provisionRetry(id, "deleted")
-		n = c.waitState(id, "available", c.deployTimeout())
-		c.eq("instance_uuid after undeploy", n["instance_uuid"], nil)
+
+		n = c.node(deleting)
+		c.eq("provision_state after restart while deleting", n["provision_state"], "error")
+		c.eq("target after restart while deleting", n["target_provision_state"], nil)
+		c.eq("reservation after restart while deleting", n["reservation"], nil)
+		c.eq("instance_uuid after restart while deleting", n["instance_uuid"], delInst)
+		c.eq("last_error after restart while deleting", n["last_error"],
+			"The deleting state can't be resumed by conductor localhost. Moving to fail state.")
+
+		n = c.node(waiting)
+		c.eq("provision_state after restart in wait call-back", n["provision_state"], "wait call-back")
+		c.eq("last_error after restart in wait call-back", n["last_error"], nil)
+
+		// All three undeploy back to available.
+		for _, id := range []string{deploying, deleting, waiting} {
+			c.provisionRetry(id, "deleted")
+		}
+		for _, id := range []string{deploying, deleting, waiting} {
+			n = c.waitState(id, "available", c.deployTimeout())
+			c.eq("instance_uuid after undeploy", n["instance_uuid"], nil)
+		}
 	}},
 }

@@ -74,16 +74,36 @@ var subresourceChecks = []check{
 		c.sameSet("GET connectors", listUUIDs(c, c.get("/v1/volume/connectors?node="+id), "connectors"), []string{conn})
 	}},
 	{name: "volume.delete-needs-power-off", run: func(c *C) {
-		id := c.enroll(ironictest.Fast)
+		// NOTE: a fake node's initial power_state null counts as not off
+		// ("None" in the text); so does "power on" (§5).
+		r := c.status(c.send("1.10", "POST", "/v1/nodes", map[string]any{"name": c.name(), "driver": "fake-hardware"}), 201)
+		id := uuidOf(c, r)
+		conn := uuidOf(c, c.status(c.post("/v1/volume/connectors", map[string]any{
+			"node_uuid": id, "type": "iqn", "connector_id": "iqn.2010-10.org.openstack:" + c.id,
+		}), 201))
 		tgt := uuidOf(c, c.status(c.post("/v1/volume/targets", map[string]any{
 			"node_uuid": id, "volume_type": "iscsi", "boot_index": 0, "volume_id": "vol-" + c.id,
 		}), 201))
-		c.power(id, "power on")
-		c.clientFault(c.del("/v1/volume/targets/"+tgt), 400,
-			invalidStateText("volume target deletion", id, "power on"))
+		for _, state := range []string{"None", "power on"} {
+			if state != "None" {
+				c.power(id, state)
+			}
+			c.clientFault(c.del("/v1/volume/targets/"+tgt), 400, invalidStateText("volume target deletion", id, state))
+			c.clientFault(c.del("/v1/volume/connectors/"+conn), 400, invalidStateText("volume connector deletion", id, state))
+		}
 		c.power(id, "power off")
 		c.status(c.del("/v1/volume/targets/"+tgt), 204)
+		c.status(c.del("/v1/volume/connectors/"+conn), 204)
 		c.clientFault(c.get("/v1/volume/targets/"+tgt), 404, "Volume target "+tgt+" could not be found.")
+		c.clientFault(c.get("/v1/volume/connectors/"+conn), 404, "Volume connector "+conn+" could not be found.")
+		c.clientFault(c.del("/v1/volume/targets/"+tgt), 404, "Volume target "+tgt+" could not be found.")
+	}},
+	{name: "volume.connector-duplicate", run: func(c *C) {
+		id := c.enroll(ironictest.Fast)
+		body := map[string]any{"node_uuid": id, "type": "iqn", "connector_id": "iqn.2010-10.org.openstack:" + c.id}
+		c.status(c.post("/v1/volume/connectors", body), 201)
+		c.clientFault(c.post("/v1/volume/connectors", body), 409,
+			"A volume connector with type iqn and connector ID iqn.2010-10.org.openstack:"+c.id+" already exists.")
 	}},
 	{name: "volume.kept-over-undeploy", run: func(c *C) {
 		id := c.enroll(ironictest.Fast)

@@ -39,8 +39,8 @@ var (
 	realOptions = [numProfiles]ironictest.RealOptions{
 		profMain:    {CallbackTimeout: time.Hour},
 		profFailing: {CallbackTimeout: 4 * time.Second},
-		profSlow:    {CallbackTimeout: time.Hour, DeployDelay: 2 * time.Second},
-		profRestart: {CallbackTimeout: time.Hour, DeployDelay: 2 * time.Second},
+		profSlow:    {CallbackTimeout: time.Hour, DeployDelay: 3 * time.Second},
+		profRestart: {CallbackTimeout: time.Hour, DeployDelay: 3 * time.Second},
 	}
 	simOptions = [numProfiles]ironictest.SimOptions{
 		profMain:    {CallbackTimeout: time.Hour},
