@@ -53,6 +53,7 @@ func BenchmarkSaveServer(b *testing.B) {
 	b.Run("serial", func(b *testing.B) {
 		st, ss := seed(b, benchRows, benchRows)
 		i := 0
+		defer cpuPerOp(b)()
 		for b.Loop() {
 			s := ss[i%len(ss)]
 			if err := st.SaveServer(b.Context(), s, step(s, i)); err != nil {
@@ -65,6 +66,7 @@ func BenchmarkSaveServer(b *testing.B) {
 		st, ss := seed(b, benchRows, benchRows)
 		var workers atomic.Int64
 		b.ResetTimer()
+		defer cpuPerOp(b)()
 		b.RunParallel(func(pb *testing.PB) {
 			// Each goroutine owns the servers congruent to its number, so no conflicts.
 			w := int(workers.Add(1) - 1)
@@ -86,6 +88,7 @@ func BenchmarkServersNeedingWork(b *testing.B) {
 	for _, busy := range []int{benchRows, benchRows / 10} {
 		b.Run(fmt.Sprintf("%d_of_%d", busy, benchRows), func(b *testing.B) {
 			st, _ := seed(b, benchRows, busy)
+			defer cpuPerOp(b)()
 			for b.Loop() {
 				ss, err := st.ServersNeedingWork(b.Context())
 				if err != nil {
@@ -112,6 +115,7 @@ func BenchmarkListServers(b *testing.B) {
 		{"status_ACTIVE_page100", store.ListOptions{Status: "ACTIVE", Limit: 100}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
+			defer cpuPerOp(b)()
 			for b.Loop() {
 				if _, err := st.ListServers(b.Context(), tc.opts); err != nil {
 					b.Fatal(err)
@@ -121,6 +125,7 @@ func BenchmarkListServers(b *testing.B) {
 	}
 	b.Run("get", func(b *testing.B) {
 		i := 0
+		defer cpuPerOp(b)()
 		for b.Loop() {
 			if _, err := st.GetServer(b.Context(), ss[i%len(ss)].ID); err != nil {
 				b.Fatal(err)

@@ -69,11 +69,15 @@ func scanServer(sc scanner) (*lifecycle.Server, error) {
 	if err := json.Unmarshal([]byte(spec), &s.Spec); err != nil {
 		return nil, fmt.Errorf("sqlite: server %s: spec: %w", s.ID, err)
 	}
-	if err := json.Unmarshal([]byte(excluded), &s.Excluded); err != nil {
-		return nil, fmt.Errorf("sqlite: server %s: excluded: %w", s.ID, err)
+	if excluded != "null" { // the common case skips the decoder
+		if err := json.Unmarshal([]byte(excluded), &s.Excluded); err != nil {
+			return nil, fmt.Errorf("sqlite: server %s: excluded: %w", s.ID, err)
+		}
 	}
-	if err := json.Unmarshal([]byte(attempts), &s.Attempts); err != nil {
-		return nil, fmt.Errorf("sqlite: server %s: attempts: %w", s.ID, err)
+	if attempts != "null" {
+		if err := json.Unmarshal([]byte(attempts), &s.Attempts); err != nil {
+			return nil, fmt.Errorf("sqlite: server %s: attempts: %w", s.ID, err)
+		}
 	}
 	for i := range s.Attempts {
 		s.Attempts[i].At = s.Attempts[i].At.UTC()

@@ -10,10 +10,17 @@ import (
 	"github.com/ingot-dev/ingot/internal/store"
 )
 
-func insertAction(ctx context.Context, tx *sql.Tx, a store.ActionRecord) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO actions
+const (
+	qInsertAction = `INSERT INTO actions
 		(server_id, request_id, action, start_time, message, project_id, user_id)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		VALUES (?, ?, ?, ?, ?, ?, ?)`
+	qInsertEvent = `INSERT INTO events
+		(server_id, request_id, action, name, node, result, details, start, finish)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
+)
+
+func insertAction(ctx context.Context, tx txn, a store.ActionRecord) error {
+	_, err := tx.ExecContext(ctx, qInsertAction,
 		a.ServerID, a.RequestID, a.Action, encTimeNN(a.StartTime), a.Message, a.ProjectID, a.UserID)
 	if err != nil {
 		return fmt.Errorf("sqlite: insert %s action of %s: %w", a.Action, a.ServerID, err)
@@ -23,23 +30,13 @@ func insertAction(ctx context.Context, tx *sql.Tx, a store.ActionRecord) error {
 
 // insertEvents records events of server id; an event without ServerID is
 // taken as the server's.
-func insertEvents(ctx context.Context, tx *sql.Tx, id string, events []lifecycle.Event) error {
-	if len(events) == 0 {
-		return nil
-	}
-	stmt, err := tx.PrepareContext(ctx, `INSERT INTO events
-		(server_id, request_id, action, name, node, result, details, start, finish)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-	if err != nil {
-		return fmt.Errorf("sqlite: insert events of %s: %w", id, err)
-	}
-	defer stmt.Close()
+func insertEvents(ctx context.Context, tx txn, id string, events []lifecycle.Event) error {
 	for _, e := range events {
 		sid := e.ServerID
 		if sid == "" {
 			sid = id
 		}
-		if _, err := stmt.ExecContext(ctx, sid, e.RequestID, e.Action, e.Name, e.Node, e.Result, e.Details,
+		if _, err := tx.ExecContext(ctx, qInsertEvent, sid, e.RequestID, e.Action, e.Name, e.Node, e.Result, e.Details,
 			encTime(e.Start), encTime(e.Finish)); err != nil {
 			if constraint(err) == "fk" {
 				return fmt.Errorf("event %s of server %s: %w", e.Name, sid, store.ErrNotFound)
@@ -53,7 +50,7 @@ func insertEvents(ctx context.Context, tx *sql.Tx, id string, events []lifecycle
 // Actions lists a server's actions, newest first (ties: latest recorded
 // first). ErrNotFound when the server is unknown.
 func (st *Store) Actions(ctx context.Context, serverID string) ([]store.ActionRecord, error) {
-	rows, err := st.r.QueryContext(ctx, `SELECT server_id, request_id, action, start_time, message, project_id, user_id
+	rows, err := st.query(ctx, `SELECT server_id, request_id, action, start_time, message, project_id, user_id
 		FROM actions WHERE server_id = ? ORDER BY start_time DESC, id DESC`, serverID)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: actions of %s: %w", serverID, err)
@@ -110,7 +107,7 @@ func (st *Store) AllEvents(ctx context.Context, serverID string) ([]lifecycle.Ev
 }
 
 func (st *Store) events(ctx context.Context, where string, args ...any) ([]lifecycle.Event, error) {
-	rows, err := st.r.QueryContext(ctx, `SELECT server_id, request_id, action, name, node, result, details, start, finish
+	rows, err := st.query(ctx, `SELECT server_id, request_id, action, name, node, result, details, start, finish
 		FROM events WHERE `+where+` ORDER BY id`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: events: %w", err)
@@ -141,7 +138,7 @@ func (st *Store) events(ctx context.Context, where string, args ...any) ([]lifec
 // exists returns nil when query yields a row, ErrNotFound when it yields none.
 func (st *Store) exists(ctx context.Context, query string, args ...any) error {
 	var one int
-	err := st.r.QueryRowContext(ctx, query, args...).Scan(&one)
+	err := st.queryRow(ctx, query, args...).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.ErrNotFound
 	}

@@ -11,7 +11,12 @@ import (
 	"github.com/ingot-dev/ingot/internal/store"
 )
 
-const portCols = "id, server_id, network_id, ip, mac, vif_node, created_at"
+const (
+	portCols    = "id, server_id, network_id, ip, mac, vif_node, created_at"
+	qInsertPort = "INSERT INTO ports (" + portCols + ") VALUES (?, ?, ?, ?, ?, ?, ?)"
+	qSetPortVIF = "UPDATE ports SET vif_node = ? WHERE id = ?"
+	qDeletePort = "DELETE FROM ports WHERE id = ?"
+)
 
 // CreatePort inserts p (a zero CreatedAt is taken as now). ErrAddressInUse
 // when (NetworkID, IP) is taken; ErrExists when the id is taken or the
@@ -24,8 +29,8 @@ func (st *Store) CreatePort(ctx context.Context, p store.Port) error {
 	if p.CreatedAt.IsZero() {
 		p.CreatedAt = time.Now()
 	}
-	return st.write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, "INSERT INTO ports ("+portCols+") VALUES (?, ?, ?, ?, ?, ?, ?)",
+	return st.write(ctx, func(tx txn) error {
+		_, err := tx.ExecContext(ctx, qInsertPort,
 			p.ID, p.ServerID, p.NetworkID, p.IP, p.MAC, p.VIFNode, encTimeNN(p.CreatedAt))
 		if err == nil {
 			return nil
@@ -73,7 +78,7 @@ func collectPorts(rows *sql.Rows) ([]store.Port, error) {
 
 // Ports lists a server's ports by creation (nil when none).
 func (st *Store) Ports(ctx context.Context, serverID string) ([]store.Port, error) {
-	rows, err := st.r.QueryContext(ctx, "SELECT "+portCols+" FROM ports WHERE server_id = ? ORDER BY created_at, id", serverID)
+	rows, err := st.query(ctx, "SELECT "+portCols+" FROM ports WHERE server_id = ? ORDER BY created_at, id", serverID)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: ports of %s: %w", serverID, err)
 	}
@@ -113,7 +118,7 @@ func (st *Store) PortsOn(ctx context.Context, serverIDs []string) (map[string][]
 
 // GetPort returns one port. ErrNotFound when unknown.
 func (st *Store) GetPort(ctx context.Context, id string) (store.Port, error) {
-	p, err := scanPort(st.r.QueryRowContext(ctx, "SELECT "+portCols+" FROM ports WHERE id = ?", id))
+	p, err := scanPort(st.queryRow(ctx, "SELECT "+portCols+" FROM ports WHERE id = ?", id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.Port{}, fmt.Errorf("port %s: %w", id, store.ErrNotFound)
 	}
@@ -126,8 +131,8 @@ func (st *Store) GetPort(ctx context.Context, id string) (store.Port, error) {
 // SetPortVIF records the node the port's VIF is attached to ("" =
 // detached). Idempotent. ErrNotFound when the port is unknown.
 func (st *Store) SetPortVIF(ctx context.Context, portID, node string) error {
-	return st.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, "UPDATE ports SET vif_node = ? WHERE id = ?", node, portID)
+	return st.write(ctx, func(tx txn) error {
+		res, err := tx.ExecContext(ctx, qSetPortVIF, node, portID)
 		if err != nil {
 			return fmt.Errorf("sqlite: set vif of port %s: %w", portID, err)
 		}
@@ -143,8 +148,8 @@ func (st *Store) SetPortVIF(ctx context.Context, portID, node string) error {
 // DeletePort frees a port and its address. Idempotent: an unknown port is
 // not an error.
 func (st *Store) DeletePort(ctx context.Context, portID string) error {
-	return st.write(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, "DELETE FROM ports WHERE id = ?", portID); err != nil {
+	return st.write(ctx, func(tx txn) error {
+		if _, err := tx.ExecContext(ctx, qDeletePort, portID); err != nil {
 			return fmt.Errorf("sqlite: delete port %s: %w", portID, err)
 		}
 		return nil
@@ -153,7 +158,7 @@ func (st *Store) DeletePort(ctx context.Context, portID string) error {
 
 // UsedAddresses lists the allocated addresses of a network (any order).
 func (st *Store) UsedAddresses(ctx context.Context, networkID string) ([]string, error) {
-	rows, err := st.r.QueryContext(ctx, "SELECT ip FROM ports WHERE network_id = ?", networkID)
+	rows, err := st.query(ctx, "SELECT ip FROM ports WHERE network_id = ?", networkID)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: used addresses of %s: %w", networkID, err)
 	}

@@ -18,6 +18,25 @@ const (
 	maxLimit     = 1000
 )
 
+// Statements of the write transactions (prepared at Open, see writerQueries).
+const (
+	qInsertServer = `INSERT INTO servers (` + serverCols + `, needs_work)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	qServerExists = "SELECT 1 FROM servers WHERE id = ?"
+	qDeleteTarget = `SELECT desired, phase, node_id, ports_allocated, project_id, user_id
+		FROM servers WHERE id = ?`
+	qRequestDelete = `UPDATE servers SET desired = ?, delete_requested_at = ?, delete_request_id = ?,
+		updated_at = ?, version = version + 1, needs_work = ? WHERE id = ?`
+	// qSaveServer: desired is never written; needs_work is picked for the
+	// stored desired (see needsWork).
+	qSaveServer = `UPDATE servers SET phase = ?, node_id = ?, reserved = ?,
+		deploy_requested = ?, ports_allocated = ?, excluded = ?, attempts = ?, fault = ?,
+		maintenance_since = ?, updated_at = ?, phase_since = ?, deadline = ?, launched_at = ?,
+		version = version + 1,
+		needs_work = CASE WHEN desired = 'deleted' THEN ? ELSE ? END
+		WHERE id = ? AND version = ?`
+)
+
 // needsWork returns NeedsWork() of s for each value the stored desired may
 // have. SaveServer never writes desired, so it picks the one matching the
 // stored row in SQL (CASE), which keeps needs_work right even if the caller
@@ -72,9 +91,8 @@ func (st *Store) CreateServer(ctx context.Context, s *lifecycle.Server) error {
 	if err != nil {
 		return fmt.Errorf("sqlite: server %s: %w", c.ID, err)
 	}
-	err = st.write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO servers (`+serverCols+`, needs_work)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	err = st.write(ctx, func(tx txn) error {
+		_, err := tx.ExecContext(ctx, qInsertServer,
 			c.ID, c.Name, c.ProjectID, c.UserID, string(spec), string(c.Desired), string(c.Phase), c.NodeID,
 			c.Reserved, c.DeployRequested, c.PortsAllocated, docs.excluded, docs.attempts, docs.fault,
 			encTime(c.MaintenanceSince), encTimeNN(c.CreatedAt), encTime(c.UpdatedAt), encTime(c.PhaseSince),
@@ -87,7 +105,7 @@ func (st *Store) CreateServer(ctx context.Context, s *lifecycle.Server) error {
 			case "servers.node_id":
 				// SQLite may check the node index before the primary key.
 				var one int
-				if tx.QueryRowContext(ctx, "SELECT 1 FROM servers WHERE id = ?", c.ID).Scan(&one) == nil {
+				if tx.QueryRowContext(ctx, qServerExists, c.ID).Scan(&one) == nil {
 					return fmt.Errorf("server %s: %w", c.ID, store.ErrExists)
 				}
 				return fmt.Errorf("server %s, node %s: %w", c.ID, c.NodeID, store.ErrNodeTaken)
@@ -108,7 +126,7 @@ func (st *Store) CreateServer(ctx context.Context, s *lifecycle.Server) error {
 
 // GetServer returns the server, deleted or not. ErrNotFound when unknown.
 func (st *Store) GetServer(ctx context.Context, id string) (*lifecycle.Server, error) {
-	s, err := scanServer(st.r.QueryRowContext(ctx, "SELECT "+serverCols+" FROM servers WHERE id = ?", id))
+	s, err := scanServer(st.queryRow(ctx, "SELECT "+serverCols+" FROM servers WHERE id = ?", id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("server %s: %w", id, store.ErrNotFound)
 	}
@@ -126,6 +144,13 @@ var statusCond = map[string]string{
 	"ERROR":   "(desired <> 'deleted' AND phase = 'error')",
 	"BUILD":   "(desired <> 'deleted' AND phase NOT IN ('active', 'error', 'deleting', 'deleted'))",
 }
+
+// listFrom pins ListServers to the live (created_at, id, desired, phase)
+// index: left to itself SQLite picks servers_phase_id for a status filter
+// and then sorts every server of that phase to return one page. With the
+// pinned index a page costs an index-only scan up to the Limit-th match.
+// PostgreSQL: plain "servers" (its planner weighs the LIMIT).
+const listFrom = "servers INDEXED BY servers_live_created"
 
 // nameFilter is a case-sensitive literal substring match (no wildcards).
 // PostgreSQL: strpos(name, $n) > 0.
@@ -152,7 +177,7 @@ func (st *Store) ListServers(ctx context.Context, opts store.ListOptions) ([]*li
 	}
 	if opts.Marker != "" {
 		var created string
-		err := st.r.QueryRowContext(ctx, "SELECT created_at FROM servers WHERE id = ?", opts.Marker).Scan(&created)
+		err := st.queryRow(ctx, "SELECT created_at FROM servers WHERE id = ?", opts.Marker).Scan(&created)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, fmt.Errorf("marker %s: %w", opts.Marker, store.ErrNotFound)
 		}
@@ -168,7 +193,7 @@ func (st *Store) ListServers(ctx context.Context, opts store.ListOptions) ([]*li
 	}
 	limit = min(limit, maxLimit)
 	args = append(args, limit)
-	rows, err := st.r.QueryContext(ctx, "SELECT "+serverCols+" FROM servers WHERE "+
+	rows, err := st.query(ctx, "SELECT "+serverCols+" FROM "+listFrom+" WHERE "+
 		strings.Join(where, " AND ")+" ORDER BY created_at, id LIMIT ?", args...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: list servers: %w", err)
@@ -183,11 +208,10 @@ func (st *Store) RequestDelete(ctx context.Context, id, requestID string, at tim
 	if at.IsZero() {
 		at = time.Now()
 	}
-	return st.write(ctx, func(tx *sql.Tx) error {
+	return st.write(ctx, func(tx txn) error {
 		var s lifecycle.Server
 		var desired, phase string
-		err := tx.QueryRowContext(ctx, `SELECT desired, phase, node_id, ports_allocated, project_id, user_id
-			FROM servers WHERE id = ?`, id).Scan(&desired, &phase, &s.NodeID, &s.PortsAllocated, &s.ProjectID, &s.UserID)
+		err := tx.QueryRowContext(ctx, qDeleteTarget, id).Scan(&desired, &phase, &s.NodeID, &s.PortsAllocated, &s.ProjectID, &s.UserID)
 		if errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("server %s: %w", id, store.ErrNotFound)
 		}
@@ -202,8 +226,7 @@ func (st *Store) RequestDelete(ctx context.Context, id, requestID string, at tim
 			return nil // already requested: nothing changes
 		}
 		s.Desired = lifecycle.DesiredDeleted
-		if _, err := tx.ExecContext(ctx, `UPDATE servers SET desired = ?, delete_requested_at = ?,
-			delete_request_id = ?, updated_at = ?, version = version + 1, needs_work = ? WHERE id = ?`,
+		if _, err := tx.ExecContext(ctx, qRequestDelete,
 			string(lifecycle.DesiredDeleted), encTime(at), requestID, encTime(at), s.NeedsWork(), id); err != nil {
 			return fmt.Errorf("sqlite: request delete %s: %w", id, err)
 		}
@@ -231,13 +254,8 @@ func (st *Store) SaveServer(ctx context.Context, s *lifecycle.Server, events ...
 		return fmt.Errorf("sqlite: server %s: %w", s.ID, err)
 	}
 	ifDeleted, ifActive := needsWork(s)
-	err = st.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE servers SET phase = ?, node_id = ?, reserved = ?,
-			deploy_requested = ?, ports_allocated = ?, excluded = ?, attempts = ?, fault = ?,
-			maintenance_since = ?, updated_at = ?, phase_since = ?, deadline = ?, launched_at = ?,
-			version = version + 1,
-			needs_work = CASE WHEN desired = 'deleted' THEN ? ELSE ? END
-			WHERE id = ? AND version = ?`,
+	err = st.write(ctx, func(tx txn) error {
+		res, err := tx.ExecContext(ctx, qSaveServer,
 			string(s.Phase), s.NodeID, s.Reserved, s.DeployRequested, s.PortsAllocated,
 			docs.excluded, docs.attempts, docs.fault,
 			encTime(s.MaintenanceSince), encTime(s.UpdatedAt), encTime(s.PhaseSince), encTime(s.Deadline),
@@ -254,7 +272,7 @@ func (st *Store) SaveServer(ctx context.Context, s *lifecycle.Server, events ...
 		}
 		if n == 0 {
 			var one int
-			err := tx.QueryRowContext(ctx, "SELECT 1 FROM servers WHERE id = ?", s.ID).Scan(&one)
+			err := tx.QueryRowContext(ctx, qServerExists, s.ID).Scan(&one)
 			if errors.Is(err, sql.ErrNoRows) {
 				return fmt.Errorf("server %s: %w", s.ID, store.ErrNotFound)
 			}
@@ -275,7 +293,7 @@ func (st *Store) SaveServer(ctx context.Context, s *lifecycle.Server, events ...
 // ServersNeedingWork returns every server whose needs_work is set (partial
 // index servers_needs_work), ordered by id.
 func (st *Store) ServersNeedingWork(ctx context.Context) ([]*lifecycle.Server, error) {
-	rows, err := st.r.QueryContext(ctx, "SELECT "+serverCols+" FROM servers WHERE needs_work = TRUE ORDER BY id")
+	rows, err := st.query(ctx, "SELECT "+serverCols+" FROM servers WHERE needs_work = TRUE ORDER BY id")
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: servers needing work: %w", err)
 	}
@@ -288,7 +306,7 @@ func (st *Store) ServersInPhase(ctx context.Context, phase lifecycle.Phase, afte
 	if limit <= 0 {
 		limit = defaultLimit
 	}
-	rows, err := st.r.QueryContext(ctx, "SELECT "+serverCols+
+	rows, err := st.query(ctx, "SELECT "+serverCols+
 		" FROM servers WHERE phase = ? AND id > ? ORDER BY id LIMIT ?", string(phase), after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: servers in phase %s: %w", phase, err)
@@ -298,7 +316,7 @@ func (st *Store) ServersInPhase(ctx context.Context, phase lifecycle.Phase, afte
 
 // CountByPhase counts servers per phase; phases with none are absent.
 func (st *Store) CountByPhase(ctx context.Context) (map[lifecycle.Phase]int, error) {
-	rows, err := st.r.QueryContext(ctx, "SELECT phase, COUNT(*) FROM servers GROUP BY phase")
+	rows, err := st.query(ctx, "SELECT phase, COUNT(*) FROM servers GROUP BY phase")
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: count by phase: %w", err)
 	}
@@ -318,7 +336,7 @@ func (st *Store) CountByPhase(ctx context.Context) (map[lifecycle.Phase]int, err
 // NodeHolders maps node id -> server id for every server holding a node
 // (deleted servers still holding one included).
 func (st *Store) NodeHolders(ctx context.Context) (map[string]string, error) {
-	rows, err := st.r.QueryContext(ctx, "SELECT node_id, id FROM servers WHERE node_id <> ''")
+	rows, err := st.query(ctx, "SELECT node_id, id FROM servers WHERE node_id <> ''")
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: node holders: %w", err)
 	}

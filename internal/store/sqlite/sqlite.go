@@ -25,9 +25,11 @@
 // ever changes, existing rows keep the old answer until their next write,
 // so such a change needs a migration (or a recompute at Open) with it.
 //
-// SQL dialect: only "?" placeholders, row values and partial indexes (both
-// also in PostgreSQL); the one SQLite-only function, instr, is in a single
-// constant (nameFilter).
+// SQL dialect: "?" placeholders, row values, partial indexes and TRUE (all
+// also in PostgreSQL, with $n for ?). SQLite-only pieces are each in one
+// place: instr (nameFilter), INDEXED BY (listFrom), INTEGER PRIMARY KEY for
+// the events and actions ids (the migration), the constraint-error
+// decoding (constraint).
 package sqlite
 
 import (
@@ -37,6 +39,7 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+	"sync"
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -48,11 +51,22 @@ import (
 type Store struct {
 	w *sql.DB // one connection, BEGIN IMMEDIATE
 	r *sql.DB // query-only readers
+
+	// Prepared statements: parsing costs as much as running a point query.
+	// Writer statements are prepared at Open (preparing on the writer pool
+	// inside a transaction would wait for its one connection forever);
+	// reader statements on first use.
+	wstmts map[string]*sql.Stmt
+	rstmts sync.Map // query -> *sql.Stmt
 }
+
+// writerQueries are the statements write transactions run.
+var writerQueries = []string{qInsertServer, qServerExists, qDeleteTarget, qRequestDelete, qSaveServer,
+	qInsertAction, qInsertEvent, qInsertPort, qSetPortVIF, qDeletePort}
 
 var _ store.Store = (*Store)(nil)
 
-// writerPragmas follow library-notes.md (SQLite section): WAL, a busy
+// writerParams follow library-notes.md (SQLite section): WAL, a busy
 // timeout for other processes, synchronous=NORMAL (survives kill -9),
 // foreign keys, immediate transactions.
 const writerParams = "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)" +
@@ -100,7 +114,15 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	r.SetMaxIdleConns(n) // the default (2) would reopen connections under load
 	r.SetConnMaxLifetime(0)
 	r.SetConnMaxIdleTime(0)
-	s := &Store{w: w, r: r}
+	s := &Store{w: w, r: r, wstmts: map[string]*sql.Stmt{}}
+	for _, q := range writerQueries {
+		stmt, err := w.PrepareContext(ctx, q)
+		if err != nil {
+			s.Close()
+			return nil, fmt.Errorf("sqlite: prepare %q: %w", q, err)
+		}
+		s.wstmts[q] = stmt
+	}
 	if err := s.Ping(ctx); err != nil {
 		s.Close()
 		return nil, err
@@ -110,13 +132,78 @@ func Open(ctx context.Context, path string) (*Store, error) {
 
 // Close closes both pools. Safe to call more than once.
 func (s *Store) Close() error {
+	s.rstmts.Range(func(k, v any) bool {
+		v.(*sql.Stmt).Close()
+		s.rstmts.Delete(k)
+		return true
+	})
+	for q, stmt := range s.wstmts {
+		stmt.Close()
+		delete(s.wstmts, q)
+	}
 	return errors.Join(s.r.Close(), s.w.Close())
+}
+
+// rstmt returns the reader statement for q, preparing it on first use.
+func (s *Store) rstmt(ctx context.Context, q string) (*sql.Stmt, error) {
+	if v, ok := s.rstmts.Load(q); ok {
+		return v.(*sql.Stmt), nil
+	}
+	stmt, err := s.r.PrepareContext(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	if v, loaded := s.rstmts.LoadOrStore(q, stmt); loaded {
+		stmt.Close()
+		return v.(*sql.Stmt), nil
+	}
+	return stmt, nil
+}
+
+// query runs a read on the reader pool through a cached statement. Only
+// for queries drawn from a small fixed set (each distinct text is kept).
+func (s *Store) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	stmt, err := s.rstmt(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return stmt.QueryContext(ctx, args...)
+}
+
+// queryRow is query for one row.
+func (s *Store) queryRow(ctx context.Context, q string, args ...any) *sql.Row {
+	stmt, err := s.rstmt(ctx, q)
+	if err != nil {
+		return s.r.QueryRowContext(ctx, q, args...) // reports the same error
+	}
+	return stmt.QueryRowContext(ctx, args...)
+}
+
+// txn is a write transaction whose ExecContext and QueryRowContext use the
+// writer's prepared statements when the query is one of writerQueries.
+type txn struct {
+	*sql.Tx
+	st *Store
+}
+
+func (t txn) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	if stmt, ok := t.st.wstmts[q]; ok {
+		return t.StmtContext(ctx, stmt).ExecContext(ctx, args...)
+	}
+	return t.Tx.ExecContext(ctx, q, args...)
+}
+
+func (t txn) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
+	if stmt, ok := t.st.wstmts[q]; ok {
+		return t.StmtContext(ctx, stmt).QueryRowContext(ctx, args...)
+	}
+	return t.Tx.QueryRowContext(ctx, q, args...)
 }
 
 // Ping checks the database answers a query.
 func (s *Store) Ping(ctx context.Context) error {
 	var one int
-	if err := s.r.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil {
+	if err := s.queryRow(ctx, "SELECT 1").Scan(&one); err != nil {
 		return fmt.Errorf("sqlite: ping: %w", err)
 	}
 	return nil
@@ -124,12 +211,12 @@ func (s *Store) Ping(ctx context.Context) error {
 
 // write runs fn in one transaction on the writer connection. fn must use
 // only tx.
-func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+func (s *Store) write(ctx context.Context, fn func(tx txn) error) error {
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("sqlite: begin: %w", err)
 	}
-	if err := fn(tx); err != nil {
+	if err := fn(txn{Tx: tx, st: s}); err != nil {
 		_ = tx.Rollback()
 		return err
 	}
