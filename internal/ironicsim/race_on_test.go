@@ -1,0 +1,5 @@
+//go:build race
+
+package ironicsim
+
+const raceEnabled = true
