@@ -57,7 +57,9 @@ func (r *Reconciler) process(ctx context.Context, s *lifecycle.Server, b *bulk) 
 			s = next
 			continue
 		}
+		r.step("before:" + a.Kind.String())
 		res, node := r.execute(ctx, s, a)
+		r.step("after:" + a.Kind.String())
 		applied := lifecycle.Apply(s, a, res, r.clock.Now(), r.cfg.Lifecycle)
 		r.setDown(s.ID, applied.IronicDown)
 		if res.Outcome != lifecycle.OK {
@@ -114,7 +116,14 @@ func (r *Reconciler) save(ctx context.Context, before, next *lifecycle.Server, e
 	if r.hooks.Transition != nil && before.Phase != next.Phase {
 		r.hooks.Transition(before, next)
 	}
+	r.step("saved:" + string(next.Phase))
 	return next, nil
+}
+
+func (r *Reconciler) step(point string) {
+	if r.hooks.Step != nil {
+		r.hooks.Step(point)
+	}
 }
 
 // needsView reports whether Decide will look at the node for this server.

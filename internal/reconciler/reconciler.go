@@ -48,6 +48,11 @@ type Hooks struct {
 	Tick       func(d time.Duration, servers int)
 	Transition func(before, after *lifecycle.Server)
 	PastDue    func(n int)
+	// Step is called at every step boundary of a server, with a stable name:
+	// "before:<action>" and "after:<action>" around each effect, and
+	// "saved:<phase>" after each recorded transition. Crash tests kill the
+	// process there (see cmd/ingot's crashpoints build tag).
+	Step func(point string)
 }
 
 // Config tunes the loop.

@@ -1,0 +1,44 @@
+package scenario
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestIronicCallsPerBuild pins DESIGN.md §5's load target: Ironic calls do not
+// grow with the number of builds waiting on a deploy. One bulk list per tick
+// serves every server; per-server calls are only the actions due (reserve,
+// VIF attach, deploy), never a GET per building server per tick.
+func TestIronicCallsPerBuild(t *testing.T) {
+	const n = 20
+	e := newEnv(t, envOpts{nodes: n, deployTime: 2 * time.Second})
+	e.sim.ResetCounts()
+	var ids []string
+	for i := range n {
+		ids = append(ids, e.create(fmt.Sprintf("load-%d", i)))
+	}
+	for _, id := range ids {
+		e.waitStatus(id, "ACTIVE", 20*time.Second)
+	}
+	counts := e.sim.Counts()
+	var keys []string
+	total := 0
+	for k, v := range counts {
+		keys = append(keys, fmt.Sprintf("%s=%d", k, v))
+		total += v
+	}
+	sort.Strings(keys)
+	t.Logf("Ironic calls for %d builds: %d (%.1f per build): %s", n, total, float64(total)/n, strings.Join(keys, " "))
+	perServer := total - counts["GET /v1/nodes"]
+	// Per build: reserve PATCH, VIF attach, deploy GET+PATCH+PUT = 5, plus a
+	// few retries; a per-server poll during the 2 s deploy would add ~20.
+	if per := float64(perServer) / n; per > 8 {
+		t.Errorf("%.1f per-server Ironic calls per build, want <= 8", per)
+	}
+	if got := counts["GET /v1/nodes/{node}"]; got > n {
+		t.Errorf("%d single-node GETs for %d builds: the bulk view is not used", got, n)
+	}
+}
