@@ -461,7 +461,14 @@ func TestAdapter(t *testing.T) {
 		if err := c.SetPowerOff(ctx, id); err != nil {
 			t.Fatal(err)
 		}
-		waitNode(t, c, id, 10*time.Second, "powered off", func(n ironic.Node) bool { return n.PowerState == "power off" })
+		// NOTE: the power change holds the node's lock a little past the new
+		// power_state; a target delete sent then gets ErrNodeLocked (seen).
+		unlockedOff := func(n ironic.Node) bool { return n.PowerState == "power off" && n.Reservation == "" }
+		waitNode(t, c, id, 10*time.Second, "powered off and unlocked", unlockedOff)
+		if err := c.SetPowerOff(ctx, id); err != nil {
+			t.Fatalf("SetPowerOff on a node already off: %v", err)
+		}
+		waitNode(t, c, id, 10*time.Second, "powered off and unlocked", unlockedOff)
 		if err := c.DeleteVolumeTarget(ctx, tid); err != nil {
 			t.Fatal(err)
 		}
