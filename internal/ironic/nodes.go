@@ -76,8 +76,10 @@ func parseTime(s string) time.Time {
 }
 
 // ListAssociated returns every node that carries an instance_uuid (anyone's):
-// the reconciler's per-tick bulk view. Traits are left out (nil). It costs ⌈(N+1)/PageSize⌉ requests for
-// N associated nodes (Ironic adds a next link when a page is exactly full).
+// the reconciler's per-tick bulk view, with Traits left out (nil). It costs
+// ⌈N/PageSize⌉ requests for N associated nodes, one more when N is an exact
+// multiple of PageSize (Ironic adds a next link to a full page, and only the
+// empty page after it tells the end).
 func (c *Client) ListAssociated(ctx context.Context) ([]Node, error) {
 	q := url.Values{}
 	q.Set("associated", "True")
