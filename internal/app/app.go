@@ -45,6 +45,8 @@ type App struct {
 type Options struct {
 	Clock  clock.Clock  // default clock.Real{}
 	Logger *slog.Logger // default: discard
+	// Step is called at every reconciler step boundary (crash tests).
+	Step func(point string)
 }
 
 // New builds the service from a normalized configuration. Close releases it.
@@ -81,7 +83,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	sched := scheduler.New(ic, opts.Clock, scheduler.Options{})
 	a.Reconciler = reconciler.New(reconciler.Deps{
 		Store: st, Ironic: ic, Scheduler: sched, IPAM: network.NewIPAM(st, nets), Clock: opts.Clock, Logger: opts.Logger,
-		Hooks: reconciler.Hooks{Tick: a.Metrics.Tick, Transition: a.Metrics.Transition, PastDue: a.Metrics.PastDue},
+		Hooks: reconciler.Hooks{Tick: a.Metrics.Tick, Transition: a.Metrics.Transition, PastDue: a.Metrics.PastDue, Step: opts.Step},
 	}, reconciler.Config{
 		Interval: cfg.PollInterval, DriftInterval: cfg.DriftInterval, Workers: cfg.Workers,
 		Lifecycle: LifecycleConfig(cfg),

@@ -36,7 +36,7 @@ func (r *Reconciler) process(ctx context.Context, s *lifecycle.Server, b *bulk) 
 			v, observed = r.fetchView(ctx, s, b), true
 		}
 		in := lifecycle.Input{Server: s, Node: v, Now: r.clock.Now(), IronicDown: r.isDown(s.ID) || !b.up}
-		a := lifecycle.Decide(in, r.cfg.Lifecycle)
+		a := r.cfg.Decide(in, r.cfg.Lifecycle)
 		switch a.Kind {
 		case lifecycle.KindWait:
 			return

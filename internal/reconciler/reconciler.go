@@ -62,6 +62,9 @@ type Config struct {
 	DriftInterval time.Duration // how often ACTIVE servers are checked for drift (default 30s)
 	Workers       int           // concurrent servers per tick (default 32)
 	StepsPerTick  int           // most steps one server takes in a tick (default 12)
+	// Decide replaces lifecycle.Decide; only tests that prove the invariant
+	// checks have teeth set it (to deliberately broken logic).
+	Decide func(lifecycle.Input, lifecycle.Config) lifecycle.Action
 }
 
 // Reconciler is the loop. Create with New, run with Run, or drive tick by
@@ -107,6 +110,9 @@ func New(d Deps, cfg Config) *Reconciler {
 	}
 	if cfg.StepsPerTick <= 0 {
 		cfg.StepsPerTick = 12
+	}
+	if cfg.Decide == nil {
+		cfg.Decide = lifecycle.Decide
 	}
 	if cfg.Lifecycle.MaxAttempts <= 0 {
 		cfg.Lifecycle = lifecycle.DefaultConfig()
