@@ -139,6 +139,7 @@ type renderer struct {
 	mv      version
 	catalog *catalog.Catalog
 	netName func(id string) string
+	flavors map[string]any // flavor member by id, built once per request
 }
 
 func (s *server) renderer(r *request) *renderer {
@@ -246,12 +247,25 @@ func orNull(s string) any {
 }
 
 // flavor is the server's flavor: a reference below 2.47, embedded from 2.47
-// on (original_name is required there by OSC's list).
+// on (original_name is required there by OSC's list). A page of servers
+// shares a handful of flavors, so each is built once per request.
 func (rd *renderer) flavor(id string) any {
-	f, ok := rd.catalog.Flavor(id)
+	if v, ok := rd.flavors[id]; ok {
+		return v
+	}
+	if rd.flavors == nil {
+		rd.flavors = map[string]any{}
+	}
+	v := rd.buildFlavor(id)
+	rd.flavors[id] = v
+	return v
+}
+
+func (rd *renderer) buildFlavor(id string) any {
 	if !rd.mv.atLeast(47) {
 		return refView{ID: id, Links: []link{{Rel: "bookmark", Href: rd.base + "/flavors/" + id}}}
 	}
+	f, ok := rd.catalog.Flavor(id)
 	if !ok {
 		// The flavor left the configuration after the server was created:
 		// show what the server record knows.
