@@ -16,6 +16,8 @@
 //	GET  /v2.1/flavors[/detail]  /v2.1/flavors/{id or name}[/os-extra_specs[/{key}]]
 //	GET  /v2.1/images[/{id}]  /image/  /image/v2/images[/{id}]                 Glance shapes
 //	GET  /v2.1[/v2.0]/networks[/{id}]  /v2.1[/v2.0]/ports/{id}  /network/  /network/v2.0/…  Neutron shapes
+//	GET  /v2.1/servers/{id}/{metadata,ips,os-interface,tags,os-volume_attachments}
+//	GET  /v2.1/os-availability-zone  …/ports?device_id=                         read-only extras
 //	GET  /ingot/v1/nodes  /healthz  /readyz  /metrics
 //
 // Deliberate differences from Nova: the name filter is a substring match,
@@ -137,6 +139,7 @@ func (s *server) routes() {
 	s.compute("GET /v2.1/flavors/{id}/os-extra_specs/{key}", s.flavorExtraSpec)
 
 	s.lookupRoutes()
+	s.subresourceRoutes()
 
 	s.plain("GET /ingot/v1/nodes", s.listNodes)
 	s.plain("GET /healthz", s.healthz)

@@ -191,21 +191,30 @@ func (s *server) showPort(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return fmt.Errorf("get port %s: %w", id, err)
 	}
-	status := "DOWN"
+	writeJSON(w, http.StatusOK, map[string]any{"port": portView(p)})
+	return nil
+}
+
+// portStatus is ACTIVE once the port's VIF is attached to a node.
+func portStatus(p store.Port) string {
 	if p.VIFNode != "" {
-		status = "ACTIVE"
+		return "ACTIVE"
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"port": map[string]any{
+	return "DOWN"
+}
+
+// portView is a Neutron port.
+func portView(p store.Port) map[string]any {
+	return map[string]any{
 		"id": p.ID, "name": "", "network_id": p.NetworkID, "mac_address": p.MAC,
 		"fixed_ips":    []map[string]string{{"subnet_id": subnetID(p.NetworkID), "ip_address": p.IP}},
 		"device_id":    p.ServerID,
 		"device_owner": "compute:" + availabilityZone,
-		"status":       status, "admin_state_up": true,
+		"status":       portStatus(p), "admin_state_up": true,
 		"binding:host_id": p.VIFNode, "binding:vnic_type": "baremetal",
 		"project_id": "", "tenant_id": "", "description": "",
 		"security_groups": []string{}, "tags": []string{},
 		"created_at":      p.CreatedAt.UTC().Format(novaTime),
 		"revision_number": 1,
-	}})
-	return nil
+	}
 }

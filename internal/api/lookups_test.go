@@ -180,3 +180,44 @@ func TestNodeListing(t *testing.T) {
 		t.Errorf("null target_provision_state expected")
 	}
 }
+
+func TestServerSubresources(t *testing.T) {
+	f := newFixture(t)
+	id := f.create("vm1")
+	portID := "aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee"
+	if err := f.store.CreatePort(context.Background(), store.Port{ID: portID, ServerID: id, NetworkID: netID,
+		IP: "10.0.0.11", MAC: "52:54:00:00:00:01", CreatedAt: t0}); err != nil {
+		t.Fatal(err)
+	}
+	if md := obj(t, f.do("GET", "/v2.1/servers/"+id+"/metadata", "2.90", nil).want(t, 200).body, "metadata"); len(md) != 0 {
+		t.Errorf("metadata %v", md)
+	}
+	ips := list(t, obj(t, f.do("GET", "/v2.1/servers/"+id+"/ips", "2.90", nil).want(t, 200).body, "addresses"), "provisioning")
+	if len(ips) != 1 || ips[0].(map[string]any)["addr"] != "10.0.0.11" {
+		t.Errorf("ips %v", ips)
+	}
+	ifs := list(t, f.do("GET", "/v2.1/servers/"+id+"/os-interface", "2.90", nil).want(t, 200).body, "interfaceAttachments")
+	if len(ifs) != 1 || ifs[0].(map[string]any)["port_id"] != portID || ifs[0].(map[string]any)["port_state"] != "DOWN" {
+		t.Errorf("interfaces %v", ifs)
+	}
+	for _, p := range []string{"tags", "os-volume_attachments"} {
+		if r := f.do("GET", "/v2.1/servers/"+id+"/"+p, "2.90", nil).want(t, 200); len(r.body) != 1 {
+			t.Errorf("%s: %s", p, r.raw)
+		}
+		f.do("GET", "/v2.1/servers/"+unknownID+"/"+p, "2.90", nil).novaError(t, 404, "itemNotFound")
+	}
+	for _, root := range []string{"/v2.1", "/network/v2.0"} {
+		ports := list(t, f.do("GET", root+"/ports?device_id="+id, "", nil).want(t, 200).body, "ports")
+		if len(ports) != 1 || ports[0].(map[string]any)["id"] != portID {
+			t.Errorf("%s ports %v", root, ports)
+		}
+		if l := list(t, f.do("GET", root+"/ports?device_id=vm1", "", nil).want(t, 200).body, "ports"); len(l) != 0 {
+			t.Errorf("ports of a name: %v", l)
+		}
+		f.do("GET", root+"/ports", "", nil).novaError(t, 400, "badRequest")
+	}
+	zones := list(t, f.do("GET", "/v2.1/os-availability-zone", "2.90", nil).want(t, 200).body, "availabilityZoneInfo")
+	if len(zones) != 1 || zones[0].(map[string]any)["zoneName"] != "nova" {
+		t.Errorf("zones %v", zones)
+	}
+}

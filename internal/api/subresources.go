@@ -1,0 +1,116 @@
+package api
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/ingot-dev/ingot/internal/store"
+)
+
+// Read-only server sub-resources and small documents that clients such as
+// Terraform's OpenStack provider and the SDK read after a create. ingot has
+// no tags, volumes or zones of its own yet, so those answer empty, as Nova
+// does for a server without any.
+
+func (s *server) subresourceRoutes() {
+	s.compute("GET /v2.1/servers/{id}/metadata", s.serverMetadata)
+	s.compute("GET /v2.1/servers/{id}/ips", s.serverIPs)
+	s.compute("GET /v2.1/servers/{id}/os-interface", s.serverInterfaces)
+	s.compute("GET /v2.1/servers/{id}/tags", s.serverEmpty("tags"))
+	s.compute("GET /v2.1/servers/{id}/os-volume_attachments", s.serverEmpty("volumeAttachments"))
+	s.compute("GET /v2.1/os-availability-zone", s.availabilityZones)
+	for _, prefix := range []string{"/v2.1", "/v2.1/v2.0", "/network/v2.0"} {
+		s.plain("GET "+prefix+"/ports", s.listPorts)
+	}
+}
+
+func (s *server) serverMetadata(w http.ResponseWriter, r *request) error {
+	sv, err := s.visibleServer(r, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	md := sv.Spec.Metadata
+	if md == nil {
+		md = map[string]string{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"metadata": md})
+	return nil
+}
+
+func (s *server) serverIPs(w http.ResponseWriter, r *request) error {
+	sv, err := s.visibleServer(r, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	ports, err := s.cfg.Store.Ports(r.Context(), sv.ID)
+	if err != nil {
+		return fmt.Errorf("ports of %s: %w", sv.ID, err)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"addresses": s.renderer(r).addresses(ports)})
+	return nil
+}
+
+func (s *server) serverInterfaces(w http.ResponseWriter, r *request) error {
+	sv, err := s.visibleServer(r, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	ports, err := s.cfg.Store.Ports(r.Context(), sv.ID)
+	if err != nil {
+		return fmt.Errorf("ports of %s: %w", sv.ID, err)
+	}
+	out := make([]map[string]any, 0, len(ports))
+	for _, p := range ports {
+		out = append(out, map[string]any{
+			"port_id": p.ID, "net_id": p.NetworkID, "mac_addr": p.MAC, "port_state": portStatus(p),
+			"fixed_ips": []map[string]string{{"subnet_id": subnetID(p.NetworkID), "ip_address": p.IP}},
+		})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"interfaceAttachments": out})
+	return nil
+}
+
+// serverEmpty answers an always-empty list of a visible server.
+func (s *server) serverEmpty(key string) handlerFunc {
+	return func(w http.ResponseWriter, r *request) error {
+		if _, err := s.visibleServer(r, r.PathValue("id")); err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, map[string]any{key: []any{}})
+		return nil
+	}
+}
+
+func (s *server) availabilityZones(w http.ResponseWriter, r *request) error {
+	writeJSON(w, http.StatusOK, map[string]any{"availabilityZoneInfo": []map[string]any{{
+		"zoneName": availabilityZone, "zoneState": map[string]bool{"available": true}, "hosts": nil,
+	}}})
+	return nil
+}
+
+// listPorts answers Neutron's port list for one server (?device_id=), the
+// only form clients use on a compute endpoint; without it the answer is a
+// 400, never a scan of every port.
+func (s *server) listPorts(w http.ResponseWriter, r *request) error {
+	q := r.URL.Query()
+	dev := q.Get("device_id")
+	if dev == "" {
+		return badRequest("ingot lists ports by device_id only.")
+	}
+	var ports []store.Port
+	if isUUID(dev) {
+		var err error
+		if ports, err = s.cfg.Store.Ports(r.Context(), dev); err != nil {
+			return fmt.Errorf("ports of %s: %w", dev, err)
+		}
+	}
+	out := make([]map[string]any, 0, len(ports))
+	for _, p := range ports {
+		if q.Has("network_id") && q.Get("network_id") != p.NetworkID {
+			continue
+		}
+		out = append(out, portView(p))
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"ports": out})
+	return nil
+}
