@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"net/url"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/instanceactions"
@@ -58,7 +59,7 @@ func newServerEventsCmd(opts *clientOptions) *cobra.Command {
 				fmt.Fprintf(tw, "%s\t%s\tstarted %s\t%s\n", a.Action, a.RequestID, a.StartTime, deref(a.Message))
 				for _, e := range a.Events {
 					fmt.Fprintf(tw, "  %s\t%s\t%s → %s\tnode %s\t%s\n", e.Event, dash(deref(e.Result)),
-						dash(deref(e.StartTime)), dash(deref(e.FinishTime)), dash(deref(e.Host)), deref(e.Details))
+						timeOfDay(deref(e.StartTime)), timeOfDay(deref(e.FinishTime)), dash(deref(e.Host)), deref(e.Details))
 				}
 			}
 			return tw.Flush()
@@ -100,4 +101,14 @@ func (c *apiClient) actions(cmd *cobra.Command, id string) ([]actionDoc, error) 
 // can no longer be found by name, but its events are still served by id.
 func isServerID(ref string) bool {
 	return len(ref) == 36 && uuid.Validate(ref) == nil
+}
+
+// timeOfDay shortens an event time to the time of day (the action line gives
+// the date); "-" while an event has not finished.
+func timeOfDay(s string) string {
+	t, err := time.Parse("2006-01-02T15:04:05.000000", s)
+	if err != nil {
+		return dash(s)
+	}
+	return t.Format("15:04:05.000")
 }
