@@ -1,9 +1,14 @@
 package api_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/ingot-dev/ingot/internal/lifecycle"
@@ -399,5 +404,60 @@ func TestListImageFlavorFilters(t *testing.T) {
 	}
 	if l := list(t, f.do("GET", "/v2.1/servers?flavor=1&image="+image2ID, "2.90", nil).want(t, 200).body, "servers"); len(l) != 0 {
 		t.Errorf("contradictory filters listed %d", len(l))
+	}
+}
+
+// TestConcurrentRequests runs creates, shows, lists and deletes from
+// several clients at once: every answer is the expected one (SQLite's
+// single writer must never surface as a 500).
+func TestConcurrentRequests(t *testing.T) {
+	f := newFixture(t)
+	const workers, rounds = 6, 8
+	errs := make(chan string, workers*rounds*5)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range rounds {
+				body := validCreate()
+				body["server"].(map[string]any)["name"] = fmt.Sprintf("w%d-%d", w, i)
+				buf, _ := json.Marshal(body)
+				check := func(method, path string, body []byte, want int) []byte {
+					req, _ := http.NewRequest(method, f.url+path, bytes.NewReader(body))
+					req.Header.Set("X-OpenStack-Nova-API-Version", "2.90")
+					resp, err := http.DefaultClient.Do(req)
+					if err != nil {
+						errs <- err.Error()
+						return nil
+					}
+					defer resp.Body.Close()
+					raw, _ := io.ReadAll(resp.Body)
+					if resp.StatusCode != want {
+						errs <- fmt.Sprintf("%s %s: %d %s", method, path, resp.StatusCode, raw)
+					}
+					return raw
+				}
+				raw := check("POST", "/v2.1/servers", buf, http.StatusAccepted)
+				var created struct{ Server struct{ ID string } }
+				if json.Unmarshal(raw, &created) != nil || created.Server.ID == "" {
+					errs <- fmt.Sprintf("create answer %q", raw)
+					continue
+				}
+				id := created.Server.ID
+				check("GET", "/v2.1/servers/"+id, nil, http.StatusOK)
+				check("GET", "/v2.1/servers/detail?limit=5", nil, http.StatusOK)
+				check("DELETE", "/v2.1/servers/"+id, nil, http.StatusNoContent)
+				check("GET", "/v2.1/servers/"+id+"/os-instance-actions", nil, http.StatusOK)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	if n := f.serverCount(); n != workers*rounds {
+		t.Errorf("%d servers stored, want %d", n, workers*rounds)
 	}
 }
