@@ -98,6 +98,18 @@ var listChecks = []check{
 		nodes, _ = c.nodesOf(c.get(base + "&limit=2&marker=" + ids[1]))
 		c.eq("page 2 with the filter given again", uuidsOf(nodes), ids[2:])
 	}},
+	{name: "list.marker-gone", run: func(c *C) {
+		// NOTE: a marker naming a node deleted since the previous page (an
+		// out-of-band delete during a paged bulk view) fails the whole list
+		// with the node's 404, not an empty or shorter page.
+		ids := enrollInOrder(c, 2)
+		_, next := c.nodesOf(c.get("/v1/nodes?fields=uuid&limit=1&resource_class=" + c.rc))
+		c.eq("next marker", c.query(next).Get("marker"), ids[0])
+		c.status(c.del(nodePath(ids[0])), 204)
+		c.clientFault(c.send(version, "GET", next, nil), 404, notFoundText(ids[0]))
+		c.clientFault(c.get("/v1/nodes?fields=uuid&limit=1&marker="+ids[0]+"&resource_class="+c.rc), 404, notFoundText(ids[0]))
+		c.clientFault(c.get("/v1/nodes?fields=uuid&marker=not-a-uuid"), 400, "Expected UUID for marker: not-a-uuid")
+	}},
 	{name: "list.pagination-quirk", run: func(c *C) {
 		// NOTE: the next link drops provision_state, resource_class and
 		// falsy associated/maintenance; page 2 of a filtered list is

@@ -68,9 +68,15 @@ var longDeployChecks = []check{
 var failingChecks = []check{
 	{name: "failing.timeout", profile: profFailing, run: func(c *C) {
 		id, inst, _ := c.waitCallback(ironictest.Failing)
+		waiting := time.Now()
 		// NOTE: last_error can lag the state (§11); it is set by the time
 		// the conductor lets go of the node, which waitState waits for.
 		n := c.waitState(id, "deploy failed", c.Env.CallbackTimeout+10*time.Second)
+		// The timeout counts from entering "wait call-back" (seen here up
+		// to a poll late) and is checked every second on the real Ironic.
+		if waited := time.Since(waiting); waited < c.Env.CallbackTimeout-time.Second {
+			c.failf("deploy failed %s after wait call-back was seen, before the callback timeout %s", waited, c.Env.CallbackTimeout)
+		}
 		c.eq("last_error", n["last_error"], "Timeout reached while waiting for callback for node "+id)
 		c.eq("target_provision_state in deploy failed", n["target_provision_state"], "active")
 		c.eq("instance_uuid in deploy failed", n["instance_uuid"], inst)

@@ -119,7 +119,7 @@ func (c *C) emptyAccepted(r *resp) {
 // pollInterval: the real Ironic serves one request at a time, and 30
 // checks polling it every 50 ms would saturate it.
 func (c *C) pollInterval() time.Duration {
-	if c.real {
+	if c.Env.Real {
 		return 200 * time.Millisecond
 	}
 	return 20 * time.Millisecond

@@ -57,8 +57,6 @@ const checkTimeout = 2 * time.Minute
 type check struct {
 	name    string
 	profile profile
-	// realOnly, when set, says why the check cannot run on the simulator.
-	realOnly string
 	// simSkip, when set, names a known divergence of the simulator: the
 	// check is skipped on the simulator only, never on the real Ironic.
 	simSkip string
@@ -134,9 +132,6 @@ func runChecks(t *testing.T, tg *target, list []check, report func(t *testing.T,
 		env := shards[perProfile[ck.profile]%len(shards)]
 		perProfile[ck.profile]++
 		t.Run(ck.name, func(t *testing.T) {
-			if tg.name == "sim" && ck.realOnly != "" {
-				t.Skipf("real Ironic only: %s", ck.realOnly)
-			}
 			if tg.name == "sim" && ck.simSkip != "" {
 				t.Skipf("known simulator divergence: %s", ck.simSkip)
 			}
@@ -169,14 +164,12 @@ type C struct {
 	// instead of failing the test.
 	T    testing.TB
 	Env  *ironictest.Env
-	real bool
 	ctx  context.Context
 	base string
 	hc   *http.Client
 	id   string // unique per run of a check: names, resource class
 	rc   string
-	n    int
-	t    *testing.T
+	n    int // nodes named so far
 }
 
 // checkFailure carries a check's error through panic to execCheck.
@@ -191,9 +184,9 @@ func execCheck(t *testing.T, env *ironictest.Env, ck check) (err error) {
 	defer cancel()
 	id := randomHex(4)
 	c := &C{
-		T: checkTB{t}, Env: env, real: env.Real, ctx: ctx, base: env.URL,
+		T: checkTB{t}, Env: env, ctx: ctx, base: env.URL,
 		hc: &http.Client{Timeout: 30 * time.Second},
-		id: id, rc: "ct-" + id, t: t,
+		id: id, rc: "ct-" + id,
 	}
 	defer func() {
 		if r := recover(); r != nil {
