@@ -13,6 +13,7 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -24,6 +25,8 @@ import (
 )
 
 const rc = "baremetal"
+
+const foreignInstance = "f0f0f0f0-0000-4000-8000-000000000001"
 
 type envOpts struct {
 	nodes        int
@@ -45,6 +48,8 @@ type env struct {
 	app   *app.App
 	api   *httptest.Server
 	nodes []string
+	// foreign is a node reserved by another tenant before ingot started.
+	foreign string
 	// orphans are nodes left active without an instance_uuid on purpose (the
 	// operator took our instance_uuid away: I7 forbids undeploying them).
 	orphans []string
@@ -81,6 +86,15 @@ func newEnv(t *testing.T, o envOpts) *env {
 	gate := &gate{next: sim.Handler()}
 	ironS := httptest.NewServer(gate)
 	t.Cleanup(ironS.Close)
+	// A node another tenant reserved: ingot must never touch it (I7).
+	foreign := sim.AddNodes(1, ironicsim.NodeSpec{ResourceClass: rc, Ports: 4, NamePrefix: "foreign"})[0]
+	patch := `[{"op":"add","path":"/instance_uuid","value":"` + foreignInstance + `"}]`
+	req, _ := http.NewRequest("PATCH", ironS.URL+"/v1/nodes/"+foreign, strings.NewReader(patch))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-OpenStack-Ironic-API-Version", "1.78")
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("reserve foreign node: %v %v", resp, err)
+	}
 
 	cfg := config.Default()
 	cfg.Database = filepath.Join(t.TempDir(), "ingot.db")
@@ -107,7 +121,7 @@ func newEnv(t *testing.T, o envOpts) *env {
 	done := make(chan struct{})
 	go func() { _ = a.Reconciler.Run(ctx); close(done) }()
 	t.Cleanup(func() { api.Close(); cancel(); <-done; a.Close() })
-	return &env{t: t, sim: sim, gate: gate, ironS: ironS, app: a, api: api, nodes: nodes, netID: cfg.Networks[0].ID, imgID: cfg.Images[0].ID}
+	return &env{t: t, sim: sim, gate: gate, ironS: ironS, foreign: foreign, app: a, api: api, nodes: nodes, netID: cfg.Networks[0].ID, imgID: cfg.Images[0].ID}
 }
 
 // call does one API request and decodes the JSON answer.
@@ -297,6 +311,9 @@ func (e *env) checkInvariants(ids ...string) {
 		if s.NodeID != "" {
 			e.t.Errorf("I3: %s server %s still holds node %s", s.Phase, id, s.NodeID)
 		}
+	}
+	if n, ok := e.sim.Node(e.foreign); !ok || n.InstanceUUID != foreignInstance || n.ProvisionState != "available" || len(n.VIFs) != 0 {
+		e.t.Errorf("I7: the foreign node was touched: %+v", n)
 	}
 	holders := map[string]string{}
 	for _, n := range e.sim.Nodes() {
