@@ -89,10 +89,12 @@ func Start(t testing.TB, opts Options) *Env {
 }
 
 // Restart restarts the Ironic on the same database and URL. The real Ironic is
-// killed with SIGKILL (no graceful shutdown: a node caught in "deploying"
-// becomes "deploy failed" with "The deploying state can't be resumed by
-// conductor localhost. Moving to fail state.", ironic-facts.md §1) and started
-// again; the simulator's Restart models the same.
+// killed with SIGKILL and started again (4–6 s). No graceful shutdown: a node
+// caught in "deploying" becomes "deploy failed" with "The deploying state
+// can't be resumed by conductor localhost. Moving to fail state."
+// (ironic-facts.md §1), one in "deleting" becomes "error" with the same text
+// for "deleting", and "wait call-back" stays. The simulator's Restart models
+// the same (pinned by test/contract, restart.transient-states-fail).
 func (e *Env) Restart(t testing.TB) {
 	t.Helper()
 	if e.proc == nil {

@@ -170,7 +170,10 @@ func (e *Env) GetNode(t testing.TB, node string) map[string]any {
 
 // WaitProvisionState polls the node (every 50 ms on the real Ironic) until its provision_state is
 // state and returns it; fails the test after timeout with the last view.
-// NOTE: "deploy failed" keeps target_provision_state "active" (§8).
+// NOTE: "deploy failed" keeps target_provision_state "active" (§8), and
+// the conductor can still hold the node's lock for a moment after a state
+// shows (reservation set): a call made at once may get 409 NodeLocked (§11).
+// The out-of-band helpers retry that.
 func (e *Env) WaitProvisionState(t testing.TB, node, state string, timeout time.Duration) map[string]any {
 	t.Helper()
 	deadline := time.Now().Add(timeout)

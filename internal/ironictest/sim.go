@@ -20,7 +20,9 @@ type SimOptions struct {
 	// the next read.
 	DeployTime, UndeployTime time.Duration
 	// Clock drives the simulator (default the wall clock). With a
-	// *clock.Manual nothing moves until the test advances it.
+	// *clock.Manual nothing moves until the test advances it (the helpers
+	// that wait, like WaitProvisionState, poll on the wall clock: advance
+	// the manual clock first).
 	Clock clock.Clock
 	// Seed makes the simulator's UUIDs reproducible (0: seeded from the time).
 	Seed int64
