@@ -50,6 +50,10 @@ type Scheduler struct {
 	mu      sync.Mutex
 	classes map[string]*class
 	claims  map[string]claim // node -> server
+
+	// refreshing serializes inventory listings per resource class, so a
+	// burst of builds lists the inventory once, not once per worker.
+	refreshing sync.Map // resource class -> *sync.Mutex
 }
 
 type class struct {
@@ -132,8 +136,16 @@ func (sc *Scheduler) pickCached(s *lifecycle.Server, fresh bool) (string, bool) 
 // did. onDemand refreshes are rate-limited by MinRefresh.
 func (sc *Scheduler) refresh(ctx context.Context, rc string, onDemand bool) (bool, error) {
 	now := sc.clock.Now()
+	lock, _ := sc.refreshing.LoadOrStore(rc, &sync.Mutex{})
+	lock.(*sync.Mutex).Lock()
+	defer lock.(*sync.Mutex).Unlock()
 	sc.mu.Lock()
 	c := sc.classes[rc]
+	if c != nil && !c.fetchedAt.Before(now) {
+		// Another worker listed it while we waited for the lock.
+		sc.mu.Unlock()
+		return true, nil
+	}
 	if onDemand && c != nil && now.Sub(c.fetchedAt) < sc.opts.MinRefresh {
 		sc.mu.Unlock()
 		return false, nil
