@@ -154,6 +154,8 @@ func (c *Config) Normalize() error {
 	}
 	if c.Database == "" {
 		bad("database", "must not be empty")
+	} else if strings.HasPrefix(c.Database, "postgres://") || strings.HasPrefix(c.Database, "postgresql://") {
+		bad("database", "PostgreSQL is not supported yet; use a SQLite file path")
 	}
 	if c.Ironic.URL != "sim" {
 		if u, err := url.Parse(c.Ironic.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

@@ -61,6 +61,7 @@ func TestParseErrorsNameTheKey(t *testing.T) {
 		{"networks: [{name: a, cidr: 10.0.0.0/24}, {name: a, cidr: 10.0.1.0/24}]", "networks[1]"},
 		{"pol_interval: 2s", "pol_interval"},
 		{"build_timeout: soon", "build_timeout"},
+		{"database: postgres://u@h/db", "database"},
 	}
 	for _, tt := range tests {
 		_, err := Parse([]byte(tt.yaml))
