@@ -66,6 +66,16 @@ func (s *server) actionView(r *request, a store.ActionRecord, events []lifecycle
 		ProjectID: a.ProjectID, RequestID: a.RequestID, UserID: a.UserID,
 		StartTime: a.StartTime.UTC().Format(novaUsecTime),
 	}
+	if v.Message == nil {
+		// Nova sets an action's message to "Error" when one of its events
+		// fails, which is what `openstack server event list` shows.
+		for _, e := range events {
+			if e.Result == lifecycle.ResultError {
+				v.Message = strPtr("Error")
+				break
+			}
+		}
+	}
 	if r.mv.atLeast(58) {
 		updated := a.StartTime
 		for _, e := range events {
@@ -95,12 +105,11 @@ func (s *server) listActions(w http.ResponseWriter, r *request) error {
 	}
 	out := make([]actionView, 0, len(actions))
 	for _, a := range actions {
-		var events []lifecycle.Event
-		if r.mv.atLeast(58) {
-			// updated_at needs the events; a server has two actions at most.
-			if events, err = s.cfg.Store.Events(r.Context(), sv.ID, a.RequestID); err != nil {
-				return fmt.Errorf("events of %s/%s: %w", sv.ID, a.RequestID, err)
-			}
+		// message and updated_at (2.58) need the events; a server has two
+		// actions at most.
+		events, err := s.cfg.Store.Events(r.Context(), sv.ID, a.RequestID)
+		if err != nil {
+			return fmt.Errorf("events of %s/%s: %w", sv.ID, a.RequestID, err)
 		}
 		out = append(out, s.actionView(r, a, events))
 	}
@@ -127,6 +136,7 @@ func (s *server) showAction(w http.ResponseWriter, r *request) error {
 			return fmt.Errorf("events of %s/%s: %w", sv.ID, reqID, err)
 		}
 		v := s.actionView(r, a, events)
+		events = mergeEvents(events)
 		v.Events = make([]any, 0, len(events))
 		for _, e := range events {
 			v.Events = append(v.Events, s.eventView(r, sv, e))
@@ -148,4 +158,45 @@ func (s *server) eventView(r *request, sv *lifecycle.Server, e lifecycle.Event) 
 		v.Details = orNull(e.Details)
 	}
 	return v
+}
+
+// mergeEvents folds the record of a step's start (no result, no finish)
+// into the next record of the same step on the same node that carries its
+// outcome, so a step reads as one event with start, finish and result, as
+// in Nova, where an event row is started and later finished. A start with
+// no outcome yet stays as it is: the step is still running.
+func mergeEvents(events []lifecycle.Event) []lifecycle.Event {
+	out := make([]lifecycle.Event, 0, len(events))
+	consumed := make([]bool, len(events))
+	for i, e := range events {
+		if consumed[i] {
+			continue
+		}
+		if e.Result == "" && e.Finish.IsZero() {
+			for j := i + 1; j < len(events); j++ {
+				f := events[j]
+				if consumed[j] || f.Name != e.Name || f.Node != e.Node {
+					continue
+				}
+				if f.Result == "" && f.Finish.IsZero() {
+					break // started again before finishing: keep both as recorded
+				}
+				consumed[j] = true
+				start := e.Start
+				if start.IsZero() {
+					start = f.Start
+				}
+				e.Result, e.Finish, e.Start = f.Result, f.Finish, start
+				switch {
+				case e.Details == "":
+					e.Details = f.Details
+				case f.Details != "" && f.Details != e.Details:
+					e.Details += "; " + f.Details
+				}
+				break
+			}
+		}
+		out = append(out, e)
+	}
+	return out
 }

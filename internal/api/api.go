@@ -21,8 +21,9 @@
 //	GET  /ingot/v1/nodes  /healthz  /readyz  /metrics
 //
 // Deliberate differences from Nova: the name filter is a substring match,
-// not a regular expression; omitted networks mean no network at every
-// microversion ("auto" takes the first configured network); key_name is
+// not a regular expression; omitted networks mean "auto" (the first
+// configured network) at every microversion, where Nova requires the member
+// from 2.37 (docs/clients.md); key_name is
 // recorded but not validated (there is no keypair service); create fields
 // ingot cannot honour (volumes, ports, fixed IPs, other security groups,
 // tags, description, adminPass, access IPs, min/max_count other than 1) are

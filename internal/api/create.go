@@ -306,11 +306,15 @@ func (s *server) resolveImage(fields map[string]json.RawMessage, c *createReques
 }
 
 // resolveNetworks maps the networks member to network ids: a list of
-// {"uuid": …}, "auto" (the first configured network), "none" or omitted
-// (no network).
+// {"uuid": …}, "auto" (the first configured network), "none" (no network).
+// Omitted (or null) is "auto": below 2.37 the OpenStack CLI omits networks
+// when no --network is given, and Nova then attaches the networks available
+// to the project. From 2.37 Nova requires the member; ingot still reads an
+// omitted one as "auto" (SDK and gophercloud users often leave it out), a
+// deliberate leniency documented in docs/clients.md.
 func (s *server) resolveNetworks(raw json.RawMessage) ([]string, error) {
 	if raw == nil || string(raw) == "null" {
-		return nil, nil
+		return s.autoNetworks(), nil
 	}
 	var word string
 	if json.Unmarshal(raw, &word) == nil {
@@ -318,10 +322,7 @@ func (s *server) resolveNetworks(raw json.RawMessage) ([]string, error) {
 		case "none":
 			return nil, nil
 		case "auto":
-			if len(s.cfg.Networks) == 0 {
-				return nil, nil
-			}
-			return []string{s.cfg.Networks[0].ID}, nil
+			return s.autoNetworks(), nil
 		}
 		return nil, badRequest("Invalid input for field/attribute networks. Value: %s. It must be a list, \"auto\" or \"none\".", raw)
 	}
@@ -365,6 +366,15 @@ func (s *server) resolveNetworks(raw json.RawMessage) ([]string, error) {
 		ids = append(ids, n.ID)
 	}
 	return ids, nil
+}
+
+// autoNetworks is what "auto" gets: the first configured network, or none
+// when no network is configured.
+func (s *server) autoNetworks() []string {
+	if len(s.cfg.Networks) == 0 {
+		return nil
+	}
+	return []string{s.cfg.Networks[0].ID}
 }
 
 // parseMetadata accepts an object of strings (keys 1–255, values ≤ 255), as Nova does.

@@ -7,11 +7,15 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/ingot-dev/ingot/internal/api"
 	"github.com/ingot-dev/ingot/internal/lifecycle"
+	"github.com/ingot-dev/ingot/internal/store/sqlite"
 )
 
 func TestCreateBadInputWritesNothing(t *testing.T) {
@@ -161,14 +165,20 @@ func TestCreateCommitsBeforeAnswer(t *testing.T) {
 func TestCreateNetworkChoices(t *testing.T) {
 	f := newFixture(t)
 	cases := []struct {
+		mv       string
 		networks any // nil: omitted
 		want     []string
 	}{
-		{"auto", []string{netID}},
-		{"none", nil},
-		{nil, nil},
-		{[]any{}, nil},
-		{[]any{map[string]any{"uuid": strings.ToUpper(net2ID)}, map[string]any{"uuid": netID}}, []string{net2ID, netID}},
+		{"2.90", "auto", []string{netID}},
+		{"2.90", "none", nil},
+		// Omitted is "auto" below 2.37, where the OpenStack CLI leaves the
+		// member out when no --network is given, and (leniently) above.
+		{"2.1", nil, []string{netID}},
+		{"2.36", nil, []string{netID}},
+		{"2.37", nil, []string{netID}},
+		{"2.90", nil, []string{netID}},
+		{"2.90", []any{}, nil},
+		{"2.90", []any{map[string]any{"uuid": strings.ToUpper(net2ID)}, map[string]any{"uuid": netID}}, []string{net2ID, netID}},
 	}
 	for i, c := range cases {
 		body := validCreate()
@@ -177,13 +187,13 @@ func TestCreateNetworkChoices(t *testing.T) {
 		} else {
 			body["server"].(map[string]any)["networks"] = c.networks
 		}
-		r := f.do("POST", "/v2.1/servers", "2.90", body).want(t, http.StatusAccepted)
+		r := f.do("POST", "/v2.1/servers", c.mv, body).want(t, http.StatusAccepted)
 		got, err := f.store.GetServer(context.Background(), obj(t, r.body, "server")["id"].(string))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if strings.Join(got.Spec.Networks, ",") != strings.Join(c.want, ",") {
-			t.Errorf("case %d (%v): networks %v, want %v", i, c.networks, got.Spec.Networks, c.want)
+			t.Errorf("case %d (%s, %v): networks %v, want %v", i, c.mv, c.networks, got.Spec.Networks, c.want)
 		}
 	}
 }
@@ -459,5 +469,35 @@ func TestConcurrentRequests(t *testing.T) {
 	}
 	if n := f.serverCount(); n != workers*rounds {
 		t.Errorf("%d servers stored, want %d", n, workers*rounds)
+	}
+}
+
+// TestCreateAutoWithoutNetworks: "auto" and an omitted networks member give
+// no network (rather than an error) when none is configured.
+func TestCreateAutoWithoutNetworks(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "ingot.db"))
+	if err != nil {
+		t.Fatalf("open store: %v", err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	srv := httptest.NewServer(api.New(api.Config{Store: st, Catalog: testCatalog()}))
+	t.Cleanup(srv.Close)
+	f := &fixture{t: t, store: st, url: srv.URL}
+	for _, networks := range []any{nil, "auto"} {
+		body := validCreate()
+		if networks == nil {
+			delete(body["server"].(map[string]any), "networks")
+		} else {
+			body["server"].(map[string]any)["networks"] = networks
+		}
+		r := f.do("POST", "/v2.1/servers", "2.1", body).want(t, http.StatusAccepted)
+		got, err := st.GetServer(ctx, obj(t, r.body, "server")["id"].(string))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Spec.Networks) != 0 {
+			t.Errorf("networks %v: got %v, want none", networks, got.Spec.Networks)
+		}
 	}
 }
