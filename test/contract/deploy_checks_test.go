@@ -17,6 +17,8 @@ var deployChecks = []check{
 		}
 		// NOTE: a JSON config drive is accepted at ≥ 1.56 and shown masked.
 		c.eq("instance_info.configdrive when active", info["configdrive"], "******")
+		// Ironic records the image type it derived from image_source.
+		c.eq("instance_info.image_type when active", info["image_type"], "whole-disk")
 	}},
 	{name: "deploy.undeploy", run: func(c *C) {
 		id := c.enroll(ironictest.Fast)
@@ -39,6 +41,14 @@ var deployChecks = []check{
 		c.accepted(c.provision(id, map[string]any{"target": "active"}), id)
 		n := c.waitState(id, "active", c.deployTimeout())
 		c.eq("instance_uuid", n["instance_uuid"], nil)
+	}},
+	{name: "deploy.without-image-source-no-image-type", simSkip: "the simulator sets instance_info.image_type " +
+		`"whole-disk" on a deploy without image_source (real: instance_info stays {})`, run: func(c *C) {
+		id := c.enroll(ironictest.Fast)
+		c.accepted(c.provision(id, map[string]any{"target": "active"}), id)
+		n := c.waitState(id, "active", c.deployTimeout())
+		// Without an image_source nothing is derived into instance_info.
+		c.eq("instance_info", n["instance_info"], map[string]any{})
 	}},
 	{name: "deploy.image-source-form", run: func(c *C) {
 		id := c.enroll(ironictest.Fast)
