@@ -168,26 +168,35 @@ func (e *Env) GetNode(t testing.TB, node string) map[string]any {
 	return e.expect(t, "GET", "/v1/nodes/"+url.PathEscape(node), nil, 200).JSON()
 }
 
-// WaitProvisionState polls the node (every 50 ms on the real Ironic) until its provision_state is
-// state and returns it; fails the test after timeout with the last view.
-// NOTE: "deploy failed" keeps target_provision_state "active" (§8), and
-// the conductor can still hold the node's lock for a moment after a state
-// shows (reservation set): a call made at once may get 409 NodeLocked (§11).
-// The out-of-band helpers retry that.
+// WaitProvisionState polls the node (every 50 ms on the real Ironic) until its
+// provision_state is state and returns it; fails the test after timeout with
+// the last view. For a resting state (not "deploying", "deleting", …) it also
+// waits until the conductor has let go of the node (reservation null).
+// NOTE: the real Ironic shows a new state while its conductor still holds
+// the node's lock for a moment, and a call made then gets 409 NodeLocked
+// (ironic-facts.md §11); "deploy failed" keeps target_provision_state
+// "active" (§8).
 func (e *Env) WaitProvisionState(t testing.TB, node, state string, timeout time.Duration) map[string]any {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
 		n := e.GetNode(t, node)
-		if n["provision_state"] == state {
+		if n["provision_state"] == state && (transitional[state] || n["reservation"] == nil) {
 			return n
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("ironictest: node %s: provision_state %v (target %v, last_error %v) after %s, want %q",
-				node, n["provision_state"], n["target_provision_state"], n["last_error"], timeout, state)
+			t.Fatalf("ironictest: node %s: provision_state %v (target %v, reservation %v, last_error %v) after %s, want %q",
+				node, n["provision_state"], n["target_provision_state"], n["reservation"], n["last_error"], timeout, state)
 		}
 		time.Sleep(e.pollInterval())
 	}
+}
+
+// transitional are the states in which the conductor holds the node's lock
+// throughout.
+var transitional = map[string]bool{
+	"deploying": true, "deleting": true, "cleaning": true, "verifying": true,
+	"inspecting": true, "rescuing": true, "unrescuing": true, "adopting": true,
 }
 
 // SetMaintenance turns maintenance on or off (idempotent), retrying while the

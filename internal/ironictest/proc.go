@@ -104,7 +104,7 @@ func (p *realProc) waitUp(done <-chan struct{}) error {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("GET /v1 not answering after %s", startTimeout)
 		}
-		time.Sleep(pollInterval)
+		time.Sleep(startPoll)
 	}
 }
 

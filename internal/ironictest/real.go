@@ -22,7 +22,7 @@ const (
 // Timings of the real Ironic's process management.
 const (
 	startTimeout = 60 * time.Second       // cold start measured at 7–9 s, warm 3–4 s
-	pollInterval = 50 * time.Millisecond  // GET /v1 while starting
+	startPoll    = 50 * time.Millisecond  // GET /v1 while starting
 	termGrace    = 5 * time.Second        // SIGTERM, then SIGKILL
 	portAttempts = 3                      // a port found shared is tried again
 	logTailLines = 20                     // shown when start fails or the test failed

@@ -28,6 +28,8 @@ func (c *C) node(id string) map[string]any {
 
 // waitState polls the node until its provision_state is state. For a
 // resting state it also waits until the conductor has let go of the node.
+// (ironictest's WaitProvisionState does the same; this one polls slower,
+// since some 40 checks share one real Ironic, and reports the states seen.)
 // NOTE: a state shows before the conductor lets go of the node: the first
 // read of "active", "wait call-back" or "deploy failed" can still carry
 // reservation "localhost", and an action then gets NodeLocked (§11).
