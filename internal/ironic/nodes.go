@@ -3,6 +3,7 @@ package ironic
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"strconv"
@@ -134,6 +135,25 @@ func (c *Client) listNodes(ctx context.Context, filters url.Values, fields strin
 // request on our own endpoint with the original filters. Using our endpoint
 // rather than next's host also survives a proxy that rewrites the host.
 func listAll[T any](ctx context.Context, c *Client, op, resource string, filters url.Values) ([]T, error) {
+	// NOTE: a page whose marker is an item deleted since the previous page
+	// answers 404 ("Node <marker> could not be found", measured on Ironic
+	// 21.4), so a deletion during a multi-page walk restarts the walk.
+	for attempt := 0; ; attempt++ {
+		out, err := listPages[T](ctx, c, op, resource, filters)
+		if errors.Is(err, errMarkerGone) && attempt < 3 {
+			continue
+		}
+		if errors.Is(err, errMarkerGone) {
+			return nil, fmt.Errorf("%w: %s: items keep vanishing under the pager", ErrUnavailable, resource)
+		}
+		return out, err
+	}
+}
+
+// errMarkerGone: the page after a marker answered 404 (the marker item was deleted).
+var errMarkerGone = errors.New("ironic: list marker vanished")
+
+func listPages[T any](ctx context.Context, c *Client, op, resource string, filters url.Values) ([]T, error) {
 	key := resource[strings.LastIndex(resource, "/")+1:]
 	base := c.sc.ServiceURL(resource)
 	orig := url.Values{}
@@ -168,6 +188,9 @@ func listAll[T any](ctx context.Context, c *Client, op, resource string, filters
 			return nil
 		})
 		if err != nil {
+			if page > 1 && errors.Is(err, ErrNotFound) {
+				return nil, errMarkerGone
+			}
 			return nil, err
 		}
 		out = append(out, items...)
