@@ -1,0 +1,164 @@
+package dst
+
+import (
+	"context"
+	"slices"
+
+	"github.com/ingot-dev/ingot/internal/lifecycle"
+)
+
+// buildOrder ranks the build phases; a delete-accepted server must never
+// move forward in it (I2: no build step overwrites a pending delete).
+var buildOrder = map[lifecycle.Phase]int{
+	lifecycle.PhasePending: 1, lifecycle.PhaseReserving: 2, lifecycle.PhaseNetworking: 3,
+	lifecycle.PhaseDeploying: 4, lifecycle.PhaseActive: 5,
+}
+
+// checkStep checks what must hold after every step: I1, I2, I4, I6 (I7 is
+// checked on every call to Ironic by the transport).
+func (w *world) checkStep(v view) {
+	now := w.clk.Now()
+	nodeOf := map[string]string{}
+	for _, id := range w.servers {
+		s, ok := v.servers[id]
+		if !ok {
+			w.violate("I6: server %s accepted but not readable", w.sname(id))
+			continue
+		}
+		name := w.sname(id)
+		if w.deleted[id] {
+			if s.Desired != lifecycle.DesiredDeleted {
+				w.violate("I6: delete of %s accepted but the record wants %s", name, s.Desired)
+			}
+			if st := lifecycle.Nova(s).Status; st != "DELETED" {
+				w.violate("I2: %s shows %s after its delete was accepted (phase %s)", name, st, s.Phase)
+			}
+			prev := w.lastPh[id]
+			if buildOrder[s.Phase] > buildOrder[prev] && buildOrder[prev] > 0 {
+				w.violate("I2: %s moved from %s to %s after its delete was accepted", name, prev, s.Phase)
+			}
+			if s.Phase != lifecycle.PhaseDeleted && now.After(s.DeleteRequestedAt.Add(lcfg.DeleteTimeout+interval)) {
+				w.violate("I1: %s still %s past its delete deadline", name, s.Phase)
+			}
+		} else {
+			if s.Desired != lifecycle.DesiredActive {
+				w.violate("I6: %s wants %s but no delete was accepted", name, s.Desired)
+			}
+			if s.Phase == lifecycle.PhaseDeleted || s.Phase == lifecycle.PhaseDeleting {
+				w.violate("I6: %s is %s but the user never deleted it", name, s.Phase)
+			}
+			if !s.Phase.Stable() && now.After(s.Deadline.Add(interval)) {
+				w.violate("I1: %s still %s past its build deadline", name, s.Phase)
+			}
+		}
+		if s.Phase == lifecycle.PhaseError && (s.Fault == nil || s.Fault.Reason == "" || s.Fault.Message == "") {
+			w.violate("I5: %s is ERROR without a fault", name)
+		}
+		if s.NodeID != "" {
+			if other, dup := nodeOf[s.NodeID]; dup {
+				w.violate("I4: %s and %s both hold node %s", other, name, w.nname(s.NodeID))
+			}
+			nodeOf[s.NodeID] = name
+		}
+		w.lastPh[id] = s.Phase
+	}
+	carried := map[string]string{}
+	for _, n := range v.nodes {
+		if n.InstanceUUID == "" {
+			continue
+		}
+		if f, ok := w.foreign[n.UUID]; ok && n.InstanceUUID != f {
+			w.violate("I7: node %s of another tenant now carries %s", w.nname(n.UUID), w.sname(n.InstanceUUID))
+		}
+		if _, ours := w.ours[n.InstanceUUID]; !ours {
+			continue
+		}
+		if prev, dup := carried[n.InstanceUUID]; dup {
+			w.violate("I4: server %s reserved on nodes %s and %s", w.sname(n.InstanceUUID), prev, w.nname(n.UUID))
+		}
+		carried[n.InstanceUUID] = w.nname(n.UUID)
+	}
+}
+
+// checkFinal checks, once the healed world is quiet, that every server is
+// stable and nothing leaks (I1, I3, I4, I5).
+func (w *world) checkFinal() {
+	ctx := context.Background()
+	live := map[string]*lifecycle.Server{}
+	for _, id := range w.servers {
+		s, err := w.st.GetServer(ctx, id)
+		if err != nil {
+			w.violate("I6: %s: %v", w.sname(id), err)
+			continue
+		}
+		name := w.sname(id)
+		if !s.Phase.Stable() || s.NeedsWork() {
+			w.violate("I1: %s not settled (%s)", name, phaseOf(s))
+		}
+		if w.deleted[id] && s.Phase != lifecycle.PhaseDeleted {
+			w.violate("I2: %s not deleted at quiescence (%s)", name, phaseOf(s))
+		}
+		ports, err := w.st.Ports(ctx, id)
+		if err != nil {
+			w.violate("ports of %s: %v", name, err)
+			continue
+		}
+		if s.Phase == lifecycle.PhaseActive {
+			live[id] = s
+			if len(ports) != len(s.Spec.Networks) {
+				w.violate("active %s has %d ports, want %d", name, len(ports), len(s.Spec.Networks))
+			}
+			for _, p := range ports {
+				if p.VIFNode != s.NodeID {
+					w.violate("active %s: port recorded on node %q, server on %s", name, w.nname(p.VIFNode), w.nname(s.NodeID))
+				}
+			}
+			continue
+		}
+		if len(ports) != 0 {
+			w.violate("I3: %s %s still has %d port(s)", s.Phase, name, len(ports))
+		}
+		if s.NodeID != "" {
+			w.violate("I3: %s %s still holds node %s", s.Phase, name, w.nname(s.NodeID))
+		}
+	}
+	holders := map[string]string{}
+	for _, n := range w.sim.Nodes() {
+		nn := w.nname(n.UUID)
+		if _, ok := w.foreign[n.UUID]; ok {
+			continue // another tenant's: checked by I7
+		}
+		if n.InstanceUUID == "" {
+			if len(n.VIFs) != 0 {
+				w.violate("I3: node %s (%s) keeps VIFs %d with no instance", nn, n.ProvisionState, len(n.VIFs))
+			}
+			if n.ProvisionState != "available" && !w.orphans[n.UUID] {
+				w.violate("I3: released node %s is %s, not available", nn, n.ProvisionState)
+			}
+			continue
+		}
+		s, ok := live[n.InstanceUUID]
+		if !ok {
+			w.violate("I3: node %s (%s) still carries non-live server %s", nn, n.ProvisionState, w.sname(n.InstanceUUID))
+			continue
+		}
+		holders[n.InstanceUUID] = nn
+		if s.NodeID != n.UUID || n.ProvisionState != "active" {
+			w.violate("node %s (%s) carries %s which holds %s", nn, n.ProvisionState, w.sname(s.ID), w.nname(s.NodeID))
+		}
+		ports, _ := w.st.Ports(ctx, s.ID)
+		for _, p := range ports {
+			if !slices.Contains(n.VIFs, p.ID) {
+				w.violate("active %s: port not attached to node %s", w.sname(s.ID), nn)
+			}
+		}
+		if len(n.VIFs) != len(ports) {
+			w.violate("I3: node %s has %d VIFs, its server %s %d ports", nn, len(n.VIFs), w.sname(s.ID), len(ports))
+		}
+	}
+	for id := range live {
+		if _, ok := holders[id]; !ok {
+			w.violate("active %s: no node carries its instance_uuid", w.sname(id))
+		}
+	}
+}

@@ -1,0 +1,171 @@
+package dst
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// ciSeeds is the CI budget; INGOT_DST_SEEDS overrides it (make soak).
+const ciSeeds = 10000
+
+// defaultParams is the world every seed of TestDST runs in.
+var defaultParams = params{nodes: 4, steps: 20}
+
+// regressionSeeds are seeds that once found a bug (see the report of each
+// fix in the commit history); they run on every test run.
+var regressionSeeds = []int64{}
+
+// dbDir is where the seeds' SQLite files live (a tmpfs when there is
+// one), with the bytes of an empty migrated database to start each from.
+func dbDir(t testing.TB) (string, []byte) {
+	t.Helper()
+	dir := ""
+	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
+		if d, err := os.MkdirTemp("/dev/shm", "ingot-dst-"); err == nil {
+			t.Cleanup(func() { _ = os.RemoveAll(d) })
+			dir = d
+		}
+	}
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	tmpl, err := emptyDatabase(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, tmpl
+}
+
+func envInt(t testing.TB, name string, def int64) int64 {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		t.Fatalf("%s=%q: %v", name, v, err)
+	}
+	return n
+}
+
+func replay(seed int64) string {
+	return fmt.Sprintf("INGOT_DST_SEED=%d go test ./test/dst -run 'TestDST$' -v", seed)
+}
+
+func report(t testing.TB, r result) {
+	t.Helper()
+	t.Errorf("seed %d failed (%d crash-restarts); replay: %s\n  %s\nlast trace lines:\n    %s",
+		r.seed, r.crashs, replay(r.seed), strings.Join(r.errs, "\n  "), strings.Join(r.trace, "\n    "))
+}
+
+// sweep runs seeds [base, base+n) on every core, each seed in its own world,
+// and returns the failures (stopping early after stopAfter of them) and how
+// many seeds ran.
+func sweep(t testing.TB, p params, base, n int64, stopAfter int) ([]result, int64) {
+	dir, tmpl := dbDir(t)
+	var (
+		next   atomic.Int64
+		ran    atomic.Int64
+		ticks  atomic.Int64
+		rests  atomic.Int64
+		mu     sync.Mutex
+		failed []result
+		stop   atomic.Bool
+		wg     sync.WaitGroup
+	)
+	next.Store(base)
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for !stop.Load() {
+				seed := next.Add(1) - 1
+				if seed >= base+n {
+					return
+				}
+				r := runSeed(seed, p, dir, tmpl)
+				ran.Add(1)
+				ticks.Add(int64(r.ticks))
+				rests.Add(int64(r.crashs))
+				if r.failed() {
+					mu.Lock()
+					failed = append(failed, r)
+					if len(failed) >= stopAfter {
+						stop.Store(true)
+					}
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if r := ran.Load(); r > 0 {
+		t.Logf("%.1f ticks and %.1f crash-restarts per seed", float64(ticks.Load())/float64(r), float64(rests.Load())/float64(r))
+	}
+	return failed, ran.Load()
+}
+
+// TestDST runs the CI budget of seeds (or INGOT_DST_SEED alone, or
+// INGOT_DST_SEEDS from INGOT_DST_BASE) and reports seeds per second.
+func TestDST(t *testing.T) {
+	if s := os.Getenv("INGOT_DST_SEED"); s != "" {
+		seed := envInt(t, "INGOT_DST_SEED", 0)
+		dir, tmpl := dbDir(t)
+		r := runSeed(seed, defaultParams, dir, tmpl)
+		for _, line := range r.trace {
+			t.Log(line)
+		}
+		if r.failed() {
+			report(t, r)
+		}
+		t.Logf("seed %d: trace hash %016x, %d ticks, %d crash-restarts", seed, r.hash, r.ticks, r.crashs)
+		return
+	}
+	n := envInt(t, "INGOT_DST_SEEDS", ciSeeds)
+	if testing.Short() {
+		n = min(n, 1000)
+	}
+	base := envInt(t, "INGOT_DST_BASE", 1)
+	start := time.Now()
+	failed, ran := sweep(t, defaultParams, base, n, 5)
+	el := time.Since(start)
+	for _, r := range failed {
+		report(t, r)
+	}
+	t.Logf("%d seeds from %d in %s: %.0f seeds/s (%d steps each, %d nodes)", ran, base, el.Round(time.Millisecond),
+		float64(ran)/el.Seconds(), defaultParams.steps, defaultParams.nodes)
+}
+
+// TestDSTRegression replays every seed that once found a bug.
+func TestDSTRegression(t *testing.T) {
+	dir, tmpl := dbDir(t)
+	for _, seed := range regressionSeeds {
+		if r := runSeed(seed, defaultParams, dir, tmpl); r.failed() {
+			report(t, r)
+		}
+	}
+}
+
+// TestDSTDeterministic runs seeds twice and compares their trace hashes:
+// a seed is only worth printing if it replays.
+func TestDSTDeterministic(t *testing.T) {
+	dir, tmpl := dbDir(t)
+	for _, seed := range []int64{1, 7, 42, 1234} {
+		a := runSeed(seed, defaultParams, dir, tmpl)
+		b := runSeed(seed, defaultParams, dir, tmpl)
+		if a.hash != b.hash {
+			t.Errorf("seed %d: trace hash %016x then %016x\nfirst run tail:\n  %s\nsecond run tail:\n  %s", seed, a.hash, b.hash,
+				strings.Join(a.trace, "\n  "), strings.Join(b.trace, "\n  "))
+		}
+		if a.ticks == 0 {
+			t.Errorf("seed %d ran no tick", seed)
+		}
+	}
+}

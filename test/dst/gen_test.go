@@ -1,0 +1,220 @@
+package dst
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"time"
+
+	"github.com/ingot-dev/ingot/internal/ironicsim"
+	"github.com/ingot-dev/ingot/internal/lifecycle"
+)
+
+// event is one thing that happens between two ticks.
+type event struct {
+	name   string
+	weight int
+	run    func(ctx context.Context, w *world) (string, error)
+}
+
+// events is the generator's menu. Weights favour the user's requests so
+// that most seeds build and delete several servers while faults land on them.
+var events = []event{
+	{"nothing", 6, func(context.Context, *world) (string, error) { return "", nil }},
+	{"create", 8, evCreate},
+	{"delete", 5, evDelete},
+	{"node-delete", 1, onNode(func(w *world, n string) error { return w.sim.DeleteOutOfBand(n) })},
+	{"teardown", 2, onNode(func(w *world, n string) error { return w.sim.TeardownOutOfBand(n) })},
+	{"remove-instance", 2, evRemoveInstance},
+	{"maintenance-on", 2, onNode(func(w *world, n string) error { return w.sim.SetMaintenance(n, true, "dst") })},
+	{"maintenance-off", 2, onNode(func(w *world, n string) error { return w.sim.SetMaintenance(n, false, "") })},
+	{"fail-next-deploy", 3, onNode(func(w *world, n string) error { return w.sim.FailNextDeploy(n, "dst: deploy failed") })},
+	{"hold-deploy", 1, onNode(func(w *world, n string) error { return w.sim.HoldDeploy(n) })},
+	{"5xx", 2, evFault(ironicsim.Fault500)},
+	{"503", 1, evFault(ironicsim.Fault503)},
+	{"locked", 2, evFault(ironicsim.FaultLocked)},
+	{"drop", 1, evFault(ironicsim.FaultDrop)},
+	{"lost-answers", 2, func(_ context.Context, w *world) (string, error) {
+		w.tr.lost = 1 + w.rng.IntN(3)
+		return fmt.Sprint(w.tr.lost), nil
+	}},
+	{"outage", 1, func(_ context.Context, w *world) (string, error) {
+		w.tr.down = 1 + w.rng.IntN(4)
+		return fmt.Sprint(w.tr.down), nil
+	}},
+	{"ironic-restart", 1, func(_ context.Context, w *world) (string, error) { w.sim.Restart(); return "", nil }},
+	{"crash-at-step", 3, func(_ context.Context, w *world) (string, error) {
+		w.crashAt = w.hooks + 1 + w.rng.IntN(10)
+		return fmt.Sprint(w.crashAt - w.hooks), nil
+	}},
+	{"crash-after-call", 2, func(_ context.Context, w *world) (string, error) {
+		w.tr.crashNext = 1 + w.rng.IntN(3)
+		return fmt.Sprint(w.tr.crashNext), nil
+	}},
+	{"clock-jump", 2, func(_ context.Context, w *world) (string, error) {
+		d := time.Duration(1+w.rng.IntN(20)) * 30 * time.Second
+		w.clk.Advance(d)
+		return d.String(), nil
+	}},
+	{"foreign-reserve", 1, evForeign},
+}
+
+var totalWeight = func() int {
+	n := 0
+	for _, e := range events {
+		n += e.weight
+	}
+	return n
+}()
+
+func (w *world) pick() event {
+	r := w.rng.IntN(totalWeight)
+	for _, e := range events {
+		if r < e.weight {
+			return e
+		}
+		r -= e.weight
+	}
+	return events[0]
+}
+
+func evCreate(ctx context.Context, w *world) (string, error) {
+	if len(w.servers)-len(w.deleted) >= maxServers {
+		return "skipped", nil
+	}
+	id, err := w.createServer(ctx)
+	return w.sname(id), err
+}
+
+func evDelete(ctx context.Context, w *world) (string, error) {
+	var live []string
+	for _, id := range w.servers {
+		if !w.deleted[id] {
+			live = append(live, id)
+		}
+	}
+	if len(live) == 0 {
+		return "skipped", nil
+	}
+	id := live[w.rng.IntN(len(live))]
+	return w.sname(id), w.deleteServer(ctx, id)
+}
+
+// onNode applies an operator action to a random node that is not another
+// tenant's; an action the node's state refuses is simply skipped.
+func onNode(f func(w *world, node string) error) func(context.Context, *world) (string, error) {
+	return func(_ context.Context, w *world) (string, error) {
+		n := w.nodes[w.rng.IntN(len(w.nodes))]
+		if _, ok := w.foreign[n]; ok {
+			return "skipped", nil
+		}
+		if err := f(w, n); err != nil {
+			return w.nname(n) + " refused", nil
+		}
+		return w.nname(n), nil
+	}
+}
+
+func evRemoveInstance(_ context.Context, w *world) (string, error) {
+	n := w.nodes[w.rng.IntN(len(w.nodes))]
+	snap, ok := w.sim.Node(n)
+	if !ok || snap.InstanceUUID == "" {
+		return "skipped", nil
+	}
+	if _, ours := w.ours[snap.InstanceUUID]; !ours {
+		return "skipped", nil
+	}
+	if snap.ProvisionState != "available" {
+		// Deployed and no longer ours: I7 forbids ingot to undeploy it, so
+		// it stays in Ironic for the operator.
+		w.orphans[n] = true
+	}
+	return w.nname(n), w.sim.RemoveInstanceUUID(n)
+}
+
+func evFault(kind ironicsim.FaultKind) func(context.Context, *world) (string, error) {
+	return func(_ context.Context, w *world) (string, error) {
+		paths := []string{"", "/v1/nodes", "/v1/nodes/*", "/v1/nodes/*/states/provision", "/v1/nodes/*/vifs/**"}
+		f := ironicsim.Fault{Kind: kind, Path: paths[w.rng.IntN(len(paths))], Count: 1 + w.rng.IntN(4)}
+		if kind == ironicsim.FaultLocked {
+			f.Path = "/v1/nodes/**"
+		}
+		return fmt.Sprintf("%s x%d", f.Path, f.Count), w.sim.InjectFault(f)
+	}
+}
+
+// evForeign reserves an idle node for "another tenant", straight through the
+// simulator's API as another service would. From then on ingot must never
+// change it (I7).
+func evForeign(_ context.Context, w *world) (string, error) {
+	if len(w.foreign) >= len(w.nodes)/3 {
+		return "skipped", nil
+	}
+	n := w.nodes[w.rng.IntN(len(w.nodes))]
+	snap, ok := w.sim.Node(n)
+	if !ok || snap.InstanceUUID != "" || len(snap.VIFs) != 0 || w.orphans[n] {
+		return "skipped", nil
+	}
+	other := w.uuid()
+	body := fmt.Sprintf(`[{"op": "add", "path": "/instance_uuid", "value": %q}]`, other)
+	req := httptest.NewRequest(http.MethodPatch, "/v1/nodes/"+n, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-OpenStack-Ironic-API-Version", "1.78")
+	rec := httptest.NewRecorder()
+	if !serve(w.sim.Handler(), rec, req) || rec.Code != http.StatusOK {
+		return w.nname(n) + fmt.Sprintf(" refused (%d)", rec.Code), nil
+	}
+	w.foreign[n] = other
+	return w.nname(n), nil
+}
+
+// heal ends every fault so the system can reach quiescence.
+func (w *world) heal() {
+	w.sim.ClearFaults()
+	w.tr.down, w.tr.lost, w.tr.crashNext = 0, 0, 0
+	w.crashAt = 0
+	for _, n := range w.nodes {
+		if _, ok := w.foreign[n]; ok {
+			continue
+		}
+		_ = w.sim.SetMaintenance(n, false, "")
+		_ = w.sim.ReleaseDeploy(n)
+	}
+}
+
+func (w *world) sname(id string) string {
+	if i, ok := w.ours[id]; ok {
+		return fmt.Sprintf("s%d", i)
+	}
+	if id == "" {
+		return "-"
+	}
+	return "other"
+}
+
+func (w *world) nname(n string) string {
+	for i, id := range w.nodes {
+		if id == n {
+			return fmt.Sprintf("n%d", i)
+		}
+	}
+	if n == "" {
+		return "-"
+	}
+	return "n?"
+}
+
+// phaseOf is a short form of a stored record for the trace.
+func phaseOf(s *lifecycle.Server) string {
+	d := ""
+	if s.Desired == lifecycle.DesiredDeleted {
+		d = "!"
+	}
+	r := ""
+	if s.Fault != nil {
+		r = "/" + string(s.Fault.Reason)
+	}
+	return fmt.Sprintf("%s%s%s", d, s.Phase, r)
+}

@@ -1,0 +1,79 @@
+package dst
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ingot-dev/ingot/internal/lifecycle"
+)
+
+// TestDSTHasTeeth runs the simulation with deliberately broken decision
+// logic and requires each bug to be caught within the CI seed budget, by
+// the invariant that names it.
+func TestDSTHasTeeth(t *testing.T) {
+	cases := []struct {
+		name   string
+		decide func(lifecycle.Input, lifecycle.Config) lifecycle.Action
+		want   string // the invariant that must catch it
+	}{
+		{"node 404 while deploying taken for a user delete", nodeGoneIsDelete, "I6"},
+		{"reschedule forgets to detach VIFs and unreserve", unreserveForgets, "I3"},
+		{"build step overwrites a pending delete", hidesDelete, "I2"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := defaultParams
+			p.decide = c.decide
+			failed, ran := sweep(t, p, 1, ciSeeds, 1)
+			if len(failed) == 0 {
+				t.Fatalf("no violation in %d seeds: the simulation cannot see this bug", ran)
+			}
+			r := failed[0]
+			msg := strings.Join(r.errs, "\n")
+			if !strings.Contains(msg, c.want) {
+				t.Errorf("seed %d caught it, but not as %s:\n%s", r.seed, c.want, msg)
+			}
+			t.Logf("caught after %d seeds (seed %d): %s", ran, r.seed, r.errs[0])
+		})
+	}
+}
+
+// nodeGoneIsDelete is Nova's bug: a node 404 during the deploy is taken
+// for "the user deleted the server", which silently vanishes.
+func nodeGoneIsDelete(in lifecycle.Input, cfg lifecycle.Config) lifecycle.Action {
+	s := in.Server
+	if s.Desired == lifecycle.DesiredActive && s.Phase == lifecycle.PhaseDeploying && s.DeployRequested &&
+		in.Node.Observed && !in.Node.Exists && !in.Now.After(s.Deadline) {
+		n := s.Clone()
+		n.Phase, n.PhaseSince, n.UpdatedAt = lifecycle.PhaseDeleted, in.Now, in.Now
+		n.NodeID, n.Reserved, n.DeployRequested = "", false, false
+		return lifecycle.Action{Kind: lifecycle.KindSave, Next: n, Why: "broken: node gone means deleted"}
+	}
+	return lifecycle.Decide(in, cfg)
+}
+
+// unreserveForgets releases a node by forgetting it: no VIF detach, no
+// instance_uuid removal.
+func unreserveForgets(in lifecycle.Input, cfg lifecycle.Config) lifecycle.Action {
+	a := lifecycle.Decide(in, cfg)
+	if a.Kind != lifecycle.KindUnreserve {
+		return a
+	}
+	n := in.Server.Clone()
+	n.NodeID, n.Reserved, n.DeployRequested, n.UpdatedAt = "", false, false, in.Now
+	return lifecycle.Action{Kind: lifecycle.KindSave, Next: n, Why: "broken: forget the node"}
+}
+
+// hidesDelete lets a build carry on as if no delete had been accepted.
+func hidesDelete(in lifecycle.Input, cfg lifecycle.Config) lifecycle.Action {
+	s := in.Server
+	switch s.Phase {
+	case lifecycle.PhasePending, lifecycle.PhaseReserving, lifecycle.PhaseNetworking, lifecycle.PhaseDeploying:
+		if s.Desired == lifecycle.DesiredDeleted {
+			c := s.Clone()
+			c.Desired = lifecycle.DesiredActive
+			in.Server = c
+		}
+	}
+	return lifecycle.Decide(in, cfg)
+}

@@ -1,0 +1,144 @@
+package dst
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+)
+
+// transport carries ingot's Ironic calls straight into the simulator's
+// handler, in the calling goroutine: no sockets, no scheduling, so a seed
+// always replays the same way. It also injects the network's faults and
+// watches every call for I2 and I7.
+type transport struct {
+	w *world
+	h http.Handler
+
+	dead      bool // ingot was killed: nothing it sends arrives
+	down      int  // ticks left of an outage: connection refused
+	lost      int  // next mutating calls reach Ironic but their answer is lost (timeout)
+	crashNext int  // kill ingot right after this many more mutating calls (answer lost)
+}
+
+var (
+	errRefused = errors.New("dial tcp ironic.dst:6385: connect: connection refused")
+	errTimeout = errors.New("net/http: timeout awaiting response headers")
+)
+
+func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if t.dead || req.Context().Err() != nil {
+		return nil, errKilled
+	}
+	if t.down > 0 {
+		return nil, errRefused
+	}
+	mutating := req.Method != http.MethodGet && req.Method != http.MethodHead
+	node := nodeOf(req.URL.Path)
+	var before string
+	if mutating && node != "" {
+		if n, ok := t.w.sim.Node(node); ok {
+			before = n.InstanceUUID
+		}
+	}
+	rec := httptest.NewRecorder()
+	if !serve(t.h, rec, req) {
+		return nil, io.ErrUnexpectedEOF // the simulator dropped the connection
+	}
+	resp := rec.Result()
+	resp.Request = req
+	if mutating && node != "" && resp.StatusCode < 300 {
+		t.w.checkTouch(req, node, before)
+	}
+	if mutating {
+		if t.crashNext > 0 {
+			t.crashNext--
+			if t.crashNext == 0 {
+				t.w.tr8.add(fmt.Sprintf("crash after %s %s", req.Method, req.URL.Path))
+				t.w.kill()
+				return nil, errKilled
+			}
+		}
+		if t.lost > 0 {
+			t.lost--
+			return nil, errTimeout
+		}
+	}
+	return resp, nil
+}
+
+// serve runs the handler, turning its deliberate connection abort (the
+// simulator's "drop" fault) into false.
+func serve(h http.Handler, w http.ResponseWriter, r *http.Request) (ok bool) {
+	defer func() {
+		if v := recover(); v != nil {
+			if v != http.ErrAbortHandler {
+				panic(v)
+			}
+			ok = false
+		}
+	}()
+	if r.RequestURI == "" {
+		r.RequestURI = r.URL.RequestURI()
+	}
+	h.ServeHTTP(w, r)
+	return true
+}
+
+// nodeOf returns the node of a /v1/nodes/{node}/... path ("" otherwise).
+func nodeOf(path string) string {
+	rest, ok := strings.CutPrefix(path, "/v1/nodes/")
+	if !ok {
+		return ""
+	}
+	node, _, _ := strings.Cut(rest, "/")
+	return node
+}
+
+// checkTouch checks one successful change ingot made to a node, given the
+// node's instance_uuid just before it.
+//   - I7: a node carrying another tenant's instance_uuid is never changed.
+//   - I7: only a node carrying one of our servers is deployed or undeployed.
+//   - I2: nothing is reserved or deployed for a server whose delete was accepted.
+func (w *world) checkTouch(req *http.Request, node, before string) {
+	_, ours := w.ours[before]
+	what := req.Method + " " + req.URL.Path
+	if req.Method == http.MethodPatch && before == "" {
+		body := bodyOf(req)
+		for id := range w.deleted {
+			if strings.Contains(body, id) {
+				w.violate("I2: ingot reserved node %s for server %s after its delete was accepted", node, id)
+			}
+		}
+	}
+	if before != "" && !ours {
+		w.violate("I7: ingot changed node %s reserved by another tenant (%s): %s", node, before, what)
+		return
+	}
+	if strings.HasSuffix(req.URL.Path, "/states/provision") && !ours {
+		w.violate("I7: ingot changed the provision state of node %s, which carries no instance_uuid of ours: %s", node, what)
+	}
+	if !ours {
+		return
+	}
+	if w.deleted[before] && req.Method == http.MethodPut && strings.HasSuffix(req.URL.Path, "/states/provision") {
+		if body := bodyOf(req); strings.Contains(body, `"active"`) {
+			w.violate("I2: ingot asked Ironic to deploy node %s for server %s after its delete was accepted", node, before)
+		}
+	}
+}
+
+func bodyOf(req *http.Request) string {
+	if req.GetBody == nil {
+		return ""
+	}
+	rc, err := req.GetBody()
+	if err != nil {
+		return ""
+	}
+	defer rc.Close()
+	b, _ := io.ReadAll(rc)
+	return string(b)
+}

@@ -1,0 +1,299 @@
+package dst
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/ingot-dev/ingot/internal/clock"
+	"github.com/ingot-dev/ingot/internal/ironic"
+	"github.com/ingot-dev/ingot/internal/ironicsim"
+	"github.com/ingot-dev/ingot/internal/lifecycle"
+	"github.com/ingot-dev/ingot/internal/network"
+	"github.com/ingot-dev/ingot/internal/reconciler"
+	"github.com/ingot-dev/ingot/internal/scheduler"
+	"github.com/ingot-dev/ingot/internal/store"
+	"github.com/ingot-dev/ingot/internal/store/sqlite"
+)
+
+// The world is small on purpose: a few nodes and servers exercise every
+// path, and a small world is what lets CI run 10,000 seeds.
+const (
+	rc           = "baremetal"
+	interval     = 10 * time.Second
+	driftEvery   = 30 * time.Second
+	deployTime   = 20 * time.Second
+	undeployTime = 10 * time.Second
+	maxServers   = 5
+)
+
+var lcfg = lifecycle.Config{
+	BuildTimeout:     5 * time.Minute,
+	DeleteTimeout:    3 * time.Minute,
+	MaintenanceGrace: time.Minute,
+	MaxAttempts:      3,
+}
+
+var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// params shape one seed's world.
+type params struct {
+	nodes  int
+	steps  int
+	decide func(lifecycle.Input, lifecycle.Config) lifecycle.Action // nil: lifecycle.Decide
+}
+
+// world is one seed's universe. Nothing in it is shared with another seed.
+type world struct {
+	seed int64
+	p    params
+	rng  *rand.Rand
+	clk  *clock.Manual
+	sim  *ironicsim.Sim
+	tr   *transport
+	db   string
+	nets network.Networks
+
+	// The ingot "process": dropped wholesale by crash.
+	st      *sqlite.Store
+	cst     *crashStore
+	rec     *reconciler.Reconciler
+	cancel  context.CancelFunc
+	hooks   int // step-boundary calls since start
+	crashAt int // crash at this step-boundary call (0: none planned)
+
+	nodes    []string
+	servers  []string          // every server created, in order
+	ours     map[string]int    // server id -> index in servers
+	deleted  map[string]bool   // delete accepted
+	lastPh   map[string]lifecycle.Phase
+	foreign  map[string]string // node -> foreign instance_uuid (another tenant)
+	orphans  map[string]bool   // nodes whose instance_uuid we removed while deployed
+	restarts int
+
+	tr8  *tracer
+	errs []string
+}
+
+// newWorld builds seed's world; template is a migrated, empty database
+// copied for the seed (opening it then skips the schema work).
+func newWorld(seed int64, p params, dir string, template []byte) (*world, error) {
+	w := &world{
+		seed: seed, p: p,
+		rng:  rand.New(rand.NewPCG(uint64(seed), uint64(seed)^0x5eed)),
+		clk:  clock.NewManual(t0),
+		db:   filepath.Join(dir, fmt.Sprintf("dst-%d.db", seed)),
+		ours: map[string]int{}, deleted: map[string]bool{}, lastPh: map[string]lifecycle.Phase{},
+		foreign: map[string]string{}, orphans: map[string]bool{},
+		tr8: newTracer(),
+	}
+	w.sim = ironicsim.New(ironicsim.Options{Clock: w.clk, DeployTime: deployTime, UndeployTime: undeployTime,
+		CallbackTimeout: 2 * time.Minute, VIFMode: ironicsim.VIFModeStore, Seed: seed + 1})
+	w.nodes = w.sim.AddNodes(p.nodes, ironicsim.NodeSpec{ResourceClass: rc, Ports: 2})
+	w.tr = &transport{w: w, h: w.sim.Handler()}
+	if err := os.WriteFile(w.db, template, 0o600); err != nil {
+		return nil, fmt.Errorf("database: %w", err)
+	}
+	w.nets = network.Networks{{ID: "3c1f0d6e-8a52-4c47-9d1e-7f1b2a9c0d11", Name: "prov",
+		CIDR: netip.MustParsePrefix("10.0.0.0/28")}}
+	if err := w.start(); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// start builds the ingot process on the database file: store, Ironic
+// client, scheduler, IPAM and reconciler, all fresh.
+func (w *world) start() error {
+	st, err := sqlite.Open(context.Background(), w.db)
+	if err != nil {
+		return fmt.Errorf("open store: %w", err)
+	}
+	w.st = st
+	w.cst = &crashStore{Store: st}
+	ic, err := ironic.New(ironic.Config{URL: "http://ironic.dst", HTTPClient: &http.Client{Transport: w.tr},
+		Timeout: time.Minute})
+	if err != nil {
+		return fmt.Errorf("ironic client: %w", err)
+	}
+	sched := scheduler.New(ic, w.clk, scheduler.Options{})
+	w.rec = reconciler.New(reconciler.Deps{
+		Store: w.cst, Ironic: ic, Scheduler: sched, IPAM: network.NewIPAM(w.cst, w.nets), Clock: w.clk,
+		Logger: slog.New(slog.DiscardHandler), Hooks: reconciler.Hooks{Step: w.step},
+	}, reconciler.Config{Lifecycle: lcfg, Interval: interval, DriftInterval: driftEvery, Workers: 1, Decide: w.p.decide})
+	w.tr.dead = false
+	return nil
+}
+
+// step is the reconciler's step-boundary hook: a planned crash fires here.
+func (w *world) step(point string) {
+	w.hooks++
+	if w.crashAt > 0 && w.hooks >= w.crashAt {
+		w.crashAt = 0
+		w.tr8.add("crash at " + point)
+		w.kill()
+	}
+}
+
+// kill is kill -9 of the ingot process at this instant: from now on nothing
+// it does reaches the database or Ironic; the tick in progress unwinds on
+// errors and its in-memory state is thrown away by restart.
+func (w *world) kill() {
+	w.cst.dead = true
+	w.tr.dead = true
+	if w.cancel != nil {
+		w.cancel()
+	}
+}
+
+// restart drops every in-memory state of ingot and starts it again on the
+// same database file.
+func (w *world) restart() error {
+	w.restarts++
+	if err := w.st.Close(); err != nil {
+		return fmt.Errorf("close store: %w", err)
+	}
+	return w.start()
+}
+
+// tick runs one reconciler pass. A crash during it restarts ingot, which
+// ticks at once on start (as Reconciler.Run does), at the same instant.
+func (w *world) tick() error {
+	for {
+		ctx, cancel := context.WithCancel(context.Background())
+		w.cancel = cancel
+		_, err := w.rec.Tick(ctx)
+		cancel()
+		w.cancel = nil
+		if !w.cst.dead {
+			return w.tickErr(err)
+		}
+		if err := w.restart(); err != nil {
+			return err
+		}
+	}
+}
+
+func (w *world) tickErr(err error) error {
+	if err != nil && !errors.Is(err, context.Canceled) {
+		// A failing tick is no violation by itself: the checks judge what
+		// it left behind. Keep it in the trace.
+		w.tr8.add("tick error: " + err.Error())
+	}
+	return nil
+}
+
+// emptyDatabase returns the bytes of a freshly migrated database.
+func emptyDatabase(dir string) ([]byte, error) {
+	path := filepath.Join(dir, "template.db")
+	st, err := sqlite.Open(context.Background(), path)
+	if err != nil {
+		return nil, fmt.Errorf("template: %w", err)
+	}
+	if err := st.Close(); err != nil { // checkpoints the WAL into the file
+		return nil, fmt.Errorf("template: %w", err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("template: %w", err)
+	}
+	if _, err := os.Stat(path + "-wal"); err == nil {
+		return nil, fmt.Errorf("template: WAL left after close")
+	}
+	return b, nil
+}
+
+func (w *world) close() {
+	if w.st != nil {
+		_ = w.st.Close()
+	}
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		_ = os.Remove(w.db + suffix)
+	}
+}
+
+func (w *world) violate(format string, args ...any) {
+	w.errs = append(w.errs, fmt.Sprintf("[t=%s] ", w.clk.Now().Sub(t0))+fmt.Sprintf(format, args...))
+}
+
+// uuidFrom draws a UUID from the seed's generator.
+func (w *world) uuid() string {
+	a, b := w.rng.Uint64(), w.rng.Uint64()
+	return fmt.Sprintf("%08x-%04x-4%03x-8%03x-%012x", a>>32, (a>>16)&0xffff, a&0xfff, b>>52&0xfff, b&0xffffffffffff)
+}
+
+// createServer records a server as the API does (the request is answered
+// once the record is committed).
+func (w *world) createServer(ctx context.Context) (string, error) {
+	now := w.clk.Now().UTC()
+	id := w.uuid()
+	s := &lifecycle.Server{
+		ID: id, Name: fmt.Sprintf("s%d", len(w.servers)), ProjectID: "p", UserID: "u",
+		Spec: lifecycle.Spec{FlavorID: "f", ImageID: "i", ResourceClass: rc, ImageSource: "http://images/debian.qcow2",
+			RootGB: 10, Networks: []string{w.nets[0].ID}},
+		Desired: lifecycle.DesiredActive, Phase: lifecycle.PhasePending,
+		CreatedAt: now, UpdatedAt: now, PhaseSince: now, Deadline: now.Add(lcfg.BuildTimeout),
+		CreateRequestID: "req-" + id,
+	}
+	if err := w.st.CreateServer(ctx, s); err != nil {
+		return "", fmt.Errorf("create: %w", err)
+	}
+	w.ours[id] = len(w.servers)
+	w.servers = append(w.servers, id)
+	return id, nil
+}
+
+func (w *world) deleteServer(ctx context.Context, id string) error {
+	err := w.st.RequestDelete(ctx, id, "req-del-"+id, w.clk.Now().UTC())
+	if errors.Is(err, store.ErrNotFound) {
+		return nil // already deleted: the API answers 404 and accepts nothing
+	}
+	if err != nil {
+		return fmt.Errorf("delete %s: %w", id, err)
+	}
+	w.deleted[id] = true
+	return nil
+}
+
+// crashStore is the real store, cut off from the moment ingot is killed.
+type crashStore struct {
+	store.Store
+	dead bool
+}
+
+var errKilled = errors.New("dst: process killed")
+
+func (c *crashStore) SaveServer(ctx context.Context, s *lifecycle.Server, ev ...lifecycle.Event) error {
+	if c.dead {
+		return errKilled
+	}
+	return c.Store.SaveServer(ctx, s, ev...)
+}
+
+func (c *crashStore) CreatePort(ctx context.Context, p store.Port) error {
+	if c.dead {
+		return errKilled
+	}
+	return c.Store.CreatePort(ctx, p)
+}
+
+func (c *crashStore) SetPortVIF(ctx context.Context, portID, node string) error {
+	if c.dead {
+		return errKilled
+	}
+	return c.Store.SetPortVIF(ctx, portID, node)
+}
+
+func (c *crashStore) DeletePort(ctx context.Context, portID string) error {
+	if c.dead {
+		return errKilled
+	}
+	return c.Store.DeletePort(ctx, portID)
+}
