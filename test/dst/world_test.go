@@ -70,9 +70,9 @@ type world struct {
 	crashAt int // crash at this step-boundary call (0: none planned)
 
 	nodes    []string
-	servers  []string          // every server created, in order
-	ours     map[string]int    // server id -> index in servers
-	deleted  map[string]bool   // delete accepted
+	servers  []string        // every server created, in order
+	ours     map[string]int  // server id -> index in servers
+	deleted  map[string]bool // delete accepted
 	lastPh   map[string]lifecycle.Phase
 	foreign  map[string]string // node -> foreign instance_uuid (another tenant)
 	orphans  map[string]bool   // nodes whose instance_uuid we removed while deployed
