@@ -147,6 +147,8 @@ func applyReserve(s *Server, r Result, now time.Time) Applied {
 		n.Phase = PhaseNetworking
 		n.PhaseSince = now
 		n.UpdatedAt = now
+		// Record before act, in the same write: ports are about to be allocated.
+		n.PortsAllocated = n.PortsAllocated || len(s.Spec.Networks) > 0
 		return Applied{Next: n, Events: []Event{event(s, now, "compute_reserve_node", ResultSuccess, fmt.Sprintf("node %s reserved", s.NodeID))}}
 	case Taken, Gone, Rejected:
 		// The node was taken (or vanished) between the choice and the
@@ -171,11 +173,14 @@ func applyNetwork(s *Server, r Result, now time.Time) Applied {
 		n.Phase = PhaseDeploying
 		n.PhaseSince = now
 		n.UpdatedAt = now
+		// Record before act, in the same write: the deploy is about to be requested.
+		n.DeployRequested = true
 		details := "no networks requested"
 		if len(s.Spec.Networks) > 0 {
 			details = fmt.Sprintf("%d port(s) attached to node %s", len(s.Spec.Networks), s.NodeID)
 		}
-		return Applied{Next: n, Events: []Event{event(s, now, "compute_attach_networks", ResultSuccess, details)}}
+		return Applied{Next: n, Events: []Event{event(s, now, "compute_attach_networks", ResultSuccess, details),
+			event(s, now, "compute__do_build_and_run_instance", "", fmt.Sprintf("deploy requested on node %s", s.NodeID))}}
 	case Exhausted:
 		return failed(s, now, ReasonNetworkAllocationFailed, StepNetwork, "network allocation failed: "+r.Message)
 	case Gone:
