@@ -1,0 +1,385 @@
+package osc
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// stack is one `ingot serve` process built from this tree, with its
+// built-in simulated Ironic on a port of our choosing so that the test can
+// reach the simulator's /_sim/ admin API.
+type stack struct {
+	t      *testing.T
+	dir    string
+	url    string // ingot, e.g. http://127.0.0.1:41234
+	simURL string // the simulated Ironic
+	log    string // ingot's stderr
+	http   *http.Client
+}
+
+// flavorID is deliberately not the flavor's name, so the CLI's look-ups by
+// name (flavor show bm.small, --flavor bm.small) are exercised.
+const (
+	flavorID   = "1"
+	flavorName = "bm.small"
+	imageName  = "debian-12"
+	netName    = "provisioning"
+)
+
+// buildIngot compiles cmd/ingot into dir: the test drives the binary users run.
+func buildIngot(t *testing.T, dir string) string {
+	t.Helper()
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("go toolchain not found: %v", err)
+	}
+	bin := filepath.Join(dir, "ingot")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, goBin, "build", "-o", bin, "../../cmd/ingot").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build ./cmd/ingot: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// freePort returns a loopback port that was free a moment ago. Another
+// process may take it before ingot binds it; startIngot then retries.
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("free port: %v", err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// startIngot runs `ingot serve --config` with the built-in simulator
+// (nodes nodes, every build retried once on another node).
+func startIngot(t *testing.T, bin string, nodes int) *stack {
+	t.Helper()
+	var lastErr error
+	for try := 0; try < 3; try++ {
+		s, err := tryStart(t, bin, nodes)
+		if err == nil {
+			return s
+		}
+		lastErr = err
+		t.Logf("ingot did not start (try %d): %v", try+1, err)
+	}
+	t.Fatalf("ingot serve: %v", lastErr)
+	return nil
+}
+
+func tryStart(t *testing.T, bin string, nodes int) (*stack, error) {
+	dir := t.TempDir()
+	port, simPort := freePort(t), freePort(t)
+	cfg := fmt.Sprintf(`listen: 127.0.0.1:%d
+database: %s
+poll_interval: 200ms
+max_attempts: 2
+log_level: info
+ironic:
+  url: sim
+  sim: {nodes: %d, resource_class: baremetal, deploy_time: 3s, undeploy_time: 300ms, listen: "127.0.0.1:%d"}
+flavors:
+  - {id: %q, name: %s, resource_class: baremetal, vcpus: 8, ram_mb: 16384, disk_gb: 100, description: small bare metal}
+images:
+  - {name: %s, url: "http://images.example/debian-12.qcow2"}
+networks:
+  - {name: %s, cidr: 10.0.0.0/24}
+`, port, filepath.Join(dir, "ingot.db"), nodes, simPort, flavorID, flavorName, imageName, netName)
+	cfgPath := filepath.Join(dir, "ingot.yaml")
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
+		return nil, fmt.Errorf("write config: %w", err)
+	}
+	logPath := filepath.Join(dir, "ingot.log")
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return nil, fmt.Errorf("log file: %w", err)
+	}
+	cmd := exec.Command(bin, "serve", "--config", cfgPath)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	// Own process group: cleanup ends ingot and anything it started.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return nil, fmt.Errorf("start: %w", err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); logf.Close(); close(done) }()
+	stop := func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-done
+		}
+	}
+	s := &stack{t: t, dir: dir, log: logPath,
+		url:    fmt.Sprintf("http://127.0.0.1:%d", port),
+		simURL: fmt.Sprintf("http://127.0.0.1:%d", simPort),
+		http:   &http.Client{Timeout: 10 * time.Second}}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		select {
+		case <-done:
+			return nil, fmt.Errorf("exited early:\n%s", s.logTail())
+		default:
+		}
+		if resp, err := s.http.Get(s.url + "/readyz"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			stop()
+			return nil, fmt.Errorf("not ready after 30s:\n%s", s.logTail())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Cleanup(func() {
+		stop()
+		if t.Failed() {
+			t.Logf("ingot log (tail):\n%s", s.logTail())
+		}
+	})
+	return s, nil
+}
+
+// logTail is the end of ingot's log, for failure messages.
+func (s *stack) logTail() string {
+	b, _ := os.ReadFile(s.log)
+	const keep = 6000
+	if len(b) > keep {
+		b = b[len(b)-keep:]
+	}
+	return string(b)
+}
+
+// call sends a request to base+path (a compute call at microversion mv when
+// mv is set) and decodes a JSON answer into out (may be nil).
+func (s *stack) call(ctx context.Context, method, url, mv string, body, out any) (int, error) {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return 0, fmt.Errorf("marshal: %w", err)
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, rd)
+	if err != nil {
+		return 0, fmt.Errorf("request: %w", err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if mv != "" {
+		req.Header.Set("OpenStack-API-Version", "compute "+mv)
+	}
+	resp, err := s.http.Do(req)
+	if err != nil {
+		return 0, fmt.Errorf("%s %s: %w", method, url, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return resp.StatusCode, fmt.Errorf("%s %s: read: %w", method, url, err)
+	}
+	if out != nil && resp.StatusCode < 300 && len(raw) > 0 {
+		if err := json.Unmarshal(raw, out); err != nil {
+			return resp.StatusCode, fmt.Errorf("%s %s: decode %q: %w", method, url, raw, err)
+		}
+	}
+	return resp.StatusCode, nil
+}
+
+// server is the part of a Nova server body the test steers by.
+type server struct {
+	ID     string `json:"id"`
+	Name   string `json:"name"`
+	Status string `json:"status"`
+	Node   string `json:"OS-EXT-SRV-ATTR:hypervisor_hostname"`
+}
+
+func (s *stack) servers(ctx context.Context) ([]server, error) {
+	var body struct {
+		Servers []server `json:"servers"`
+	}
+	if code, err := s.call(ctx, "GET", s.url+"/v2.1/servers/detail", "2.90", nil, &body); err != nil || code != http.StatusOK {
+		return nil, fmt.Errorf("list servers: %d %w", code, err)
+	}
+	return body.Servers, nil
+}
+
+// waitFor polls cond every 100 ms until it holds or the timeout passes.
+func waitFor(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	last := ""
+	for {
+		ok, state := cond()
+		if ok {
+			return
+		}
+		last = state
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %s; last seen: %s", what, timeout, last)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// serverByName finds a live server by name (nil when there is none).
+func (s *stack) serverByName(t *testing.T, name string) *server {
+	t.Helper()
+	list, err := s.servers(context.Background())
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	for i := range list {
+		if list[i].Name == name {
+			return &list[i]
+		}
+	}
+	return nil
+}
+
+// waitStatus waits for the named server to show status.
+func (s *stack) waitStatus(t *testing.T, name, status string) server {
+	t.Helper()
+	var got server
+	waitFor(t, 60*time.Second, name+" "+status, func() (bool, string) {
+		sv := s.serverByName(t, name)
+		if sv == nil {
+			return false, "not listed"
+		}
+		got = *sv
+		return sv.Status == status, sv.Status
+	})
+	return got
+}
+
+// waitGone waits for GET /servers/{id} to answer 404.
+func (s *stack) waitGone(t *testing.T, id string) {
+	t.Helper()
+	waitFor(t, 60*time.Second, "server "+id+" gone", func() (bool, string) {
+		code, err := s.call(context.Background(), "GET", s.url+"/v2.1/servers/"+id, "2.1", nil, nil)
+		return err == nil && code == http.StatusNotFound, fmt.Sprintf("%d %v", code, err)
+	})
+}
+
+// createRequestID is the request id of the server's create action.
+func (s *stack) createRequestID(t *testing.T, id string) string {
+	t.Helper()
+	var body struct {
+		Actions []struct {
+			Action    string `json:"action"`
+			RequestID string `json:"request_id"`
+		} `json:"instanceActions"`
+	}
+	if code, err := s.call(context.Background(), "GET", s.url+"/v2.1/servers/"+id+"/os-instance-actions", "2.1", nil, &body); err != nil || code != http.StatusOK {
+		t.Fatalf("actions of %s: %d %v", id, code, err)
+	}
+	for _, a := range body.Actions {
+		if a.Action == "create" {
+			return a.RequestID
+		}
+	}
+	t.Fatalf("server %s has no create action: %+v", id, body.Actions)
+	return ""
+}
+
+// simNode is the part of the simulator's node snapshot the driver reads.
+type simNode struct {
+	UUID           string `json:"uuid"`
+	ProvisionState string `json:"provision_state"`
+}
+
+// holdAll makes every simulated node stop its deploys in `wait call-back`
+// until the driver releases or deletes it, so that what happens to each
+// build is decided by the test, not by timing.
+func (s *stack) holdAll(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	var body struct {
+		Nodes []simNode `json:"nodes"`
+	}
+	if code, err := s.call(ctx, "GET", s.simURL+"/_sim/nodes", "", nil, &body); err != nil || code != http.StatusOK {
+		t.Fatalf("sim nodes: %d %v", code, err)
+	}
+	for _, n := range body.Nodes {
+		if code, err := s.call(ctx, "POST", s.simURL+"/_sim/nodes/"+n.UUID+"/hold-deploy", "", nil, nil); err != nil || code != http.StatusNoContent {
+			t.Fatalf("hold %s: %d %v", n.UUID, code, err)
+		}
+	}
+}
+
+// drive runs until ctx ends: whenever a building server's node waits in
+// `wait call-back`, it deletes the node out-of-band (through the
+// simulator's admin API) when the server's name starts with failPrefix, and
+// releases the deploy otherwise. It returns the nodes it deleted, by server.
+func (s *stack) drive(ctx context.Context, failPrefix string) func() map[string][]string {
+	var mu sync.Mutex
+	deleted := map[string][]string{}
+	go func() {
+		for ctx.Err() == nil {
+			list, err := s.servers(ctx)
+			for _, sv := range list {
+				if sv.Status != "BUILD" || sv.Node == "" {
+					continue
+				}
+				var n simNode
+				if code, err := s.call(ctx, "GET", s.simURL+"/_sim/nodes/"+sv.Node, "", nil, &n); err != nil || code != http.StatusOK {
+					continue // deleted a moment ago, or the stack is stopping
+				}
+				if n.ProvisionState != "wait call-back" {
+					continue
+				}
+				if strings.HasPrefix(sv.Name, failPrefix) {
+					if code, err := s.call(ctx, "POST", s.simURL+"/_sim/nodes/"+sv.Node+"/delete", "", nil, nil); err == nil && code == http.StatusNoContent {
+						mu.Lock()
+						deleted[sv.Name] = append(deleted[sv.Name], sv.Node)
+						mu.Unlock()
+					}
+					continue
+				}
+				_, _ = s.call(ctx, "POST", s.simURL+"/_sim/nodes/"+sv.Node+"/release-deploy", "", nil, nil)
+			}
+			if err != nil && errors.Is(err, context.Canceled) {
+				return
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}()
+	return func() map[string][]string {
+		mu.Lock()
+		defer mu.Unlock()
+		out := map[string][]string{}
+		for k, v := range deleted {
+			out[k] = append([]string(nil), v...)
+		}
+		return out
+	}
+}
