@@ -113,7 +113,7 @@ func newLogger(level string) *slog.Logger {
 // serve runs the service until ctx ends.
 func serve(ctx context.Context, cfg config.Config) error {
 	log := newLogger(cfg.LogLevel)
-	a, err := app.New(ctx, cfg, app.Options{Logger: log})
+	a, err := app.New(ctx, cfg, app.Options{Logger: log, Step: crashStep()})
 	if err != nil {
 		return err
 	}
