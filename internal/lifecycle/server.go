@@ -26,6 +26,8 @@ const (
 	PhaseReserving Phase = "reserving"
 	// PhaseNetworking: the node is reserved; ports are allocated and VIFs attached.
 	PhaseNetworking Phase = "networking"
+	// PhaseVolumes: networks are wired; the volumes' Ironic targets are created on the node.
+	PhaseVolumes Phase = "volumes"
 	// PhaseDeploying: networks are wired; deploy requested (DeployRequested) or about to be.
 	PhaseDeploying Phase = "deploying"
 	// PhaseActive: Ironic shows the node active with our instance_uuid.
@@ -48,7 +50,7 @@ func (p Phase) Stable() bool {
 // Valid reports whether p is a known phase.
 func (p Phase) Valid() bool {
 	switch p {
-	case PhasePending, PhaseReserving, PhaseNetworking, PhaseDeploying, PhaseActive,
+	case PhasePending, PhaseReserving, PhaseNetworking, PhaseVolumes, PhaseDeploying, PhaseActive,
 		PhaseReleasing, PhaseError, PhaseDeleting, PhaseDeleted:
 		return true
 	}
@@ -158,6 +160,13 @@ type Server struct {
 	// PortsAllocated: ports may exist for this server (set before allocation,
 	// cleared once every port is freed).
 	PortsAllocated bool
+	// VolumesOnNode: Ironic volume targets (and a connector) for this server's
+	// volumes may exist on NodeID (set before they are created, cleared once
+	// they are removed or the node is gone).
+	VolumesOnNode bool
+	// VolumesReleased: the server's hold on its volumes (Spec.Volumes) has
+	// ended — they are available again, or deleted with the server.
+	VolumesReleased bool
 
 	Excluded []string  // nodes this server must not be scheduled on again
 	Attempts []Attempt // failed attempts, oldest first
@@ -184,7 +193,12 @@ type Server struct {
 // Holds reports whether the server may still hold resources (a node
 // reservation or ports) that must be released.
 func (s *Server) Holds() bool {
-	return s.NodeID != "" || s.PortsAllocated
+	return s.NodeID != "" || s.PortsAllocated || s.HoldsVolumes()
+}
+
+// HoldsVolumes reports whether the server still holds its volumes.
+func (s *Server) HoldsVolumes() bool {
+	return len(s.Spec.Volumes) > 0 && !s.VolumesReleased
 }
 
 // NeedsWork reports whether the reconciler must look at the server on every

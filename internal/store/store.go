@@ -61,8 +61,13 @@ type ActionRecord struct {
 // method makes a network call to anything but the database, and no
 // transaction stays open across calls.
 type Store interface {
-	// CreateServer inserts a new server (Version 1) and its create action.
-	// It is committed when it returns nil. ErrExists on a duplicate id.
+	// CreateServer inserts a new server (Version 1) and its create action,
+	// and reserves every volume of s.Spec.Volumes for it (status reserved,
+	// ServerID, BootIndex, DeleteOnTermination) in the same transaction.
+	// It is committed when it returns nil. ErrExists on a duplicate id; a
+	// volume that is unknown wraps ErrNotFound, one held by another server
+	// wraps ErrVolumeInUse (the message names the volume and its holder);
+	// on any error nothing is written.
 	CreateServer(ctx context.Context, s *lifecycle.Server) error
 	// GetServer returns the server, deleted or not. ErrNotFound when unknown.
 	GetServer(ctx context.Context, id string) (*lifecycle.Server, error)

@@ -1,0 +1,64 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// ErrVolumeInUse: the volume is reserved by or attached to a server.
+var ErrVolumeInUse = errors.New("store: volume in use")
+
+// Volume statuses, as Cinder spells them.
+const (
+	VolumeAvailable = "available" // free
+	VolumeReserved  = "reserved"  // held by a server, not (or no longer) on a node
+	VolumeInUse     = "in-use"    // an Ironic volume target on the server's node carries it
+	VolumeDeleting  = "deleting"  // being released for a server that is gone
+)
+
+// Volume is one volume of the embedded registry, with the iSCSI-style target
+// description the embedded backend gives it.
+type Volume struct {
+	ID     string // UUID
+	Name   string
+	SizeGB int
+	Status string
+	// ServerID holds the volume (reserved, in-use, deleting); "" when available.
+	ServerID string
+	// NodeID is the node whose Ironic volume target carries the volume; set
+	// before the target is created, cleared after it is removed.
+	NodeID              string
+	BootIndex           int  // the holder's boot_index (-1: data volume)
+	DeleteOnTermination bool // the holder asked for deletion with the server
+	TargetIQN           string
+	TargetLUN           int
+	TargetPortal        string
+	// StatusReason says why a volume is still in-use or deleting (e.g.
+	// "waiting for Ironic to remove the volume target").
+	StatusReason string
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+}
+
+// Volumes is the volume registry, part of Store's implementations.
+type Volumes interface {
+	// CreateVolume inserts an available volume. ErrExists on a duplicate id.
+	CreateVolume(ctx context.Context, v Volume) error
+	// GetVolume returns one volume. ErrNotFound when unknown.
+	GetVolume(ctx context.Context, id string) (Volume, error)
+	// ListVolumes pages volumes by id (after = last id of the previous page).
+	ListVolumes(ctx context.Context, after string, limit int) ([]Volume, error)
+	// DeleteVolume removes an available volume. ErrVolumeInUse when a server
+	// holds it; ErrNotFound when unknown.
+	DeleteVolume(ctx context.Context, id string) error
+	// ServerVolumes lists the volumes a server holds, by boot index then id.
+	ServerVolumes(ctx context.Context, serverID string) ([]Volume, error)
+	// UpdateVolume writes Status, NodeID, StatusReason and UpdatedAt of a
+	// volume held by v.ServerID. ErrNotFound when it is not held by that server.
+	UpdateVolume(ctx context.Context, v Volume) error
+	// ReleaseVolume ends serverID's hold on a volume: destroy deletes it,
+	// otherwise it becomes available (ServerID, NodeID cleared). Idempotent:
+	// nil when the volume is gone or held by another server.
+	ReleaseVolume(ctx context.Context, id, serverID string, destroy bool) error
+}
