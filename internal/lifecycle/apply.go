@@ -96,6 +96,37 @@ func Apply(s *Server, a Action, r Result, now time.Time, cfg Config) Applied {
 				fmt.Sprintf("node %s released", s.NodeID))}}
 		}
 		return Applied{Stop: true}
+	case KindAttachVolumes:
+		switch r.Outcome {
+		case OK:
+			n := s.Clone()
+			n.Phase = PhaseDeploying
+			n.PhaseSince = now
+			n.DeployRequested = true
+			return Applied{Next: stamp(n, now), Events: []Event{
+				event(s, now, "compute_attach_volumes", ResultSuccess, fmt.Sprintf("%d volume target(s) on node %s", len(s.Spec.Volumes), s.NodeID)),
+				event(s, now, "compute__do_build_and_run_instance", "", fmt.Sprintf("deploy requested on node %s", s.NodeID))}}
+		case Gone:
+			return failed(s, now, ReasonNodeDeleted, StepVolumes, fmt.Sprintf("node %s was deleted while attaching volumes", s.NodeID))
+		case Rejected, Taken:
+			return failed(s, now, ReasonVolumeAttachFailed, StepVolumes, fmt.Sprintf("volume target on node %s failed: %s", s.NodeID, r.Message))
+		}
+		return Applied{Stop: true}
+	case KindDetachVolumes:
+		if r.Outcome == OK || r.Outcome == Gone {
+			n := s.Clone()
+			n.VolumesOnNode = false
+			return Applied{Next: stamp(n, now), Events: []Event{event(s, now, "compute_detach_volumes", ResultSuccess,
+				fmt.Sprintf("volume targets removed from node %s", s.NodeID))}}
+		}
+		return Applied{Stop: true}
+	case KindReleaseVolumes:
+		if r.Outcome == OK {
+			n := s.Clone()
+			n.VolumesReleased = true
+			return Applied{Next: stamp(n, now), Events: []Event{event(s, now, "compute_release_volumes", ResultSuccess, "volumes released")}}
+		}
+		return Applied{Stop: true}
 	case KindFreePorts:
 		if r.Outcome == OK {
 			n := s.Clone()
@@ -170,17 +201,24 @@ func applyNetwork(s *Server, r Result, now time.Time) Applied {
 	switch r.Outcome {
 	case OK:
 		n := s.Clone()
-		n.Phase = PhaseDeploying
 		n.PhaseSince = now
 		n.UpdatedAt = now
-		// Record before act, in the same write: the deploy is about to be requested.
-		n.DeployRequested = true
 		details := "no networks requested"
 		if len(s.Spec.Networks) > 0 {
 			details = fmt.Sprintf("%d port(s) attached to node %s", len(s.Spec.Networks), s.NodeID)
 		}
-		return Applied{Next: n, Events: []Event{event(s, now, "compute_attach_networks", ResultSuccess, details),
-			event(s, now, "compute__do_build_and_run_instance", "", fmt.Sprintf("deploy requested on node %s", s.NodeID))}}
+		evs := []Event{event(s, now, "compute_attach_networks", ResultSuccess, details)}
+		if len(s.Spec.Volumes) > 0 {
+			// Record before act, in the same write: volume targets come next.
+			n.Phase = PhaseVolumes
+			n.VolumesOnNode = true
+			return Applied{Next: n, Events: evs}
+		}
+		// Record before act, in the same write: the deploy is about to be requested.
+		n.Phase = PhaseDeploying
+		n.DeployRequested = true
+		evs = append(evs, event(s, now, "compute__do_build_and_run_instance", "", fmt.Sprintf("deploy requested on node %s", s.NodeID)))
+		return Applied{Next: n, Events: evs}
 	case Exhausted:
 		return failed(s, now, ReasonNetworkAllocationFailed, StepNetwork, "network allocation failed: "+r.Message)
 	case Gone:

@@ -71,9 +71,19 @@ const (
 	KindUnreserve
 	// KindFreePorts: free every port of the server (VIFs already detached or gone with the node).
 	KindFreePorts
+	// KindAttachVolumes: create the volume connector and one volume target per
+	// volume on Server.NodeID, and mark the volumes in-use.
+	KindAttachVolumes
+	// KindDetachVolumes: power Server.NodeID off, remove our volume targets and
+	// connector from it; the volumes go back to reserved.
+	KindDetachVolumes
+	// KindReleaseVolumes: end the server's hold on its volumes (available, or
+	// deleted with the server when delete_on_termination).
+	KindReleaseVolumes
 )
 
-var kindNames = [...]string{"wait", "save", "schedule", "reserve", "network", "deploy", "undeploy", "unreserve", "free_ports"}
+var kindNames = [...]string{"wait", "save", "schedule", "reserve", "network", "deploy", "undeploy", "unreserve", "free_ports",
+	"attach_volumes", "detach_volumes", "release_volumes"}
 
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {
@@ -123,6 +133,16 @@ func Decide(in Input, cfg Config) Action {
 			return save(n, in.Now, "ports about to be allocated")
 		}
 		return Action{Kind: KindNetwork, Why: "node reserved"}
+	case PhaseVolumes:
+		if a, ok := buildDeadline(in); ok {
+			return a
+		}
+		if !s.VolumesOnNode {
+			n := s.Clone()
+			n.VolumesOnNode = true
+			return save(n, in.Now, "volume targets about to be created")
+		}
+		return Action{Kind: KindAttachVolumes, Why: "networks wired"}
 	case PhaseDeploying:
 		if a, ok := buildDeadline(in); ok {
 			return a
@@ -141,7 +161,7 @@ func Decide(in Input, cfg Config) Action {
 			n := toError(s, in.Now, s.Fault)
 			return save(n, in.Now, "deadline passed while releasing", errorEvent(n, in.Now))
 		}
-		if s.Holds() {
+		if s.NodeID != "" || s.PortsAllocated {
 			return decideRelease(in)
 		}
 		return afterRelease(in, cfg)
@@ -367,7 +387,14 @@ func decideDelete(in Input, cfg Config) Action {
 func decideRelease(in Input) Action {
 	s, v := in.Server, in.Node
 	if s.NodeID == "" {
-		return Action{Kind: KindFreePorts, Why: "ports held"}
+		if s.PortsAllocated {
+			return Action{Kind: KindFreePorts, Why: "ports held"}
+		}
+		if s.HoldsVolumes() && s.Phase != PhaseReleasing {
+			// A reschedule keeps its volumes; ERROR and delete give them up.
+			return Action{Kind: KindReleaseVolumes, Why: "volumes held"}
+		}
+		return wait("nothing held")
 	}
 	if !v.Observed {
 		return wait("node not observed")
@@ -401,6 +428,11 @@ func decideRelease(in Input) Action {
 	case "deleting", "cleaning", "clean wait", "verifying", "inspecting", "inspect wait", "adopting", "servicing", "service wait":
 		return wait("node busy (" + v.ProvisionState + ")")
 	}
+	if s.VolumesOnNode {
+		// Targets survive an undeploy and block nothing, but they are ours:
+		// remove them while the node is still ours, before the reservation.
+		return Action{Kind: KindDetachVolumes, Why: "volume targets on an idle node (" + v.ProvisionState + ")"}
+	}
 	return Action{Kind: KindUnreserve, RemoveInstance: ours, Why: "node idle (" + v.ProvisionState + ")"}
 }
 
@@ -410,6 +442,7 @@ func dropNode(s *Server, now time.Time) *Server {
 	n.NodeID = ""
 	n.Reserved = false
 	n.DeployRequested = false
+	n.VolumesOnNode = false // gone with the node, or left on a node no longer ours (I7)
 	n.MaintenanceSince = time.Time{}
 	return n
 }
@@ -458,6 +491,8 @@ func phaseStep(p Phase) Step {
 		return StepReserve
 	case PhaseNetworking:
 		return StepNetwork
+	case PhaseVolumes:
+		return StepVolumes
 	case PhaseDeploying:
 		return StepDeploy
 	case PhaseActive:

@@ -54,6 +54,9 @@ var (
 	attempts    = func(n int) func(*Server) { return func(s *Server) { s.Attempts = make([]Attempt, n) } }
 	maintSince  = func(d time.Duration) func(*Server) { return func(s *Server) { s.MaintenanceSince = t0.Add(-d) } }
 	notDeployed = func(s *Server) { s.DeployRequested = false }
+	vols        = func(s *Server) {
+		s.Spec.Volumes = []VolumeRef{{ID: "v-boot", BootIndex: 0}, {ID: "v-data", BootIndex: -1, DeleteOnTermination: true}}
+	}
 )
 
 func TestDecide(t *testing.T) {
@@ -115,6 +118,14 @@ func TestDecide(t *testing.T) {
 		{"releasing past deadline -> ERROR at once", srv(PhaseReleasing, withFault(ReasonDeployFailed), pastDue), node("deploy failed", locked), false, want{KindSave, PhaseError, ReasonDeployFailed, false}},
 		{"error holding a node keeps releasing", srv(PhaseError, withFault(ReasonBuildTimeout), func(s *Server) { s.NodeID = "node-a" }), node("wait call-back"), false, want{kind: KindUndeploy}},
 		{"error holding nothing waits", srv(PhaseError, withFault(ReasonNoValidHost)), unobserved, false, want{kind: KindWait}},
+		// volumes
+		{"volumes attach", srv(PhaseVolumes, vols, func(s *Server) { s.NodeID, s.Reserved, s.VolumesOnNode = "node-a", true, true }), node("available"), false, want{kind: KindAttachVolumes}},
+		{"volumes past deadline", srv(PhaseVolumes, vols, pastDue, func(s *Server) { s.NodeID, s.VolumesOnNode = "node-a", true }), node("available"), false, want{KindSave, PhaseError, ReasonBuildTimeout, false}},
+		{"release removes targets before the reservation", srv(PhaseReleasing, vols, withFault(ReasonDeployFailed), func(s *Server) { s.VolumesOnNode = true }), node("available"), false, want{kind: KindDetachVolumes}},
+		{"release undeploys before removing targets", srv(PhaseReleasing, vols, withFault(ReasonDeployFailed), func(s *Server) { s.VolumesOnNode = true }), node("deploy failed"), false, want{kind: KindUndeploy}},
+		{"reschedule keeps the volumes", srv(PhaseReleasing, vols, withFault(ReasonDeployFailed), noNode, attempts(1)), unobserved, false, want{kind: KindSave, phase: PhasePending}},
+		{"ERROR gives the volumes up last", srv(PhaseError, vols, withFault(ReasonDeployFailed), noNode), unobserved, false, want{kind: KindReleaseVolumes}},
+		{"delete gives the volumes up", srv(PhaseActive, vols, deleted, noNode, noPorts, func(s *Server) { s.Phase = PhaseDeleting }), unobserved, false, want{kind: KindReleaseVolumes}},
 		// delete wins
 		{"delete while pending", srv(PhasePending, deleted), unobserved, false, want{kind: KindSave, phase: PhaseDeleting}},
 		{"delete while deploying", srv(PhaseDeploying, deleted), node("wait call-back"), false, want{kind: KindSave, phase: PhaseDeleting}},

@@ -12,14 +12,17 @@ import (
 // model is a small Ironic and IPAM for the property test: enough behaviour
 // to drive Decide/Apply through every path, with faults injected at random.
 type model struct {
-	rng    *rand.Rand
-	now    time.Time
-	nodes  map[string]*mnode
-	order  []string
-	ports  int
-	vifs   map[string]bool // node -> our VIF attached
-	failOn map[string]bool // node -> its next deploy fails
-	down   bool            // Ironic unreachable
+	rng      *rand.Rand
+	now      time.Time
+	nodes    map[string]*mnode
+	order    []string
+	ports    int
+	vifs     map[string]bool // node -> our VIF attached
+	tgts     map[string]bool // node -> our volume targets there
+	volsHeld bool            // the server's volumes are reserved for it
+	orphaned map[string]bool // nodes whose instance_uuid an operator removed while deployed
+	failOn   map[string]bool // node -> its next deploy fails
+	down     bool            // Ironic unreachable
 }
 
 type mnode struct {
@@ -30,7 +33,7 @@ type mnode struct {
 }
 
 func newModel(seed uint64, n int) *model {
-	m := &model{rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b9)), now: t0, nodes: map[string]*mnode{}, vifs: map[string]bool{}, failOn: map[string]bool{}}
+	m := &model{rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b9)), now: t0, nodes: map[string]*mnode{}, vifs: map[string]bool{}, tgts: map[string]bool{}, orphaned: map[string]bool{}, failOn: map[string]bool{}, volsHeld: true}
 	for i := range n {
 		id := fmt.Sprintf("node-%d", i)
 		m.nodes[id] = &mnode{state: "available"}
@@ -129,6 +132,17 @@ func (m *model) exec(s *Server, a Action) Result {
 		}
 	case KindFreePorts:
 		m.ports = 0
+	case KindAttachVolumes:
+		if n == nil {
+			return Result{Outcome: Gone}
+		}
+		m.tgts[s.NodeID] = true
+	case KindDetachVolumes:
+		if n != nil {
+			delete(m.tgts, s.NodeID)
+		}
+	case KindReleaseVolumes:
+		m.volsHeld = false
 	}
 	return Result{Outcome: OK}
 }
@@ -154,6 +168,7 @@ func (m *model) fault(s *Server) {
 		if ok {
 			delete(m.nodes, id)
 			delete(m.vifs, id)
+			delete(m.tgts, id)
 		}
 	case 1: // out-of-band teardown
 		if ok && (n.state == "active" || n.state == "wait call-back" || n.state == "deploy failed") {
@@ -167,6 +182,9 @@ func (m *model) fault(s *Server) {
 		m.failOn[id] = true
 	case 4:
 		if ok && n.inst != "" && m.rng.IntN(3) == 0 {
+			if n.state != "available" {
+				m.orphaned[id] = true // deployed for us, then taken away behind our back
+			}
 			n.inst = ""
 		}
 	case 5:
@@ -204,6 +222,11 @@ func TestConvergesFromAnySchedule(t *testing.T) {
 		m := newModel(seed, 1+int(seed%4))
 		s := &Server{ID: "11111111-1111-1111-1111-111111111111", Name: "p", Desired: DesiredActive, Phase: PhasePending,
 			Spec: Spec{ResourceClass: "rc", Networks: []string{"n"}}, CreatedAt: t0, Deadline: t0.Add(c.BuildTimeout), CreateRequestID: "req-c"}
+		if seed%2 == 1 { // half the schedules boot from a volume and attach another
+			s.Spec.Volumes = []VolumeRef{{ID: "v-boot", BootIndex: 0}, {ID: "v-data", BootIndex: -1}}
+		} else {
+			m.volsHeld = false
+		}
 		deleteAt := -1
 		if m.rng.IntN(3) == 0 {
 			deleteAt = m.rng.IntN(200)
@@ -281,6 +304,15 @@ func TestConvergesFromAnySchedule(t *testing.T) {
 				if m.vifs[id] {
 					t.Fatalf("seed %d: VIF left on node %s for a %s server", seed, id, s.Phase)
 				}
+				// A node deployed for us whose instance_uuid was taken away
+				// behind our back keeps its targets: powering it off to remove
+				// them would touch a node no longer ours (I7).
+				if m.tgts[id] && n.inst == "" && !m.orphaned[id] {
+					t.Fatalf("seed %d: volume targets left on node %s for a %s server", seed, id, s.Phase)
+				}
+			}
+			if m.volsHeld {
+				t.Fatalf("seed %d: volumes still held by a %s server", seed, s.Phase)
 			}
 		} else if n, ok := m.nodes[s.NodeID]; !ok || n.inst != s.ID || n.state != "active" {
 			t.Fatalf("seed %d: ACTIVE server but its node is %+v", seed, n)

@@ -71,6 +71,7 @@ const (
 	ReasonIronicUnavailable       Reason = "ironic_unavailable"
 	ReasonNetworkAllocationFailed Reason = "network_allocation_failed"
 	ReasonVIFAttachFailed         Reason = "vif_attach_failed"
+	ReasonVolumeAttachFailed      Reason = "volume_attach_failed"
 	ReasonInvalidRequest          Reason = "invalid_request"
 )
 
@@ -78,7 +79,7 @@ const (
 func (r Reason) Reschedulable() bool {
 	switch r {
 	case ReasonNodeDeleted, ReasonNodeTornDown, ReasonNodeDisassociated, ReasonDeployFailed,
-		ReasonNodeMaintenance, ReasonVIFAttachFailed:
+		ReasonNodeMaintenance, ReasonVIFAttachFailed, ReasonVolumeAttachFailed:
 		return true
 	}
 	return false
@@ -91,6 +92,7 @@ const (
 	StepSchedule Step = "schedule"
 	StepReserve  Step = "reserve"
 	StepNetwork  Step = "networking"
+	StepVolumes  Step = "volumes"
 	StepDeploy   Step = "deploy"
 	StepActive   Step = "active"
 	StepRelease  Step = "release"
