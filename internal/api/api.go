@@ -20,8 +20,9 @@
 //	GET  /v2.1/os-availability-zone  …/ports?device_id=                         read-only extras
 //	GET  /ingot/v1/nodes  /healthz  /readyz  /metrics
 //
-// Deliberate differences from Nova: the name filter is a substring match,
-// not a regular expression; omitted networks mean "auto" (the first
+// Deliberate differences from Nova: the name filter is a case-sensitive
+// regular expression in Go's RE2 syntax (Nova's is Python's, with the
+// database's case rules); omitted networks mean "auto" (the first
 // configured network) at every microversion, where Nova requires the member
 // from 2.37 (docs/clients.md); key_name is
 // recorded but not validated (there is no keypair service); create fields

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -157,15 +158,18 @@ var novaStatuses = map[string]bool{
 	"VERIFY_RESIZE": true, "UNKNOWN": true,
 }
 
-// listQuery parses the filters the store applies. name is a substring
-// match (Nova treats it as a regular expression; clients that look servers
-// up by name filter the answer for equality anyway). image and flavor are
-// applied by page; other Nova filters are ignored, as Nova ignores filters
-// a non-admin may not use.
+// listQuery parses the filters the store applies. name is a regular
+// expression searched in the name, as in Nova (case-sensitive, as Nova on
+// SQLite or PostgreSQL): a plain name goes to the store as a substring match,
+// which is the same search; a pattern is applied by page (see nameRE).
+// image and flavor are applied by page; other Nova filters are ignored, as
+// Nova ignores filters a non-admin may not use.
 // empty reports a query that can match nothing.
 func (s *server) listQuery(r *request) (opts store.ListOptions, empty bool, err error) {
 	q := r.URL.Query()
-	opts.Name = q.Get("name")
+	if name := q.Get("name"); regexp.QuoteMeta(name) == name {
+		opts.Name = name
+	}
 	opts.Limit = maxPage
 	if l := q.Get("limit"); l != "" {
 		n, err := strconv.Atoi(l)
@@ -210,7 +214,10 @@ func (s *server) page(r *request) ([]*lifecycle.Server, store.ListOptions, error
 	if err != nil || empty {
 		return nil, opts, err
 	}
-	match, filtered := s.specFilter(r)
+	match, filtered, err := s.specFilter(r)
+	if err != nil {
+		return nil, opts, err
+	}
 	if !filtered {
 		list, err := s.list(r, opts)
 		return list, opts, err
@@ -250,13 +257,18 @@ func (s *server) list(r *request, opts store.ListOptions) ([]*lifecycle.Server, 
 	return list, nil
 }
 
-// specFilter builds the image/flavor filter of a listing (by id, or by a
-// name the catalogue knows); filtered is false when neither is given.
-func (s *server) specFilter(r *request) (match func(*lifecycle.Server) bool, filtered bool) {
+// specFilter builds the filter of a listing the store does not apply: image
+// and flavor (by id, or by a name the catalogue knows) and a name pattern;
+// filtered is false when there is none.
+func (s *server) specFilter(r *request) (match func(*lifecycle.Server) bool, filtered bool, err error) {
 	q := r.URL.Query()
 	image, flavor := refID(q.Get("image")), refID(q.Get("flavor"))
-	if image == "" && flavor == "" {
-		return nil, false
+	nameRE, err := nameRE(q.Get("name"))
+	if err != nil {
+		return nil, false, err
+	}
+	if image == "" && flavor == "" && nameRE == nil {
+		return nil, false, nil
 	}
 	if img, ok := s.cfg.Catalog.Image(image); ok {
 		image = img.ID
@@ -266,8 +278,24 @@ func (s *server) specFilter(r *request) (match func(*lifecycle.Server) bool, fil
 	}
 	return func(sv *lifecycle.Server) bool {
 		return (image == "" || strings.EqualFold(sv.Spec.ImageID, image)) &&
-			(flavor == "" || sv.Spec.FlavorID == flavor)
-	}, true
+			(flavor == "" || sv.Spec.FlavorID == flavor) &&
+			(nameRE == nil || nameRE.MatchString(sv.Name))
+	}, true, nil
+}
+
+// nameRE compiles a name filter that is a pattern (nil for a plain name,
+// which the store matches). Go's RE2 syntax covers what users write in
+// Nova's Python patterns (anchors, classes, alternation, repetition); a
+// pattern it cannot compile, such as a back-reference, is a 400.
+func nameRE(name string) (*regexp.Regexp, error) {
+	if regexp.QuoteMeta(name) == name {
+		return nil, nil
+	}
+	re, err := regexp.Compile(name)
+	if err != nil {
+		return nil, badRequest("Invalid input for query parameters name. Value: %s. It is not a valid regular expression: %v", name, err)
+	}
+	return re, nil
 }
 
 // nextLinks is servers_links: a next link when the page is full, as Nova

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -500,4 +501,44 @@ func TestCreateAutoWithoutNetworks(t *testing.T) {
 			t.Errorf("networks %v: got %v, want none", networks, got.Spec.Networks)
 		}
 	}
+}
+
+// TestNameFilterIsARegex: Nova's name filter is a regular expression
+// searched in the name; a plain name stays a substring search.
+func TestNameFilterIsARegex(t *testing.T) {
+	f := newFixture(t)
+	for _, n := range []string{"web-1", "web-2", "db-1", "xweb", "a.b"} {
+		f.create(n)
+	}
+	names := func(path string) string {
+		t.Helper()
+		var out []string
+		for _, s := range list(t, f.do("GET", path, "2.90", nil).want(t, 200).body, "servers") {
+			out = append(out, s.(map[string]any)["name"].(string))
+		}
+		sort.Strings(out) // servers created at one instant list in id order
+		return strings.Join(out, ",")
+	}
+	for q, want := range map[string]string{
+		"web":                     "web-1,web-2,xweb",
+		"%5Eweb-":                 "web-1,web-2", // ^web-
+		"1%24":                    "db-1,web-1",  // 1$
+		"web-%5B2-9%5D":           "web-2",       // web-[2-9]
+		"%5E(db%7Cxweb)":          "db-1,xweb",   // ^(db|xweb)
+		"a.b":                     "a.b",
+		"WEB":                     "",
+		"%5Eweb-2&limit=1":        "web-2",
+		"%5Eweb&flavor=2":         "",
+		"%5Eweb&image=" + imageID: "web-1,web-2",
+	} {
+		for _, path := range []string{"/v2.1/servers?name=", "/v2.1/servers/detail?name="} {
+			if got := names(path + q); got != want {
+				t.Errorf("%s%s: %q, want %q", path, q, got, want)
+			}
+		}
+	}
+	if got := names("/v2.1/servers?name=%5Eweb&limit=1"); got != "web-1" && got != "web-2" {
+		t.Errorf("^web with limit 1: %q", got)
+	}
+	f.do("GET", "/v2.1/servers?name=(a", "2.90", nil).novaError(t, 400, "badRequest")
 }

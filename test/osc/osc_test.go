@@ -83,7 +83,7 @@ func runCLICase(t *testing.T, s *stack, c cliCase, deleted func() map[string][]s
 	if c.delW {
 		del = "server delete --wait " + ok
 	}
-	docs, stderr, err = cl.session(ctx, 10,
+	docs, stderr, err = cl.session(ctx, 11,
 		"server list -f json",
 		"server list --long -f json",
 		"server show "+ok+" -f json",
@@ -94,6 +94,7 @@ func runCLICase(t *testing.T, s *stack, c cliCase, deleted func() map[string][]s
 		"server event show "+bad+" "+badReq+" -f json",
 		"flavor list -f json",
 		"flavor show "+flavorName+" -f json",
+		"server list --name ^ok- -f json", // a regular expression, as in Nova
 		del,
 		"server delete "+bad,
 	)
@@ -156,6 +157,10 @@ func runCLICase(t *testing.T, s *stack, c cliCase, deleted func() map[string][]s
 	expect(t, "flavor show", asObject(t, docs[9]), map[string]any{"id": flavorID, "name": flavorName,
 		"properties": map[string]any{"resources:CUSTOM_BAREMETAL": "1", "resources:VCPU": "0",
 			"resources:MEMORY_MB": "0", "resources:DISK_GB": "0"}})
+
+	if named := asList(t, docs[10]); len(named) != 1 || named[0]["Name"] != ok {
+		t.Errorf("server list --name ^ok-: %v, want only %s", named, ok)
+	}
 
 	if c.delW {
 		// --wait returned, so the CLI saw the 404 already.
