@@ -116,6 +116,9 @@ func (r *Reconciler) save(ctx context.Context, before, next *lifecycle.Server, e
 	if r.hooks.Transition != nil && before.Phase != next.Phase {
 		r.hooks.Transition(before, next)
 	}
+	if before.Phase != next.Phase && (next.Phase == lifecycle.PhaseDeleting || next.Phase == lifecycle.PhaseError) {
+		r.noteVolumes(ctx, next)
+	}
 	r.step("saved:" + string(next.Phase))
 	return next, nil
 }
@@ -132,7 +135,7 @@ func needsView(s *lifecycle.Server) bool {
 		return true
 	}
 	switch s.Phase {
-	case lifecycle.PhasePending, lifecycle.PhaseReserving, lifecycle.PhaseNetworking:
+	case lifecycle.PhasePending, lifecycle.PhaseReserving, lifecycle.PhaseNetworking, lifecycle.PhaseVolumes:
 		return false
 	case lifecycle.PhaseDeploying:
 		return s.DeployRequested
@@ -216,6 +219,12 @@ func (r *Reconciler) execute(ctx context.Context, s *lifecycle.Server, a lifecyc
 		return r.unreserve(ctx, s, a.RemoveInstance), nil
 	case lifecycle.KindFreePorts:
 		return r.freePorts(ctx, s), nil
+	case lifecycle.KindAttachVolumes:
+		return r.attachVolumes(ctx, s), nil
+	case lifecycle.KindDetachVolumes:
+		return r.detachVolumes(ctx, s), nil
+	case lifecycle.KindReleaseVolumes:
+		return r.releaseVolumes(ctx, s), nil
 	}
 	return lifecycle.Result{Outcome: lifecycle.Transient, Message: "unknown action " + a.Kind.String()}, nil
 }

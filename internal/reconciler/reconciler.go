@@ -28,6 +28,14 @@ type Ironic interface {
 	DetachVIF(ctx context.Context, nodeID, vifID string) error
 	Deploy(ctx context.Context, nodeID string, req ironic.DeployRequest) error
 	Undeploy(ctx context.Context, nodeID string) error
+	SetPowerOff(ctx context.Context, nodeID string) error
+	SetStorageInterface(ctx context.Context, nodeID, iface string) error
+	CreateVolumeConnector(ctx context.Context, nodeID, connType, connectorID string) (string, error)
+	ListVolumeConnectors(ctx context.Context, nodeID string) ([]ironic.VolumeConnector, error)
+	DeleteVolumeConnector(ctx context.Context, uuid string) error
+	CreateVolumeTarget(ctx context.Context, t ironic.VolumeTarget) (string, error)
+	ListVolumeTargets(ctx context.Context, nodeID string) ([]ironic.VolumeTarget, error)
+	DeleteVolumeTarget(ctx context.Context, uuid string) error
 }
 
 // Scheduler chooses nodes (implemented by *scheduler.Scheduler).
@@ -70,14 +78,15 @@ type Config struct {
 // Reconciler is the loop. Create with New, run with Run, or drive tick by
 // tick with Tick (tests and the deterministic simulation).
 type Reconciler struct {
-	store  store.Store
-	ironic Ironic
-	sched  Scheduler
-	ipam   IPAM
-	clock  clock.Clock
-	log    *slog.Logger
-	cfg    Config
-	hooks  Hooks
+	store   store.Store
+	ironic  Ironic
+	sched   Scheduler
+	ipam    IPAM
+	volumes VolumeStore // nil: no volume registry
+	clock   clock.Clock
+	log     *slog.Logger
+	cfg     Config
+	hooks   Hooks
 
 	kick chan struct{}
 
@@ -92,6 +101,7 @@ type Deps struct {
 	Ironic    Ironic
 	Scheduler Scheduler
 	IPAM      IPAM
+	Volumes   VolumeStore
 	Clock     clock.Clock
 	Logger    *slog.Logger
 	Hooks     Hooks
@@ -124,7 +134,7 @@ func New(d Deps, cfg Config) *Reconciler {
 		d.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &Reconciler{
-		store: d.Store, ironic: d.Ironic, sched: d.Scheduler, ipam: d.IPAM, clock: d.Clock, log: d.Logger,
+		store: d.Store, ironic: d.Ironic, sched: d.Scheduler, ipam: d.IPAM, volumes: d.Volumes, clock: d.Clock, log: d.Logger,
 		cfg: cfg, hooks: d.Hooks, kick: make(chan struct{}, 1), ironicDown: map[string]bool{},
 	}
 }
