@@ -117,6 +117,9 @@ type Store interface {
 	// UsedAddresses lists the allocated addresses of a network.
 	UsedAddresses(ctx context.Context, networkID string) ([]string, error)
 
+	// Volumes is the embedded volume registry (volume.go).
+	Volumes
+
 	// Ping checks the database answers (for /readyz).
 	Ping(ctx context.Context) error
 	Close() error

@@ -62,3 +62,21 @@ type Volumes interface {
 	// nil when the volume is gone or held by another server.
 	ReleaseVolume(ctx context.Context, id, serverID string, destroy bool) error
 }
+
+// DefaultTargetPortal is the iSCSI portal the embedded backend gives its
+// volumes when no other is configured.
+const DefaultTargetPortal = "127.0.0.1:3260"
+
+// NewVolume returns an available volume with the embedded backend's target
+// description: IQN iqn.2026-11.io.ingot:volume-<id>, LUN 0, and portal (""
+// means DefaultTargetPortal).
+func NewVolume(id, name string, sizeGB int, portal string, now time.Time) Volume {
+	if portal == "" {
+		portal = DefaultTargetPortal
+	}
+	return Volume{
+		ID: id, Name: name, SizeGB: sizeGB, Status: VolumeAvailable, BootIndex: -1,
+		TargetIQN: "iqn.2026-11.io.ingot:volume-" + id, TargetLUN: 0, TargetPortal: portal,
+		CreatedAt: now, UpdatedAt: now,
+	}
+}

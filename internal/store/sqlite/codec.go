@@ -45,7 +45,8 @@ func decTime(ns sql.NullString) (time.Time, error) {
 const serverCols = `id, name, project_id, user_id, spec, desired, phase, node_id,
 	reserved, deploy_requested, ports_allocated, excluded, attempts, fault,
 	maintenance_since, created_at, updated_at, phase_since, deadline,
-	delete_requested_at, launched_at, create_request_id, delete_request_id, version`
+	delete_requested_at, launched_at, create_request_id, delete_request_id, version,
+	volumes_on_node, volumes_released`
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -61,7 +62,8 @@ func scanServer(sc scanner) (*lifecycle.Server, error) {
 	err := sc.Scan(&s.ID, &s.Name, &s.ProjectID, &s.UserID, &spec, &desired, &phase, &s.NodeID,
 		&s.Reserved, &s.DeployRequested, &s.PortsAllocated, &excluded, &attempts, &fault,
 		&maint, &created, &updated, &phaseSince, &deadline,
-		&delReq, &launched, &s.CreateRequestID, &s.DeleteRequestID, &s.Version)
+		&delReq, &launched, &s.CreateRequestID, &s.DeleteRequestID, &s.Version,
+		&s.VolumesOnNode, &s.VolumesReleased)
 	if err != nil {
 		return nil, err
 	}

@@ -21,7 +21,7 @@ const (
 // Statements of the write transactions (prepared at Open, see writerQueries).
 const (
 	qInsertServer = `INSERT INTO servers (` + serverCols + `, needs_work)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	qServerExists = "SELECT 1 FROM servers WHERE id = ?"
 	qDeleteTarget = `SELECT desired, phase, node_id, ports_allocated, project_id, user_id
 		FROM servers WHERE id = ?`
@@ -30,7 +30,8 @@ const (
 	// qSaveServer: desired is never written; needs_work is picked for the
 	// stored desired (see needsWork).
 	qSaveServer = `UPDATE servers SET phase = ?, node_id = ?, reserved = ?,
-		deploy_requested = ?, ports_allocated = ?, excluded = ?, attempts = ?, fault = ?,
+		deploy_requested = ?, ports_allocated = ?, volumes_on_node = ?, volumes_released = ?,
+		excluded = ?, attempts = ?, fault = ?,
 		maintenance_since = ?, updated_at = ?, phase_since = ?, deadline = ?, launched_at = ?,
 		version = version + 1,
 		needs_work = CASE WHEN desired = 'deleted' THEN ? ELSE ? END
@@ -67,7 +68,9 @@ func validate(s *lifecycle.Server) error {
 // CreateRequestID, at CreatedAt) in one transaction. An empty Desired is
 // taken as active, an empty Phase as pending and a zero CreatedAt as now;
 // those defaults and Version are set on s when the insert commits.
-// ErrExists on a duplicate id; ErrNodeTaken if s.NodeID is held.
+// ErrExists on a duplicate id; ErrNodeTaken if s.NodeID is held. The
+// volumes of s.Spec.Volumes are reserved in the same transaction (see
+// reserveVolumes).
 func (st *Store) CreateServer(ctx context.Context, s *lifecycle.Server) error {
 	c := *s
 	if c.Desired == "" {
@@ -97,7 +100,7 @@ func (st *Store) CreateServer(ctx context.Context, s *lifecycle.Server) error {
 			c.Reserved, c.DeployRequested, c.PortsAllocated, docs.excluded, docs.attempts, docs.fault,
 			encTime(c.MaintenanceSince), encTimeNN(c.CreatedAt), encTime(c.UpdatedAt), encTime(c.PhaseSince),
 			encTime(c.Deadline), encTime(c.DeleteRequestedAt), encTime(c.LaunchedAt),
-			c.CreateRequestID, c.DeleteRequestID, c.Version, c.NeedsWork())
+			c.CreateRequestID, c.DeleteRequestID, c.Version, c.VolumesOnNode, c.VolumesReleased, c.NeedsWork())
 		if err != nil {
 			switch constraint(err) {
 			case "servers.id":
@@ -111,6 +114,9 @@ func (st *Store) CreateServer(ctx context.Context, s *lifecycle.Server) error {
 				return fmt.Errorf("server %s, node %s: %w", c.ID, c.NodeID, store.ErrNodeTaken)
 			}
 			return fmt.Errorf("sqlite: insert server %s: %w", c.ID, err)
+		}
+		if err := reserveVolumes(ctx, tx, &c); err != nil {
+			return err
 		}
 		return insertAction(ctx, tx, store.ActionRecord{
 			ServerID: c.ID, RequestID: c.CreateRequestID, Action: lifecycle.ActionCreate,
@@ -257,7 +263,7 @@ func (st *Store) SaveServer(ctx context.Context, s *lifecycle.Server, events ...
 	err = st.write(ctx, func(tx txn) error {
 		res, err := tx.ExecContext(ctx, qSaveServer,
 			string(s.Phase), s.NodeID, s.Reserved, s.DeployRequested, s.PortsAllocated,
-			docs.excluded, docs.attempts, docs.fault,
+			s.VolumesOnNode, s.VolumesReleased, docs.excluded, docs.attempts, docs.fault,
 			encTime(s.MaintenanceSince), encTime(s.UpdatedAt), encTime(s.PhaseSince), encTime(s.Deadline),
 			encTime(s.LaunchedAt), ifDeleted, ifActive, s.ID, s.Version)
 		if err != nil {

@@ -20,6 +20,8 @@
 // spec, created_at, create_request_id). RequestDelete writes desired,
 // delete_requested_at, delete_request_id and updated_at. All three bump
 // version and recompute needs_work from lifecycle.Server.NeedsWork.
+// CreateServer also reserves the server's volumes (volumes.server_id) in
+// its transaction; the Volumes methods own the rest of the volumes table.
 //
 // needs_work is a stored copy of NeedsWork(): if that function's definition
 // ever changes, existing rows keep the old answer until their next write,
@@ -38,6 +40,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 
@@ -115,7 +118,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	r.SetConnMaxLifetime(0)
 	r.SetConnMaxIdleTime(0)
 	s := &Store{w: w, r: r, wstmts: map[string]*sql.Stmt{}}
-	for _, q := range writerQueries {
+	for _, q := range slices.Concat(writerQueries, volumeWriterQueries) {
 		stmt, err := w.PrepareContext(ctx, q)
 		if err != nil {
 			s.Close()

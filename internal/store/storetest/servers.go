@@ -46,6 +46,8 @@ func lifecycleStep(s *lifecycle.Server, d time.Duration) {
 	s.Reserved = !s.Reserved
 	s.DeployRequested = !s.DeployRequested
 	s.PortsAllocated = !s.PortsAllocated
+	s.VolumesOnNode = !s.VolumesOnNode
+	s.VolumesReleased = !s.VolumesReleased
 	s.Excluded = append(s.Excluded, "node-z")
 	s.Attempts = append(s.Attempts, lifecycle.Attempt{Node: "node-z", Step: lifecycle.StepNetwork,
 		Reason: lifecycle.ReasonVIFAttachFailed, Message: "vif", At: T0.Add(d + 1)})

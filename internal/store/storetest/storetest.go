@@ -15,6 +15,10 @@
 //   - SaveServer: ErrNotFound or ErrConflict for an unknown id.
 //   - CreatePort: ErrExists for a duplicate id or a second port of one
 //     server on one network.
+//   - CreateVolume stores an available volume whatever holder fields it is
+//     given; ListVolumes treats Limit like ListServers; ServerVolumes lists
+//     boot volumes (by boot index) before data volumes; UpdateVolume refuses
+//     the status available (ReleaseVolume frees a volume).
 package storetest
 
 import (
@@ -51,6 +55,10 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ListStatusFilter", testListStatus},
 		{"EventsAndActions", testEventsActions},
 		{"Ports", testPorts},
+		{"Volumes", testVolumes},
+		{"VolumeHolds", testVolumeHolds},
+		{"CreateServerReservesVolumes", testVolumesServer},
+		{"CreateServerVolumeRace", testVolumeRace},
 		{"Concurrency", testConcurrency},
 		{"Ping", func(t *testing.T, st store.Store) {
 			if err := st.Ping(t.Context()); err != nil {
@@ -93,10 +101,12 @@ func FullServer(id string) *lifecycle.Server {
 			ImageSource: "http://images/x.qcow2", ImageChecksum: "sha256:abc", RootGB: 40,
 			Networks: []string{"net-a", "net-b"}, Metadata: map[string]string{"k": "v", "role": "db"},
 			UserData: "I2Nsb3VkLWNvbmZpZw==", Hostname: "host-" + id, KeyName: "key-1",
-			Volumes: []lifecycle.VolumeRef{{ID: "vol-1", BootIndex: 0, DeleteOnTermination: true}, {ID: "vol-2", BootIndex: -1}},
+			// No Volumes: CreateServer reserves them in the registry, so a
+			// server with volumes needs them created first (see testVolumesServer).
 		},
 		Desired: lifecycle.DesiredActive, Phase: lifecycle.PhaseDeploying,
 		NodeID: "node-" + id, Reserved: true, DeployRequested: true, PortsAllocated: true,
+		VolumesOnNode: true, VolumesReleased: true,
 		Excluded: []string{"node-x", "node-y"},
 		Attempts: []lifecycle.Attempt{
 			{Node: "node-x", Step: lifecycle.StepDeploy, Reason: lifecycle.ReasonDeployFailed, Message: "boom", At: T0.Add(time.Second)},
