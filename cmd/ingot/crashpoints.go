@@ -28,14 +28,17 @@ func crashStep() func(point string) {
 	if at == "" && logPath == "" {
 		return nil
 	}
+	// Points contain a colon themselves ("after:reserve"): nth is what
+	// follows the last colon, when that is a number.
 	point, nth := at, 1
-	if p, n, ok := strings.Cut(at, ":"); ok {
-		v, err := strconv.Atoi(n)
-		if err != nil || v < 1 {
-			fmt.Fprintf(os.Stderr, "INGOT_CRASH_AT=%q: want <point>[:<nth>] with nth >= 1\n", at)
-			os.Exit(2)
+	if i := strings.LastIndex(at, ":"); i >= 0 {
+		if v, err := strconv.Atoi(at[i+1:]); err == nil {
+			if v < 1 {
+				fmt.Fprintf(os.Stderr, "INGOT_CRASH_AT=%q: nth must be >= 1\n", at)
+				os.Exit(2)
+			}
+			point, nth = at[:i], v
 		}
-		point, nth = p, v
 	}
 	var (
 		mu   sync.Mutex

@@ -11,7 +11,7 @@ import (
 // move forward in it (I2: no build step overwrites a pending delete).
 var buildOrder = map[lifecycle.Phase]int{
 	lifecycle.PhasePending: 1, lifecycle.PhaseReserving: 2, lifecycle.PhaseNetworking: 3,
-	lifecycle.PhaseDeploying: 4, lifecycle.PhaseActive: 5,
+	lifecycle.PhaseVolumes: 4, lifecycle.PhaseDeploying: 5, lifecycle.PhaseActive: 6,
 }
 
 // checkStep checks what must hold after every step: I1, I2, I4, I6 (I7 is

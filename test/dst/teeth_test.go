@@ -68,7 +68,7 @@ func unreserveForgets(in lifecycle.Input, cfg lifecycle.Config) lifecycle.Action
 func hidesDelete(in lifecycle.Input, cfg lifecycle.Config) lifecycle.Action {
 	s := in.Server
 	switch s.Phase {
-	case lifecycle.PhasePending, lifecycle.PhaseReserving, lifecycle.PhaseNetworking, lifecycle.PhaseDeploying:
+	case lifecycle.PhasePending, lifecycle.PhaseReserving, lifecycle.PhaseNetworking, lifecycle.PhaseVolumes, lifecycle.PhaseDeploying:
 		if s.Desired == lifecycle.DesiredDeleted {
 			c := s.Clone()
 			c.Desired = lifecycle.DesiredActive
