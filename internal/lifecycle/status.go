@@ -4,7 +4,7 @@ package lifecycle
 type NovaState struct {
 	Status    string // BUILD, ACTIVE, ERROR, DELETED
 	VMState   string // building, active, error, deleted
-	TaskState string // "" (null), scheduling, networking, spawning, deleting
+	TaskState string // "" (null), scheduling, networking, block_device_mapping, spawning, deleting
 	Visible   bool   // false: the API answers 404
 }
 
@@ -27,6 +27,8 @@ func Nova(s *Server) NovaState {
 		return NovaState{Status: "BUILD", VMState: "building", TaskState: "scheduling", Visible: true}
 	case PhaseNetworking:
 		return NovaState{Status: "BUILD", VMState: "building", TaskState: "networking", Visible: true}
+	case PhaseVolumes: // Nova's task_state while it attaches volumes
+		return NovaState{Status: "BUILD", VMState: "building", TaskState: "block_device_mapping", Visible: true}
 	default: // deploying, releasing
 		return NovaState{Status: "BUILD", VMState: "building", TaskState: "spawning", Visible: true}
 	}
