@@ -54,6 +54,9 @@ type Volumes interface {
 	DeleteVolume(ctx context.Context, id string) error
 	// ServerVolumes lists the volumes a server holds, by boot index then id.
 	ServerVolumes(ctx context.Context, serverID string) ([]Volume, error)
+	// VolumesOn lists the volumes many servers hold at once (map server id
+	// -> volumes in ServerVolumes order; servers holding none are absent).
+	VolumesOn(ctx context.Context, serverIDs []string) (map[string][]Volume, error)
 	// UpdateVolume writes Status, NodeID, StatusReason and UpdatedAt of a
 	// volume held by v.ServerID. ErrNotFound when it is not held by that server.
 	UpdateVolume(ctx context.Context, v Volume) error

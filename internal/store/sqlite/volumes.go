@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/ingot-dev/ingot/internal/lifecycle"
@@ -167,6 +168,34 @@ func (st *Store) ServerVolumes(ctx context.Context, serverID string) ([]store.Vo
 		return nil, fmt.Errorf("sqlite: volumes of server %s: %w", serverID, err)
 	}
 	return collectVolumes(rows)
+}
+
+// VolumesOn lists the volumes of many servers, ServerVolumes' order for
+// each (servers holding none are absent from the map).
+func (st *Store) VolumesOn(ctx context.Context, serverIDs []string) (map[string][]store.Volume, error) {
+	out := make(map[string][]store.Volume)
+	for len(serverIDs) > 0 {
+		chunk := serverIDs[:min(len(serverIDs), portsOnChunk)]
+		serverIDs = serverIDs[len(chunk):]
+		args := make([]any, len(chunk))
+		for i, id := range chunk {
+			args[i] = id
+		}
+		marks := strings.TrimSuffix(strings.Repeat("?, ", len(chunk)), ", ")
+		rows, err := st.r.QueryContext(ctx, "SELECT "+volumeCols+" FROM volumes WHERE server_id IN ("+marks+
+			") AND server_id <> '' ORDER BY server_id, boot_index < 0, boot_index, id", args...)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: volumes on servers: %w", err)
+		}
+		vols, err := collectVolumes(rows)
+		if err != nil {
+			return nil, err
+		}
+		for _, v := range vols {
+			out[v.ServerID] = append(out[v.ServerID], v)
+		}
+	}
+	return out, nil
 }
 
 // heldStatus reports whether status is one a held volume may have.

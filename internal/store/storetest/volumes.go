@@ -132,11 +132,18 @@ func testVolumeHolds(t *testing.T, st store.Store) {
 	if vs, err := st.ServerVolumes(ctx(t), "s1"); err != nil || volumeIDs(vs) != "va,vb" {
 		t.Fatalf("ServerVolumes(s1) = %s, %v; want va,vb (boot volume first)", volumeIDs(vs), err)
 	}
+	on, err := st.VolumesOn(ctx(t), []string{"s2", "s1", "s3"})
+	if err != nil || len(on) != 1 || volumeIDs(on["s1"]) != "va,vb" {
+		t.Fatalf("VolumesOn(s2, s1, s3) = %v, %v; want s1: va,vb only", on, err)
+	}
+	if on, err := st.VolumesOn(ctx(t), nil); err != nil || len(on) != 0 {
+		t.Fatalf("VolumesOn(nil) = %v, %v", on, err)
+	}
 	if vs, err := st.ServerVolumes(ctx(t), "s2"); err != nil || len(vs) != 0 {
 		t.Fatalf("ServerVolumes(s2) = %s, %v; want none", volumeIDs(vs), err)
 	}
 
-	err := st.DeleteVolume(ctx(t), "va")
+	err = st.DeleteVolume(ctx(t), "va")
 	wantErr(t, "DeleteVolume while held", err, store.ErrVolumeInUse)
 	if !strings.Contains(err.Error(), "s1") {
 		t.Errorf("DeleteVolume error %q does not name the holder s1", err)
