@@ -17,7 +17,7 @@
 //	GET  /v2.1/images[/{id}]  /image/  /image/v2/images[/{id}]                 Glance shapes
 //	GET  /v2.1[/v2.0]/networks[/{id}]  /v2.1[/v2.0]/ports/{id}  /network/  /network/v2.0/…  Neutron shapes
 //	GET  /v2.1/servers/{id}/{metadata,ips,os-interface,tags,os-volume_attachments}
-//	GET  /v2.1/os-availability-zone  …/ports?device_id=                         read-only extras
+//	GET  /v2.1/os-availability-zone[/detail]  …/ports?device_id=|id=|name=    read-only extras
 //	GET  /ingot/v1/nodes  /healthz  /readyz  /metrics
 //
 // Deliberate differences from Nova: the name filter is a case-sensitive

@@ -215,9 +215,23 @@ func TestServerSubresources(t *testing.T) {
 			t.Errorf("ports of a name: %v", l)
 		}
 		f.do("GET", root+"/ports", "", nil).novaError(t, 400, "badRequest")
+		// The SDK's look-up of `server create --port X`: by id, then by name.
+		if l := list(t, f.do("GET", root+"/ports?id="+portID, "", nil).want(t, 200).body, "ports"); len(l) != 1 || l[0].(map[string]any)["id"] != portID {
+			t.Errorf("ports by id: %v", l)
+		}
+		for _, q := range []string{"id=" + unknownID, "id=x", "name=" + portID, "name=p1"} {
+			if l := list(t, f.do("GET", root+"/ports?"+q, "", nil).want(t, 200).body, "ports"); len(l) != 0 {
+				t.Errorf("ports?%s: %v", q, l)
+			}
+		}
 	}
 	zones := list(t, f.do("GET", "/v2.1/os-availability-zone", "2.90", nil).want(t, 200).body, "availabilityZoneInfo")
 	if len(zones) != 1 || zones[0].(map[string]any)["zoneName"] != "nova" {
 		t.Errorf("zones %v", zones)
+	}
+	// `openstack availability zone list --compute` reads the detail.
+	zones = list(t, f.do("GET", "/v2.1/os-availability-zone/detail", "2.90", nil).want(t, 200).body, "availabilityZoneInfo")
+	if len(zones) != 1 || obj(t, zones[0], "hosts", "ingot", "nova-compute")["available"] != true {
+		t.Errorf("zones detail %v", zones)
 	}
 }

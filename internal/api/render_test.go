@@ -109,6 +109,9 @@ func checkServer(t *testing.T, s map[string]any, id, mv string) {
 		}
 	}
 	present("OS-EXT-SRV-ATTR:hostname", 3)
+	if h, ok := s["OS-EXT-SRV-ATTR:hostname"]; ok && h != s["name"] {
+		t.Errorf("hostname %v: want the name %v (no hostname was requested)", h, s["name"])
+	}
 	present("locked", 9)
 	present("description", 19)
 	present("tags", 26)

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 
@@ -19,6 +20,7 @@ func (s *server) subresourceRoutes() {
 	s.compute("GET /v2.1/servers/{id}/tags", s.serverEmpty("tags"))
 	s.compute("GET /v2.1/servers/{id}/os-volume_attachments", s.serverEmpty("volumeAttachments"))
 	s.compute("GET /v2.1/os-availability-zone", s.availabilityZones)
+	s.compute("GET /v2.1/os-availability-zone/detail", s.availabilityZonesDetail)
 	for _, prefix := range []string{"/v2.1", "/v2.1/v2.0", "/network/v2.0"} {
 		s.plain("GET "+prefix+"/ports", s.listPorts)
 	}
@@ -88,21 +90,51 @@ func (s *server) availabilityZones(w http.ResponseWriter, r *request) error {
 	return nil
 }
 
-// listPorts answers Neutron's port list for one server (?device_id=), the
-// only form clients use on a compute endpoint; without it the answer is a
-// 400, never a scan of every port.
+// availabilityZonesDetail is what `openstack availability zone list
+// --compute` reads: the zone with its one compute host, ingot.
+func (s *server) availabilityZonesDetail(w http.ResponseWriter, r *request) error {
+	writeJSON(w, http.StatusOK, map[string]any{"availabilityZoneInfo": []map[string]any{{
+		"zoneName": availabilityZone, "zoneState": map[string]bool{"available": true},
+		"hosts": map[string]any{hostName: map[string]any{"nova-compute": map[string]any{
+			"available": true, "active": true, "updated_at": s.cfg.Clock.Now().UTC().Format(novaUsecTime)}}},
+	}}})
+	return nil
+}
+
+// listPorts answers Neutron's port list for one server (?device_id=), or
+// the SDK's look-up of a `--port` value by id or name (?id=, ?name=; ingot's
+// ports have no names, so a name matches nothing and the CLI says "No Port
+// found"); without any of them the answer is a 400, never a scan of every
+// port.
 func (s *server) listPorts(w http.ResponseWriter, r *request) error {
 	q := r.URL.Query()
 	dev := q.Get("device_id")
-	if dev == "" {
-		return badRequest("ingot lists ports by device_id only.")
-	}
 	var ports []store.Port
-	if isUUID(dev) {
-		var err error
-		if ports, err = s.cfg.Store.Ports(r.Context(), dev); err != nil {
-			return fmt.Errorf("ports of %s: %w", dev, err)
+	switch {
+	case dev != "":
+		if isUUID(dev) {
+			var err error
+			if ports, err = s.cfg.Store.Ports(r.Context(), dev); err != nil {
+				return fmt.Errorf("ports of %s: %w", dev, err)
+			}
 		}
+	case q.Has("id"):
+		if id := q.Get("id"); isUUID(id) {
+			p, err := s.cfg.Store.GetPort(r.Context(), id)
+			switch {
+			case err == nil:
+				ports = append(ports, p)
+			case !errors.Is(err, store.ErrNotFound):
+				return fmt.Errorf("get port %s: %w", id, err)
+			}
+		}
+	case q.Has("name"):
+		if q.Get("name") != "" {
+			break // no port of ingot's has a name
+		}
+		return badRequest("ingot lists ports by device_id, id or a name only.")
+	default:
+		return badRequest("ingot lists ports by device_id, id or a name only.")
 	}
 	out := make([]map[string]any, 0, len(ports))
 	for _, p := range ports {
