@@ -388,22 +388,6 @@ func (s *Sim) handleDeleteNodes(c *rctx) {
 	writeErr(c.w, badRequest("Missing mandatory parameter: node_ident"))
 }
 
-// handleGetTraits serves GET /v1/nodes/{node}/traits.
-func (s *Sim) handleGetTraits(c *rctx) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if c.ver < 37 {
-		writeErr(c.w, errNotAcceptable())
-		return
-	}
-	n, e := s.findNode(c, c.params["node"], s.now())
-	if e != nil {
-		writeErr(c.w, e)
-		return
-	}
-	writeJSON(c.w, http.StatusOK, map[string]any{"traits": append([]string{}, n.Traits...)})
-}
-
 // handleDeleteNode serves DELETE /v1/nodes/{node}.
 func (s *Sim) handleDeleteNode(c *rctx) {
 	s.mu.Lock()

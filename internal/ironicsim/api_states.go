@@ -3,6 +3,7 @@ package ironicsim
 import (
 	"net/http"
 	"net/url"
+	"sort"
 	"strings"
 )
 
@@ -155,6 +156,13 @@ func (s *Sim) handleProvision(c *rctx) {
 			writeErr(c.w, e)
 			return
 		}
+		// NOTE: Ironic saves the derived image type before it validates
+		// the rest, so it stays even when the deploy is refused below.
+		updateImageType(n)
+		if e := checkInstanceTraits(n); e != nil {
+			writeErr(c.w, badRequest("Failed to validate deploy or power info for node %s: %s", n.UUID, e.msg))
+			return
+		}
 		s.startDeploy(n, now, configdrive)
 	case "delete":
 		s.startTeardown(n, now)
@@ -198,6 +206,67 @@ func checkImageSource(v any) *apiErr {
 		return nil
 	}
 	return serverErr(http.StatusInternalServerError, "Validation of image href %s failed, reason: Image download protocol %s is not supported.", src, scheme)
+}
+
+// updateImageType is the conductor's update_image_type at the start of a
+// deploy: with an image_source, instance_info.image_type and
+// driver_internal_info.is_whole_disk_image record the image type (a preset
+// image_type wins; kernel or ramdisk make a non-Glance image a partition
+// image). Without an image_source nothing is recorded.
+func updateImageType(n *node) {
+	src := n.InstanceInfo["image_source"]
+	if !truthy(src) {
+		return
+	}
+	wholeDisk := true
+	if it := n.InstanceInfo["image_type"]; truthy(it) {
+		wholeDisk = it != "partition"
+	} else if s, _ := src.(string); !isUUIDLike(s) && !strings.HasPrefix(s, "glance://") {
+		wholeDisk = !truthy(n.InstanceInfo["kernel"]) && !truthy(n.InstanceInfo["ramdisk"])
+	}
+	imageType := "whole-disk"
+	if !wholeDisk {
+		imageType = "partition"
+	}
+	n.InstanceInfo = setKey(n.InstanceInfo, "image_type", imageType)
+	n.DriverInternalInfo = setKey(n.DriverInternalInfo, "is_whole_disk_image", wholeDisk)
+}
+
+// checkInstanceTraits is validate_instance_info_traits: every trait in
+// instance_info.traits must be set on the node.
+func checkInstanceTraits(n *node) *apiErr {
+	v := n.InstanceInfo["traits"]
+	if !truthy(v) {
+		return nil
+	}
+	invalid := badRequest("Error parsing traits from Node %s instance_info field. A list of strings is expected.", n.UUID)
+	list, ok := v.([]any)
+	if !ok {
+		return invalid
+	}
+	have := map[string]bool{}
+	for _, t := range n.Traits {
+		have[t] = true
+	}
+	var missing []string
+	seen := map[string]bool{}
+	for _, t := range list {
+		s, ok := t.(string)
+		if !ok {
+			return invalid
+		}
+		if !have[s] && !seen[s] {
+			missing = append(missing, s)
+			seen[s] = true
+		}
+	}
+	if len(missing) > 0 {
+		// NOTE: Ironic joins a Python set: the order varies; sorted here.
+		sort.Strings(missing)
+		return badRequest("Cannot specify instance traits that are not also set on the node. Node %s is missing traits %s",
+			n.UUID, strings.Join(missing, ", "))
+	}
+	return nil
 }
 
 var powerTargets = []string{powerOn, powerOff, "rebooting", "soft rebooting", "soft power off"}

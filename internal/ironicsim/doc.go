@@ -37,7 +37,14 @@
 //     wait call-back, unlocked; custom-agent nodes then fail after
 //     Options.CallbackTimeout ("Timeout reached while waiting for callback for
 //     node <uuid>", power on, target stays active), except while in
-//     maintenance; held nodes wait for ReleaseDeploy.
+//     maintenance; held nodes wait for ReleaseDeploy. With an image_source,
+//     the deploy records instance_info.image_type ("whole-disk") and
+//     driver_internal_info.is_whole_disk_image; without one, nothing.
+//     instance_info.traits must all be node traits.
+//   - Options.LockLinger keeps the reservation that long after a deploy
+//     step ends in active, wait call-back or deploy failed (the real
+//     conductor shows the state tens of milliseconds before it unlocks);
+//     0, the default, unlocks with the transition.
 //   - deleted: active, wait call-back, deploy failed or error → deleting,
 //     locked, for the undeploy time → (cleaning →) available. instance_uuid,
 //     instance_info and the VIFs are cleared at the end of deleting.
@@ -54,9 +61,13 @@
 // "store" makes new nodes flat) accepts everything and stores nothing; flat
 // needs a free port per VIF and refuses duplicates and unknown detaches.
 //
+// Traits (≥ 1.37): GET, PUT (replace) and DELETE (all) /v1/nodes/{node}/traits,
+// PUT and DELETE /v1/nodes/{node}/traits/{trait}, with Ironic's schema
+// (CUSTOM_* or an os-traits name), its 50-trait limit and its texts.
+//
 // Not simulated: allocations, portgroups, chassis, drivers, conductors,
-// inspection, rescue, manual cleaning, traits changes, and the ~2 s lock
-// retry of conductor-side calls (NodeLocked is answered at once).
+// inspection, rescue, manual cleaning, and the ~2 s lock retry of
+// conductor-side calls (NodeLocked is answered at once).
 //
 // # Go fault API
 //

@@ -107,6 +107,7 @@ type node struct {
 	failNext     *string
 	hold         bool
 	maintOffAt   time.Time // when maintenance was last turned off
+	lockUntil    time.Time // a lingering reservation ends then (Options.LockLinger)
 }
 
 // newNode returns a fake-hardware node in enroll with Ironic's default

@@ -61,6 +61,13 @@ type Options struct {
 	Seed int64
 	// Host is the conductor name shown in `reservation` (default "localhost").
 	Host string
+	// LockLinger is how long the conductor keeps a node's reservation
+	// after a deploy step ends in `active`, `wait call-back` or
+	// `deploy failed`: the real Ironic shows the new state tens of
+	// milliseconds before it lets go of the lock, and a call made then gets
+	// 409 NodeLocked. 0 (the default) releases the lock with the
+	// transition. Evaluated lazily from the clock like the transitions.
+	LockLinger time.Duration
 }
 
 // agentPrepareTime is how long a custom-agent (or held) deploy stays

@@ -53,16 +53,49 @@ func isActionable(state, target string) bool {
 // setPending records a transition that completes at deadline. Caller holds s.mu.
 func (s *Sim) setPending(n *node, kind pendingKind, deadline time.Time, noDeadline bool) {
 	n.pending, n.deadline, n.noDeadline = kind, deadline, noDeadline
-	if kind == pendNone {
+	s.markBusy(n)
+}
+
+// markBusy keeps in s.busy the nodes that settle must bring up to date: a
+// pending transition or a lingering lock. Caller holds s.mu.
+func (s *Sim) markBusy(n *node) {
+	if n.pending == pendNone && n.lockUntil.IsZero() {
 		delete(s.busy, n)
 	} else {
 		s.busy[n] = struct{}{}
 	}
 }
 
+// releaseLock lets go of the conductor's lock at the end of a deploy step
+// (active, wait call-back, deploy failed): at once, or Options.LockLinger
+// later, like the real conductor, which shows the new state before it
+// releases the reservation (measured 40–140 ms apart). Caller holds s.mu.
+func (s *Sim) releaseLock(n *node, at time.Time) {
+	if s.opts.LockLinger <= 0 {
+		n.Reservation, n.lockUntil = "", time.Time{}
+		return
+	}
+	n.Reservation, n.lockUntil = s.opts.Host, at.Add(s.opts.LockLinger)
+	s.markBusy(n)
+}
+
+// takeLock reserves the node for the conductor (a lingering release is
+// superseded). Caller holds s.mu.
+func (s *Sim) takeLock(n *node) {
+	n.Reservation, n.lockUntil = s.opts.Host, time.Time{}
+}
+
 // advance completes every pending transition whose deadline the clock has
-// reached. Caller holds s.mu.
+// reached, then a lingering lock release. Caller holds s.mu.
 func (s *Sim) advance(n *node, now time.Time) {
+	s.advancePending(n, now)
+	if !n.lockUntil.IsZero() && !now.Before(n.lockUntil) {
+		n.Reservation, n.lockUntil = "", time.Time{}
+		s.markBusy(n)
+	}
+}
+
+func (s *Sim) advancePending(n *node, now time.Time) {
 	for n.pending != pendNone && !n.noDeadline {
 		at := n.deadline
 		if n.pending == pendCallback {
@@ -99,11 +132,11 @@ func (s *Sim) complete(n *node, at time.Time) {
 		case n.failNext != nil:
 			n.LastError = *n.failNext
 			n.failNext = nil
-			n.Reservation = ""
+			s.releaseLock(n, at)
 			n.setProvision(stateDeployFailed, stateActive, at)
 			s.setPending(n, pendNone, time.Time{}, false)
 		case n.hold || n.DeployInterface == "custom-agent":
-			n.Reservation = ""
+			s.releaseLock(n, at)
 			n.PowerState = powerOn
 			n.setProvision(stateWaitCallback, stateActive, at)
 			s.setPending(n, pendCallback, at.Add(s.opts.CallbackTimeout), n.hold)
@@ -113,7 +146,7 @@ func (s *Sim) complete(n *node, at time.Time) {
 	case pendCallback:
 		n.LastError = "Timeout reached while waiting for callback for node " + n.UUID
 		n.PowerState = powerOn
-		n.Reservation = ""
+		s.releaseLock(n, at)
 		n.setProvision(stateDeployFailed, stateActive, at)
 		s.setPending(n, pendNone, time.Time{}, false)
 	case pendUndeploy:
@@ -141,10 +174,8 @@ func (s *Sim) complete(n *node, at time.Time) {
 
 // finishDeploy makes the node active as the fake deploy interface does.
 func (s *Sim) finishDeploy(n *node, at time.Time) {
-	n.Reservation = ""
+	s.releaseLock(n, at)
 	n.hold = false
-	n.InstanceInfo = setKey(n.InstanceInfo, "image_type", "whole-disk")
-	n.DriverInternalInfo = setKey(n.DriverInternalInfo, "is_whole_disk_image", true)
 	n.setProvision(stateActive, "", at)
 	s.setPending(n, pendNone, time.Time{}, false)
 }
@@ -174,7 +205,7 @@ func (s *Sim) startDeploy(n *node, at time.Time, configdrive any) {
 		n.InstanceInfo = setKey(n.InstanceInfo, "configdrive", configdrive)
 	}
 	n.LastError = ""
-	n.Reservation = s.opts.Host
+	s.takeLock(n)
 	n.setProvision(stateDeploying, stateActive, at)
 	s.setPending(n, pendDeploy, at.Add(d), false)
 }
@@ -184,7 +215,7 @@ func (s *Sim) startDeploy(n *node, at time.Time, configdrive any) {
 func (s *Sim) startTeardown(n *node, at time.Time) {
 	n.LastError = ""
 	n.hold = false
-	n.Reservation = s.opts.Host
+	s.takeLock(n)
 	n.setProvision(stateDeleting, stateAvailable, at)
 	s.setPending(n, pendUndeploy, at.Add(s.undeployTimeOf(n)), false)
 }
@@ -192,7 +223,7 @@ func (s *Sim) startTeardown(n *node, at time.Time) {
 // startManage handles the manage verb. Caller holds s.mu.
 func (s *Sim) startManage(n *node, at time.Time) {
 	if n.ProvisionState == stateEnroll {
-		n.Reservation = s.opts.Host
+		s.takeLock(n)
 		n.setProvision(stateVerifying, stateManageable, at)
 		s.setPending(n, pendVerify, at.Add(s.opts.VerifyTime), false)
 		return
@@ -203,7 +234,7 @@ func (s *Sim) startManage(n *node, at time.Time) {
 
 // startProvide handles the provide verb (automated cleaning with no steps).
 func (s *Sim) startProvide(n *node, at time.Time) {
-	n.Reservation = s.opts.Host
+	s.takeLock(n)
 	n.setProvision(stateCleaning, stateAvailable, at)
 	s.setPending(n, pendClean, at.Add(s.opts.CleanTime), false)
 }
@@ -225,7 +256,8 @@ func (s *Sim) restartNode(n *node, at time.Time) {
 		n.setProvision(to[0], to[1], at)
 		s.setPending(n, pendNone, time.Time{}, false)
 	}
-	n.Reservation = ""
+	n.Reservation, n.lockUntil = "", time.Time{}
+	s.markBusy(n)
 }
 
 // withNode runs f on the up-to-date node named by id under the lock.

@@ -314,3 +314,121 @@ func TestAddNodesNamesStayUnique(t *testing.T) {
 		}
 	}
 }
+
+func TestImageTypeOnlyWithImageSource(t *testing.T) {
+	h := newHarness(t, Options{DeployTime: time.Minute})
+	id := h.addNode(NodeSpec{})
+	h.want(h.provision(id, map[string]any{"target": "active"}), 202, "")
+	h.clk.Advance(time.Minute)
+	n := h.node(id)
+	if n["provision_state"] != "active" || len(n["instance_info"].(map[string]any)) != 0 || len(n["driver_internal_info"].(map[string]any)) != 0 {
+		t.Fatalf("without image_source: %v %v %v", n["provision_state"], n["instance_info"], n["driver_internal_info"])
+	}
+	h.want(h.provision(id, map[string]any{"target": "deleted"}), 202, "")
+	for _, tc := range []struct {
+		info map[string]any
+		typ  string
+		wd   bool
+	}{
+		{map[string]any{"image_source": "https://h/img"}, "whole-disk", true},
+		{map[string]any{"image_source": "https://h/img", "kernel": "k", "ramdisk": "r"}, "partition", false},
+		{map[string]any{"image_source": "https://h/img", "image_type": "partition"}, "partition", false},
+		{map[string]any{"image_source": "https://h/img", "image_type": "bogus"}, "whole-disk", true},
+	} {
+		h.clk.Advance(time.Minute)
+		h.want(h.patch(id, op("add", "/instance_info", tc.info)), 200, "")
+		h.want(h.provision(id, map[string]any{"target": "active"}), 202, "")
+		// Recorded when the deploy starts.
+		n := h.node(id)
+		if n["provision_state"] != "deploying" || n["instance_info"].(map[string]any)["image_type"] != tc.typ ||
+			n["driver_internal_info"].(map[string]any)["is_whole_disk_image"] != tc.wd {
+			t.Errorf("%v: %v %v %v", tc.info, n["provision_state"], n["instance_info"], n["driver_internal_info"])
+		}
+		h.clk.Advance(time.Minute)
+		h.want(h.provision(id, map[string]any{"target": "deleted"}), 202, "")
+	}
+}
+
+func TestLockLinger(t *testing.T) {
+	const linger = 50 * ms
+	h := newHarness(t, Options{DeployTime: time.Second, CallbackTimeout: 10 * time.Second, LockLinger: linger})
+	fast := h.addNode(NodeSpec{NamePrefix: "fast"})
+	agent := h.addNode(NodeSpec{NamePrefix: "agent", DeployInterface: "custom-agent"})
+	failing := h.addNode(NodeSpec{NamePrefix: "failing"})
+	if err := h.sim.FailNextDeploy(failing, "boom"); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{fast, agent, failing} {
+		h.want(h.provision(id, map[string]any{"target": "active"}), 202, "")
+	}
+	locked := func(id string) string {
+		return fmt.Sprintf("Node %s is locked by host localhost, please retry after the current operation is completed.", id)
+	}
+	check := func(id, state string, reserved bool) {
+		t.Helper()
+		// A list settles every node, like a read of the node itself.
+		r := h.do("GET", "/v1/nodes?fields=uuid,provision_state,reservation", nil)
+		var n map[string]any
+		for _, x := range r.json()["nodes"].([]any) {
+			if m := x.(map[string]any); m["uuid"] == id {
+				n = m
+			}
+		}
+		want, wantSnap := any(nil), ""
+		if reserved {
+			want, wantSnap = "localhost", "localhost"
+		}
+		if n["provision_state"] != state || n["reservation"] != want {
+			t.Fatalf("%s at %s: %v reservation %v, want %s %v", id, h.clk.Now().Sub(t0), n["provision_state"], n["reservation"], state, want)
+		}
+		if snap, _ := h.sim.Node(id); snap.Reservation != wantSnap {
+			t.Fatalf("%s snapshot reservation %q", id, snap.Reservation)
+		}
+	}
+
+	// custom-agent: deploying for 200 ms, then wait call-back, still locked for the linger.
+	h.clk.Set(t0.Add(agentPrepareTime))
+	check(agent, stateWaitCallback, true)
+	h.want(h.provision(agent, map[string]any{"target": "deleted"}), 409, locked(agent))
+	h.clk.Set(t0.Add(agentPrepareTime + linger - time.Nanosecond))
+	check(agent, stateWaitCallback, true)
+	h.clk.Set(t0.Add(agentPrepareTime + linger))
+	check(agent, stateWaitCallback, false)
+
+	// Fast and failing: active / deploy failed at 1 s, locked until 1 s + linger.
+	h.clk.Set(t0.Add(time.Second))
+	check(fast, stateActive, true)
+	check(failing, stateDeployFailed, true)
+	h.want(h.provision(fast, map[string]any{"target": "deleted"}), 409, locked(fast))
+	h.want(h.do("PUT", "/v1/nodes/"+fast+"/maintenance", map[string]any{"reason": "x"}), 409, locked(fast))
+	h.want(h.do("PUT", "/v1/nodes/"+failing+"/traits/CUSTOM_A", nil), 409, locked(failing))
+	h.want(h.provision(failing, map[string]any{"target": "deleted"}), 409, locked(failing))
+	h.clk.Set(t0.Add(time.Second + linger))
+	check(fast, stateActive, false)
+	check(failing, stateDeployFailed, false)
+	h.want(h.provision(fast, map[string]any{"target": "deleted"}), 202, "")
+
+	// The callback timeout fails the agent node at 200 ms + 10 s: locked again for the linger.
+	at := t0.Add(agentPrepareTime + 10*time.Second)
+	h.clk.Set(at)
+	check(agent, stateDeployFailed, true)
+	h.clk.Set(at.Add(linger))
+	check(agent, stateDeployFailed, false)
+
+	// Everything read at once long after: the lingering locks are over too.
+	h2 := newHarness(t, Options{DeployTime: time.Second, LockLinger: linger})
+	id := h2.addNode(NodeSpec{})
+	h2.want(h2.provision(id, map[string]any{"target": "active"}), 202, "")
+	h2.clk.Advance(time.Hour)
+	if n := h2.node(id); n["provision_state"] != stateActive || n["reservation"] != nil {
+		t.Fatalf("an hour later: %v %v", n["provision_state"], n["reservation"])
+	}
+	// Without LockLinger the lock goes with the transition (the default).
+	h3 := newHarness(t, Options{DeployTime: time.Second})
+	id = h3.addNode(NodeSpec{})
+	h3.want(h3.provision(id, map[string]any{"target": "active"}), 202, "")
+	h3.clk.Advance(time.Second)
+	if n := h3.node(id); n["provision_state"] != stateActive || n["reservation"] != nil {
+		t.Fatalf("no linger: %v %v", n["provision_state"], n["reservation"])
+	}
+}

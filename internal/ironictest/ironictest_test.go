@@ -31,11 +31,7 @@ func TestHelpersReal(t *testing.T) {
 
 func walkHelpers(t *testing.T, env *Env) {
 	// Enrolment: available, powered off, resource class, traits, interface.
-	var traits []string
-	if env.Real { // NOTE: the simulator has no PUT /v1/nodes/{id}/traits yet (405).
-		traits = []string{"CUSTOM_X"}
-	}
-	ids := env.EnrollNodes(t, 3, NodeSpec{Name: "walk", ResourceClass: "gold", Traits: traits})
+	ids := env.EnrollNodes(t, 3, NodeSpec{Name: "walk", ResourceClass: "gold", Traits: []string{"CUSTOM_X"}})
 	for i, id := range ids {
 		n := env.GetNode(t, id)
 		for k, want := range map[string]any{
@@ -46,7 +42,7 @@ func walkHelpers(t *testing.T, env *Env) {
 				t.Errorf("node %d %s = %v, want %v", i, k, n[k], want)
 			}
 		}
-		if tr, _ := n["traits"].([]any); env.Real && (len(tr) != 1 || tr[0] != "CUSTOM_X") {
+		if tr, _ := n["traits"].([]any); len(tr) != 1 || tr[0] != "CUSTOM_X" {
 			t.Errorf("node %d traits %v", i, n["traits"])
 		}
 	}

@@ -42,8 +42,7 @@ var deployChecks = []check{
 		n := c.waitState(id, "active", c.deployTimeout())
 		c.eq("instance_uuid", n["instance_uuid"], nil)
 	}},
-	{name: "deploy.without-image-source-no-image-type", simSkip: "the simulator sets instance_info.image_type " +
-		`"whole-disk" on a deploy without image_source (real: instance_info stays {})`, run: func(c *C) {
+	{name: "deploy.without-image-source-no-image-type", run: func(c *C) {
 		id := c.enroll(ironictest.Fast)
 		c.accepted(c.provision(id, map[string]any{"target": "active"}), id)
 		n := c.waitState(id, "active", c.deployTimeout())

@@ -114,7 +114,7 @@ var nodeChecks = []check{
 		c.clientFault(c.get("/v1/volume/connectors/"+conn), 404, "Volume connector "+conn+" could not be found.")
 		c.clientFault(c.get("/v1/volume/targets/"+tgt), 404, "Volume target "+tgt+" could not be found.")
 	}},
-	{name: "node.traits", simSkip: "the simulator answers 405 to PUT /v1/nodes/{id}/traits (real: 204)", run: func(c *C) {
+	{name: "node.traits", run: func(c *C) {
 		id := c.enroll(ironictest.Fast)
 		traits := nodePath(id) + "/traits"
 		c.status(c.put(traits, map[string]any{"traits": []string{"HW_CPU_X86_AVX2", "CUSTOM_GOLD"}}), 204)
