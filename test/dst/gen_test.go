@@ -24,7 +24,8 @@ type event struct {
 var events = []event{
 	{"nothing", 6, func(context.Context, *world) (string, error) { return "", nil }},
 	{"create", 8, evCreate},
-	{"delete", 5, evDelete},
+	{"delete", 4, evDelete},
+	{"delete-in-flight", 3, evDeleteInFlight},
 	{"node-delete", 1, onNode(func(w *world, n string) error { return w.sim.DeleteOutOfBand(n) })},
 	{"teardown", 2, onNode(func(w *world, n string) error { return w.sim.TeardownOutOfBand(n) })},
 	{"remove-instance", 2, evRemoveInstance},
@@ -100,6 +101,23 @@ func evDelete(ctx context.Context, w *world) (string, error) {
 	}
 	id := live[w.rng.IntN(len(live))]
 	return w.sname(id), w.deleteServer(ctx, id)
+}
+
+// evDeleteInFlight plans a user delete at a random step boundary of the
+// next tick, while a build step is in flight.
+func evDeleteInFlight(_ context.Context, w *world) (string, error) {
+	var live []string
+	for _, id := range w.servers {
+		if !w.deleted[id] {
+			live = append(live, id)
+		}
+	}
+	if len(live) == 0 {
+		return "skipped", nil
+	}
+	w.midDel = live[w.rng.IntN(len(live))]
+	w.midAt = w.hooks + 1 + w.rng.IntN(8)
+	return fmt.Sprintf("%s in %d", w.sname(w.midDel), w.midAt-w.hooks), nil
 }
 
 // onNode applies an operator action to a random node that is not another

@@ -68,6 +68,11 @@ type world struct {
 	cancel  context.CancelFunc
 	hooks   int // step-boundary calls since start
 	crashAt int // crash at this step-boundary call (0: none planned)
+	// A user's delete that arrives in the middle of a tick, at this
+	// step-boundary call, for midDel (the API writes while a step is in flight).
+	midAt    int
+	midDel   string
+	midAccep []string // accepted during the current tick
 
 	nodes    []string
 	servers  []string        // every server created, in order
@@ -135,6 +140,22 @@ func (w *world) start() error {
 // step is the reconciler's step-boundary hook: a planned crash fires here.
 func (w *world) step(point string) {
 	w.hooks++
+	if w.midAt > 0 && w.hooks >= w.midAt && !w.cst.dead {
+		w.midAt = 0
+		err := w.st.RequestDelete(context.Background(), w.midDel, "req-del-"+w.midDel, w.clk.Now().UTC())
+		switch {
+		case err == nil:
+			w.tr8.add("delete " + w.sname(w.midDel) + " accepted at " + point)
+			w.midAccep = append(w.midAccep, w.midDel)
+			// The phase the delete found is the one no build step may
+			// move beyond (I2).
+			if s, err := w.st.GetServer(context.Background(), w.midDel); err == nil {
+				w.lastPh[w.midDel] = s.Phase
+			}
+		case !errors.Is(err, store.ErrNotFound):
+			w.violate("delete %s in flight: %v", w.sname(w.midDel), err)
+		}
+	}
 	if w.crashAt > 0 && w.hooks >= w.crashAt {
 		w.crashAt = 0
 		w.tr8.add("crash at " + point)
@@ -172,6 +193,13 @@ func (w *world) tick() error {
 		_, err := w.rec.Tick(ctx)
 		cancel()
 		w.cancel = nil
+		// A delete accepted during the tick counts from its end: the step
+		// that was in flight when it arrived may still go out (I2 allows
+		// it), the ones after may not.
+		for _, id := range w.midAccep {
+			w.deleted[id] = true
+		}
+		w.midAccep = w.midAccep[:0]
 		if !w.cst.dead {
 			return w.tickErr(err)
 		}
