@@ -18,6 +18,7 @@
 //	GET  /v2.1[/v2.0]/networks[/{id}]  /v2.1[/v2.0]/ports/{id}  /network/  /network/v2.0/…  Neutron shapes
 //	GET  /v2.1/servers/{id}/{metadata,ips,os-interface,tags,os-volume_attachments}
 //	GET  /v2.1/os-availability-zone[/detail]  …/ports?device_id=|id=|name=    read-only extras
+//	GET  /volume/  POST|GET /volume/v3/{project}/volumes[/detail]  GET|DELETE …/volumes/{id}   Cinder shapes (volumes.go)
 //	GET  /ingot/v1/nodes  /healthz  /readyz  /metrics
 //
 // Deliberate differences from Nova: the name filter is a case-sensitive
@@ -26,7 +27,7 @@
 // configured network) at every microversion, where Nova requires the member
 // from 2.37 (docs/clients.md); key_name is
 // recorded but not validated (there is no keypair service); create fields
-// ingot cannot honour (volumes, ports, fixed IPs, other security groups,
+// ingot cannot honour (ports, fixed IPs, other security groups,
 // tags, description, adminPass, access IPs, min/max_count other than 1) are
 // refused with 400 rather than ignored; server bodies carry the extension
 // members "ingot:phase", "ingot:fault" and "ingot:attempts".
@@ -142,6 +143,7 @@ func (s *server) routes() {
 
 	s.lookupRoutes()
 	s.subresourceRoutes()
+	s.volumeRoutes()
 
 	s.plain("GET /ingot/v1/nodes", s.listNodes)
 	s.plain("GET /healthz", s.healthz)

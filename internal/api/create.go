@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/ingot-dev/ingot/internal/catalog"
+	"github.com/ingot-dev/ingot/internal/lifecycle"
 )
 
 // createRequest is a validated POST /servers body, resolved against the
@@ -29,6 +30,7 @@ type createRequest struct {
 	userData string
 	hostname string
 	keyName  string
+	volumes  []lifecycle.VolumeRef // block_device_mapping_v2, see resolveBoot
 }
 
 // Fields of the server object that ingot accepts only in the form it would
@@ -127,8 +129,7 @@ func (s *server) parseCreate(r *request) (*createRequest, error) {
 		switch k {
 		case "name", "flavorRef", "imageRef", "networks", "metadata", "user_data", "hostname",
 			"key_name", "min_count", "max_count", "availability_zone":
-		case "block_device_mapping_v2", "block_device_mapping":
-			return nil, badRequest("Volumes are not supported yet: boot from an image (imageRef) without block_device_mapping_v2.")
+		case "block_device_mapping_v2", "block_device_mapping": // resolveBoot
 		case "personality":
 			return nil, badRequest("Personality files are not supported; use user_data.")
 		default:
@@ -164,7 +165,7 @@ func (s *server) parseCreate(r *request) (*createRequest, error) {
 	if err := s.resolveFlavor(fields, c); err != nil {
 		return nil, err
 	}
-	if err := s.resolveImage(fields, c); err != nil {
+	if err := s.resolveBoot(r.Context(), fields, c); err != nil {
 		return nil, err
 	}
 	if c.networks, err = s.resolveNetworks(fields["networks"]); err != nil {

@@ -198,6 +198,9 @@ func (rd *renderer) server(sv *lifecycle.Server, ports []store.Port) *serverView
 		v.Fault = &faultView{Code: 500, Message: sv.Fault.Message, Details: faultDetails(sv),
 			Created: formatTime(sv.Fault.At)}
 	}
+	if sv.Spec.ImageID == "" {
+		v.Image = "" // booted from a volume: Nova shows an empty string
+	}
 	rd.versioned(v, sv)
 	return v
 }

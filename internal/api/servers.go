@@ -42,6 +42,7 @@ func (s *server) createServer(w http.ResponseWriter, r *request) error {
 			UserData:      c.userData,
 			Hostname:      c.hostname,
 			KeyName:       c.keyName,
+			Volumes:       c.volumes,
 		},
 		Desired:         lifecycle.DesiredActive,
 		Phase:           lifecycle.PhasePending,
@@ -52,6 +53,9 @@ func (s *server) createServer(w http.ResponseWriter, r *request) error {
 		CreateRequestID: r.id, // the same id the client sees in x-openstack-request-id
 	}
 	if err := s.cfg.Store.CreateServer(r.Context(), sv); err != nil {
+		if len(sv.Spec.Volumes) > 0 {
+			err = volumeCreateError(err)
+		}
 		return fmt.Errorf("create server %s: %w", sv.ID, err)
 	}
 	s.cfg.Kick()
@@ -94,7 +98,11 @@ func (s *server) showServer(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return fmt.Errorf("ports of %s: %w", sv.ID, err)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"server": s.renderer(r).server(sv, ports)})
+	view := s.renderer(r).server(sv, ports)
+	if err := s.attachVolumes(r, []*lifecycle.Server{sv}, []*serverView{view}); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"server": view})
 	return nil
 }
 
@@ -354,6 +362,9 @@ func (s *server) listServersDetail(w http.ResponseWriter, r *request) error {
 	out := make([]*serverView, 0, len(list))
 	for _, sv := range list {
 		out = append(out, rd.server(sv, ports[sv.ID]))
+	}
+	if err := s.attachVolumes(r, list, out); err != nil {
+		return err
 	}
 	body := map[string]any{"servers": out}
 	if links := nextLinks(r, list, opts.Limit); links != nil {

@@ -73,7 +73,7 @@ func TestCreateBadInputWritesNothing(t *testing.T) {
 		{"min_count 2", with("min_count", 2), 400, "badRequest", "min_count"},
 		{"max_count 3", with("max_count", 3), 400, "badRequest", "max_count"},
 		{"max_count string 2", with("max_count", "2"), 400, "badRequest", "max_count"},
-		{"volumes", with("block_device_mapping_v2", []any{map[string]any{"boot_index": 0}}), 400, "badRequest", "not supported yet"},
+		{"volume without source_type", with("block_device_mapping_v2", []any{map[string]any{"boot_index": 0}}), 400, "badRequest", "source_type"},
 		{"unknown field", with("frobnicate", true), 400, "badRequest", "frobnicate"},
 		{"security group", with("security_groups", []any{map[string]any{"name": "web"}}), 400, "badRequest", "security_groups"},
 		{"admin password", with("adminPass", "secret"), 400, "badRequest", "adminPass"},

@@ -1,0 +1,181 @@
+package api_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/ingot-dev/ingot/internal/lifecycle"
+	"github.com/ingot-dev/ingot/internal/store"
+)
+
+func bdm(id string, boot, dot any) map[string]any {
+	m := map[string]any{"source_type": "volume", "destination_type": "volume", "uuid": id, "delete_on_termination": dot}
+	if boot != nil {
+		m["boot_index"] = boot
+	}
+	return m
+}
+
+func createBody(image bool, entries ...any) map[string]any {
+	b := validCreate()
+	s := b["server"].(map[string]any)
+	if !image {
+		delete(s, "imageRef")
+	}
+	s["block_device_mapping_v2"] = entries
+	return b
+}
+
+func TestCreateServerWithVolumes(t *testing.T) {
+	f := newFixture(t)
+	boot, data := f.newVolume("boot"), f.newVolume("data")
+	// Boot from volume: no imageRef, boot_index as a string, the data
+	// volume without a boot_index.
+	r := f.do("POST", "/v2.1/servers", "2.90", createBody(false, bdm(boot, "0", true), bdm(data, nil, false))).
+		want(t, http.StatusAccepted)
+	id := obj(t, r.body, "server")["id"].(string)
+
+	rec, err := f.store.GetServer(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []lifecycle.VolumeRef{{ID: boot, BootIndex: 0, DeleteOnTermination: true}, {ID: data, BootIndex: -1}}
+	if len(rec.Spec.Volumes) != 2 || rec.Spec.Volumes[0] != want[0] || rec.Spec.Volumes[1] != want[1] {
+		t.Fatalf("Spec.Volumes = %+v, want %+v", rec.Spec.Volumes, want)
+	}
+	if rec.Spec.ImageID != "" || rec.Spec.ImageSource != "" || rec.Spec.ImageChecksum != "" {
+		t.Errorf("boot from volume kept image fields: %+v", rec.Spec)
+	}
+	for _, vid := range []string{boot, data} {
+		v := f.volume(vid)
+		if v.Status != store.VolumeReserved || v.ServerID != id {
+			t.Errorf("volume %s: %s held by %q, want reserved by %s", vid, v.Status, v.ServerID, id)
+		}
+		shown := obj(t, f.do("GET", volPath+"/"+vid, "", nil).want(t, http.StatusOK).body, "volume")
+		atts := shown["attachments"].([]any)
+		if shown["status"] != "reserved" || len(atts) != 1 || atts[0].(map[string]any)["server_id"] != id {
+			t.Errorf("volume %s shows %v", vid, shown)
+		}
+	}
+
+	attached := func(mv, path string) []any {
+		t.Helper()
+		r := f.do("GET", path, mv, nil).want(t, http.StatusOK)
+		var s map[string]any
+		if strings.HasSuffix(path, "/detail") {
+			s = list(t, r.body, "servers")[0].(map[string]any)
+		} else {
+			s = obj(t, r.body, "server")
+		}
+		if s["image"] != "" {
+			t.Errorf("image of a server booted from a volume: %v, want \"\"", s["image"])
+		}
+		return s["os-extended-volumes:volumes_attached"].([]any)
+	}
+	for _, path := range []string{"/v2.1/servers/" + id, "/v2.1/servers/detail"} {
+		va := attached("2.90", path)
+		if len(va) != 2 ||
+			va[0].(map[string]any)["id"] != boot || va[0].(map[string]any)["delete_on_termination"] != true ||
+			va[1].(map[string]any)["id"] != data || va[1].(map[string]any)["delete_on_termination"] != false {
+			t.Errorf("%s at 2.90: volumes_attached %v", path, va)
+		}
+		va = attached("2.1", path)
+		if len(va) != 2 || len(va[0].(map[string]any)) != 1 {
+			t.Errorf("%s at 2.1: volumes_attached %v, want ids only", path, va)
+		}
+	}
+
+	// A held volume cannot be deleted: Cinder's 400, with its status.
+	msg := f.do("DELETE", volPath+"/"+boot, "", nil).novaError(t, http.StatusBadRequest, "badRequest")
+	if !strings.Contains(msg, "Invalid volume: Volume status must be available") || !strings.HasSuffix(msg, "current status is: reserved.") {
+		t.Errorf("delete of a reserved volume: %q", msg)
+	}
+	v := f.volume(boot)
+	v.Status, v.NodeID, v.StatusReason = store.VolumeInUse, "node-1", "target on node-1"
+	if err := f.store.UpdateVolume(context.Background(), v); err != nil {
+		t.Fatal(err)
+	}
+	msg = f.do("DELETE", volPath+"/"+boot, "", nil).novaError(t, http.StatusBadRequest, "badRequest")
+	if !strings.HasSuffix(msg, "current status is: in-use.") {
+		t.Errorf("delete of an in-use volume: %q", msg)
+	}
+	shown := obj(t, f.do("GET", volPath+"/"+boot, "", nil).want(t, http.StatusOK).body, "volume")
+	att := shown["attachments"].([]any)[0].(map[string]any)
+	if shown["status"] != "in-use" || shown["bootable"] != "true" || shown["ingot:status_reason"] != "target on node-1" ||
+		att["host_name"] != "node-1" || att["device"] != "/dev/sda" || att["volume_id"] != boot || att["attachment_id"] == "" {
+		t.Errorf("in-use volume shows %v", shown)
+	}
+
+	// A server with an image and no volumes shows none, and its image.
+	plain := f.create("plain")
+	s := obj(t, f.do("GET", "/v2.1/servers/"+plain, "2.90", nil).want(t, http.StatusOK).body, "server")
+	if va := s["os-extended-volumes:volumes_attached"].([]any); len(va) != 0 {
+		t.Errorf("server without volumes shows %v", va)
+	}
+	if img, ok := s["image"].(map[string]any); !ok || img["id"] != imageID {
+		t.Errorf("image of an image-booted server: %v", s["image"])
+	}
+}
+
+func TestCreateServerVolumesBadInput(t *testing.T) {
+	f := newFixture(t)
+	free, other, held := f.newVolume("free"), f.newVolume("other"), f.newVolume("held")
+	holder := obj(t, f.do("POST", "/v2.1/servers", "2.90", createBody(true, bdm(held, -1, false))).
+		want(t, http.StatusAccepted).body, "server")["id"].(string)
+	notList := validCreate()
+	notList["server"].(map[string]any)["block_device_mapping_v2"] = map[string]any{"uuid": free}
+	cases := []struct {
+		name string
+		body any
+		msg  []string // substrings of the message
+	}{
+		{"image source", createBody(true, map[string]any{"source_type": "image", "destination_type": "local", "uuid": imageID, "boot_index": 0}),
+			[]string{`source_type "image"`, `source_type "volume" with destination_type "volume"`}},
+		{"blank source", createBody(true, map[string]any{"source_type": "blank", "destination_type": "volume", "volume_size": 1}),
+			[]string{`"blank"`, "supported"}},
+		{"local destination", createBody(true, map[string]any{"source_type": "volume", "destination_type": "local", "uuid": free}),
+			[]string{`destination_type "local"`}},
+		{"malformed uuid", createBody(true, bdm("vol-1", 0, false)), []string{"uuid", "vol-1"}},
+		{"no uuid", createBody(true, map[string]any{"source_type": "volume", "destination_type": "volume"}), []string{"uuid"}},
+		{"duplicate volume", createBody(true, bdm(free, 0, false), bdm(free, -1, false)), []string{free, "twice"}},
+		{"two boot volumes", createBody(false, bdm(free, 0, false), bdm(other, "0", false)), []string{"boot_index 0"}},
+		{"boot index gap", createBody(true, bdm(free, 1, false)), []string{"Boot sequence"}},
+		{"boot index words", createBody(true, bdm(free, "first", false)), []string{"boot_index"}},
+		{"delete flag words", createBody(true, bdm(free, 0, "maybe")), []string{"delete_on_termination"}},
+		{"unknown volume", createBody(true, bdm(free, 0, false), bdm(unknownID, -1, false)), []string{unknownID, "could not be found"}},
+		{"volume in use", createBody(false, bdm(free, 0, false), bdm(held, -1, false)), []string{held, holder}},
+		{"data volume only, no image", createBody(false, bdm(free, -1, false)), []string{"imageRef"}},
+		{"legacy mapping", func() any {
+			b := validCreate()
+			b["server"].(map[string]any)["block_device_mapping"] = []any{map[string]any{"volume_id": free}}
+			return b
+		}(), []string{"block_device_mapping_v2"}},
+		{"mapping not a list", notList, []string{"block_device_mapping_v2"}},
+		{"entry not an object", createBody(true, "x"), []string{"block_device_mapping_v2"}},
+		{"unsupported member", createBody(true, map[string]any{"source_type": "volume", "destination_type": "volume", "uuid": free, "no_device": true}),
+			[]string{"no_device"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			msg := f.do("POST", "/v2.1/servers", "2.90", c.body).novaError(t, http.StatusBadRequest, "badRequest")
+			for _, want := range c.msg {
+				if !strings.Contains(msg, want) {
+					t.Errorf("message %q does not mention %q", msg, want)
+				}
+			}
+		})
+	}
+	if n := f.serverCount(); n != 1 {
+		t.Fatalf("%d servers stored, want only the holder", n)
+	}
+	for _, vid := range []string{free, other} {
+		if v := f.volume(vid); v.Status != store.VolumeAvailable || v.ServerID != "" {
+			t.Errorf("volume %s after refused creates: %s held by %q", vid, v.Status, v.ServerID)
+		}
+	}
+	if v := f.volume(held); v.ServerID != holder {
+		t.Errorf("held volume now held by %q, want %s", v.ServerID, holder)
+	}
+}
