@@ -96,7 +96,7 @@ func (w *world) quiesce() (int, error) {
 		} else {
 			quiet = 0
 		}
-		if quiet > int(driftEvery/interval)+1 {
+		if quiet > int(driftEvery/interval) { // a drift pass saw every ACTIVE server
 			return i, nil
 		}
 	}
@@ -116,10 +116,18 @@ func (w *world) look() view {
 	var b strings.Builder
 	b.WriteString("  servers:")
 	for _, id := range w.servers {
-		s, err := w.st.GetServer(context.Background(), id)
-		if err != nil {
-			fmt.Fprintf(&b, " %s:%v", w.sname(id), err)
-			continue
+		s, ok := w.gone[id]
+		if !ok {
+			var err error
+			if s, err = w.st.GetServer(context.Background(), id); err != nil {
+				fmt.Fprintf(&b, " %s:%v", w.sname(id), err)
+				continue
+			}
+		}
+		if s.Phase == lifecycle.PhaseDeleted && !s.NeedsWork() {
+			// Settled for good: nothing reads or writes it again (it is
+			// never loaded by a tick), so it is read once.
+			w.gone[id] = s
 		}
 		v.servers[id] = s
 		fmt.Fprintf(&b, " %s:%s@%s", w.sname(id), phaseOf(s), w.nname(s.NodeID))

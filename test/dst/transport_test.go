@@ -109,23 +109,23 @@ func (w *world) checkTouch(req *http.Request, node, before string) {
 		body := bodyOf(req)
 		for id := range w.deleted {
 			if strings.Contains(body, id) {
-				w.violate("I2: ingot reserved node %s for server %s after its delete was accepted", node, id)
+				w.violate("I2: ingot reserved node %s for server %s after its delete was accepted", w.nname(node), w.sname(id))
 			}
 		}
 	}
 	if before != "" && !ours {
-		w.violate("I7: ingot changed node %s reserved by another tenant (%s): %s", node, before, what)
+		w.violate("I7: ingot changed node %s reserved by another tenant: %s", w.nname(node), what)
 		return
 	}
 	if strings.HasSuffix(req.URL.Path, "/states/provision") && !ours {
-		w.violate("I7: ingot changed the provision state of node %s, which carries no instance_uuid of ours: %s", node, what)
+		w.violate("I7: ingot changed the provision state of node %s, which carries no instance_uuid of ours: %s", w.nname(node), what)
 	}
 	if !ours {
 		return
 	}
 	if w.deleted[before] && req.Method == http.MethodPut && strings.HasSuffix(req.URL.Path, "/states/provision") {
 		if body := bodyOf(req); strings.Contains(body, `"active"`) {
-			w.violate("I2: ingot asked Ironic to deploy node %s for server %s after its delete was accepted", node, before)
+			w.violate("I2: ingot asked Ironic to deploy node %s for server %s after its delete was accepted", w.nname(node), w.sname(before))
 		}
 	}
 }

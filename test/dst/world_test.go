@@ -79,8 +79,9 @@ type world struct {
 	ours     map[string]int  // server id -> index in servers
 	deleted  map[string]bool // delete accepted
 	lastPh   map[string]lifecycle.Phase
-	foreign  map[string]string // node -> foreign instance_uuid (another tenant)
-	orphans  map[string]bool   // nodes whose instance_uuid we removed while deployed
+	gone     map[string]*lifecycle.Server // deleted and settled: never read again
+	foreign  map[string]string            // node -> foreign instance_uuid (another tenant)
+	orphans  map[string]bool              // nodes whose instance_uuid we removed while deployed
 	restarts int
 
 	tr8  *tracer
@@ -95,7 +96,7 @@ func newWorld(seed int64, p params, dir string, template []byte) (*world, error)
 		rng:  rand.New(rand.NewPCG(uint64(seed), uint64(seed)^0x5eed)),
 		clk:  clock.NewManual(t0),
 		db:   filepath.Join(dir, fmt.Sprintf("dst-%d.db", seed)),
-		ours: map[string]int{}, deleted: map[string]bool{}, lastPh: map[string]lifecycle.Phase{},
+		ours: map[string]int{}, deleted: map[string]bool{}, lastPh: map[string]lifecycle.Phase{}, gone: map[string]*lifecycle.Server{},
 		foreign: map[string]string{}, orphans: map[string]bool{},
 		tr8: newTracer(),
 	}
