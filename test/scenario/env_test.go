@@ -53,6 +53,7 @@ type env struct {
 	// orphans are nodes left active without an instance_uuid on purpose (the
 	// operator took our instance_uuid away: I7 forbids undeploying them).
 	orphans []string
+	vols    []string // volumes created by the test
 	netID   string
 	imgID   string
 }
@@ -81,7 +82,9 @@ func newEnv(t *testing.T, o envOpts) *env {
 		o.cidr = "10.0.0.0/24"
 	}
 	sim := ironicsim.New(ironicsim.Options{DeployTime: o.deployTime, UndeployTime: o.undeployTime,
-		CallbackTimeout: o.callback, VIFMode: ironicsim.VIFModeStore, Seed: 1})
+		CallbackTimeout: o.callback, VIFMode: ironicsim.VIFModeStore, Seed: 1,
+		// As the real Ironic, keep the lock a moment after a deploy settles.
+		LockLinger: 50 * time.Millisecond})
 	nodes := sim.AddNodes(o.nodes, ironicsim.NodeSpec{ResourceClass: rc, Ports: 4, DeployInterface: o.deployIface})
 	gate := &gate{next: sim.Handler()}
 	ironS := httptest.NewServer(gate)
