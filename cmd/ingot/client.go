@@ -28,10 +28,10 @@ type clientOptions struct {
 	poll     time.Duration // --wait polling interval (0: one second)
 }
 
-// addClientCommands adds the API client commands (server …, node …).
+// addClientCommands adds the API client commands (server …, node …, volume …).
 func addClientCommands(root *cobra.Command) {
 	opts := &clientOptions{}
-	for _, group := range []*cobra.Command{newServerCmd(opts), newNodeCmd(opts)} {
+	for _, group := range []*cobra.Command{newServerCmd(opts), newNodeCmd(opts), newVolumeCmd(opts)} {
 		defaultEndpoint := os.Getenv("INGOT_ENDPOINT")
 		if defaultEndpoint == "" {
 			defaultEndpoint = "http://127.0.0.1:8774"

@@ -19,22 +19,21 @@ import (
 
 // serverDoc is the part of a server body the CLI prints.
 type serverDoc struct {
-	ID         string  `json:"id"`
-	Name       string  `json:"name"`
-	Status     string  `json:"status"`
-	TaskState  *string `json:"OS-EXT-STS:task_state"`
-	VMState    string  `json:"OS-EXT-STS:vm_state"`
-	PowerState int     `json:"OS-EXT-STS:power_state"`
-	Node       *string `json:"OS-EXT-SRV-ATTR:hypervisor_hostname"`
-	Hostname   *string `json:"OS-EXT-SRV-ATTR:hostname"`
-	KeyName    *string `json:"key_name"`
-	Created    string  `json:"created"`
-	Updated    string  `json:"updated"`
-	LaunchedAt *string `json:"OS-SRV-USG:launched_at"`
-	Image      struct {
-		ID string `json:"id"`
-	} `json:"image"`
-	Flavor struct {
+	ID         string              `json:"id"`
+	Name       string              `json:"name"`
+	Status     string              `json:"status"`
+	TaskState  *string             `json:"OS-EXT-STS:task_state"`
+	VMState    string              `json:"OS-EXT-STS:vm_state"`
+	PowerState int                 `json:"OS-EXT-STS:power_state"`
+	Node       *string             `json:"OS-EXT-SRV-ATTR:hypervisor_hostname"`
+	Hostname   *string             `json:"OS-EXT-SRV-ATTR:hostname"`
+	KeyName    *string             `json:"key_name"`
+	Created    string              `json:"created"`
+	Updated    string              `json:"updated"`
+	LaunchedAt *string             `json:"OS-SRV-USG:launched_at"`
+	Image      imageDoc            `json:"image"` // "" when booted from a volume
+	Volumes    []attachedVolumeDoc `json:"os-extended-volumes:volumes_attached"`
+	Flavor     struct {
 		ID           string `json:"id"`
 		OriginalName string `json:"original_name"`
 		VCPUs        int    `json:"vcpus"`
@@ -422,6 +421,7 @@ func (c *apiClient) printServer(opts *clientOptions, s *serverDoc, raw json.RawM
 	}
 	kv("flavor", flavor)
 	kv("image", dash(s.Image.ID))
+	kv("volumes", volumesLine(s.Volumes))
 	var addrs []string
 	for net, list := range s.Addresses {
 		for _, a := range list {
