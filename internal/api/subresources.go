@@ -10,7 +10,7 @@ import (
 
 // Read-only server sub-resources and small documents that clients such as
 // Terraform's OpenStack provider and the SDK read after a create. ingot has
-// no tags, volumes or zones of its own yet, so those answer empty, as Nova
+// no tags or zones of its own yet, so those answer empty, as Nova
 // does for a server without any.
 
 func (s *server) subresourceRoutes() {
@@ -18,7 +18,7 @@ func (s *server) subresourceRoutes() {
 	s.compute("GET /v2.1/servers/{id}/ips", s.serverIPs)
 	s.compute("GET /v2.1/servers/{id}/os-interface", s.serverInterfaces)
 	s.compute("GET /v2.1/servers/{id}/tags", s.serverEmpty("tags"))
-	s.compute("GET /v2.1/servers/{id}/os-volume_attachments", s.serverEmpty("volumeAttachments"))
+	s.compute("GET /v2.1/servers/{id}/os-volume_attachments", s.serverVolumeAttachments)
 	s.compute("GET /v2.1/os-availability-zone", s.availabilityZones)
 	s.compute("GET /v2.1/os-availability-zone/detail", s.availabilityZonesDetail)
 	for _, prefix := range []string{"/v2.1", "/v2.1/v2.0", "/network/v2.0"} {

@@ -136,3 +136,39 @@ func (s *server) attachVolumes(r *request, servers []*lifecycle.Server, views []
 	}
 	return nil
 }
+
+// serverVolumeAttachments answers GET /servers/{id}/os-volume_attachments
+// (what `openstack server volume list` reads) with the volumes the server
+// holds, in Nova's shape for the request's microversion.
+func (s *server) serverVolumeAttachments(w http.ResponseWriter, r *request) error {
+	sv, err := s.visibleServer(r, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	var vols []store.Volume
+	if len(sv.Spec.Volumes) > 0 {
+		if vols, err = s.cfg.Store.ServerVolumes(r.Context(), sv.ID); err != nil {
+			return fmt.Errorf("volumes of %s: %w", sv.ID, err)
+		}
+	}
+	out := make([]map[string]any, 0, len(vols))
+	for _, v := range vols {
+		a := map[string]any{"serverId": sv.ID, "volumeId": v.ID, "device": device(v.BootIndex)}
+		if !r.mv.atLeast(89) {
+			a["id"] = v.ID
+		}
+		if r.mv.atLeast(70) {
+			a["tag"] = nil
+		}
+		if r.mv.atLeast(79) {
+			a["delete_on_termination"] = v.DeleteOnTermination
+		}
+		if r.mv.atLeast(89) {
+			a["attachment_id"] = attachmentID(v.ID, sv.ID)
+			a["bdm_uuid"] = attachmentID(v.ID, sv.ID+"/bdm")
+		}
+		out = append(out, a)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"volumeAttachments": out})
+	return nil
+}

@@ -87,6 +87,21 @@ func TestCreateServerWithVolumes(t *testing.T) {
 		}
 	}
 
+	// os-volume_attachments (openstack server volume list), per microversion.
+	atts := list(t, f.do("GET", "/v2.1/servers/"+id+"/os-volume_attachments", "2.90", nil).want(t, http.StatusOK).body, "volumeAttachments")
+	if len(atts) != 2 {
+		t.Fatalf("volumeAttachments %v", atts)
+	}
+	a0, a1 := atts[0].(map[string]any), atts[1].(map[string]any)
+	if a0["volumeId"] != boot || a0["serverId"] != id || a0["device"] != "/dev/sda" || a0["delete_on_termination"] != true ||
+		a0["attachment_id"] == nil || a0["id"] != nil || a1["volumeId"] != data || a1["device"] != nil {
+		t.Errorf("volumeAttachments at 2.90: %v", atts)
+	}
+	old := list(t, f.do("GET", "/v2.1/servers/"+id+"/os-volume_attachments", "2.1", nil).want(t, http.StatusOK).body, "volumeAttachments")
+	if o := old[0].(map[string]any); o["id"] != boot || o["volumeId"] != boot || len(o) != 4 {
+		t.Errorf("volumeAttachments at 2.1: %v", old)
+	}
+
 	// A held volume cannot be deleted: Cinder's 400, with its status.
 	msg := f.do("DELETE", volPath+"/"+boot, "", nil).novaError(t, http.StatusBadRequest, "badRequest")
 	if !strings.Contains(msg, "Invalid volume: Volume status must be available") || !strings.HasSuffix(msg, "current status is: reserved.") {
