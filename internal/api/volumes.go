@@ -65,9 +65,11 @@ func (s *server) volumeVersion(w http.ResponseWriter, r *request) error {
 }
 
 // Members of a Cinder create body that ingot accepts only empty: it has
-// no snapshots, backups, images on volumes, groups or volume types.
+// no snapshots, backups, images on volumes, groups or volume types, and it
+// does not keep descriptions or metadata (refused rather than dropped).
 var emptyVolumeFields = []string{"snapshot_id", "source_volid", "imageRef", "backup_id",
-	"consistencygroup_id", "group_id", "volume_type", "source_replica", "scheduler_hints"}
+	"consistencygroup_id", "group_id", "volume_type", "source_replica", "scheduler_hints",
+	"description", "display_description", "metadata"}
 
 // maxVolumeGB bounds a volume's size (Cinder's default per-volume quota
 // is unlimited; a bound keeps the number sane in an int).
@@ -89,14 +91,13 @@ func (s *server) createVolume(w http.ResponseWriter, r *request) error {
 	}
 	for k, v := range fields {
 		switch k {
-		case "size", "name", "description", "display_name", "display_description", "metadata",
-			"availability_zone", "multiattach":
+		case "size", "name", "display_name", "availability_zone", "multiattach":
 		default:
 			if !slices.Contains(emptyVolumeFields, k) {
 				return badRequest("Invalid input for field/attribute volume. Additional properties are not allowed ('%s' was unexpected).", k)
 			}
 			if !emptyValue(v) {
-				return badRequest("Invalid input for field/attribute %s. Value: %s. ingot's volumes are blank: %s is not supported.", k, v, k)
+				return badRequest("Invalid input for field/attribute %s. Value: %s. ingot does not support %s on volumes (they are blank, without description or metadata).", k, v, k)
 			}
 		}
 	}

@@ -153,6 +153,8 @@ func TestVolumeCreateBadInput(t *testing.T) {
 		{"image", vol(map[string]any{"size": 1, "imageRef": imageID}), "imageRef"},
 		{"volume type", vol(map[string]any{"size": 1, "volume_type": "ssd"}), "volume_type"},
 		{"unknown member", vol(map[string]any{"size": 1, "frobnicate": 1}), "frobnicate"},
+		{"description", vol(map[string]any{"size": 1, "description": "mine"}), "description"},
+		{"metadata", vol(map[string]any{"size": 1, "metadata": map[string]any{"k": "v"}}), "metadata"},
 		{"other zone", vol(map[string]any{"size": 1, "availability_zone": "az2"}), "az2"},
 		{"multiattach", vol(map[string]any{"size": 1, "multiattach": true}), "multiattach"},
 		{"malformed", `{"volume": {`, "Malformed"},
