@@ -56,7 +56,33 @@ func envInt(t testing.TB, name string, def int64) int64 {
 }
 
 func replay(seed int64) string {
-	return fmt.Sprintf("INGOT_DST_SEED=%d go test ./test/dst -run 'TestDST$' -v", seed)
+	world := ""
+	if p := worldParams(nil); p.steps != defaultParams.steps || p.nodes != defaultParams.nodes {
+		world = fmt.Sprintf("INGOT_DST_STEPS=%d INGOT_DST_NODES=%d ", p.steps, p.nodes)
+	}
+	return fmt.Sprintf("%sINGOT_DST_SEED=%d go test ./test/dst -run 'TestDST$' -v", world, seed)
+}
+
+// worldParams is defaultParams, or a bigger world for a soak
+// (INGOT_DST_STEPS, INGOT_DST_NODES).
+func worldParams(t testing.TB) params {
+	p := defaultParams
+	for _, o := range []struct {
+		name string
+		v    *int
+	}{{"INGOT_DST_STEPS", &p.steps}, {"INGOT_DST_NODES", &p.nodes}} {
+		if s := os.Getenv(o.name); s != "" {
+			n, err := strconv.Atoi(s)
+			if err != nil || n < 1 {
+				if t != nil {
+					t.Fatalf("%s=%q: want a positive number", o.name, s)
+				}
+				continue
+			}
+			*o.v = n
+		}
+	}
+	return p
 }
 
 func report(t testing.TB, r result) {
@@ -118,7 +144,7 @@ func TestDST(t *testing.T) {
 	if s := os.Getenv("INGOT_DST_SEED"); s != "" {
 		seed := envInt(t, "INGOT_DST_SEED", 0)
 		dir, tmpl := dbDir(t)
-		r := runSeed(seed, defaultParams, dir, tmpl)
+		r := runSeed(seed, worldParams(t), dir, tmpl)
 		for _, line := range r.trace {
 			t.Log(line)
 		}
@@ -134,13 +160,14 @@ func TestDST(t *testing.T) {
 	}
 	base := envInt(t, "INGOT_DST_BASE", 1)
 	start := time.Now()
-	failed, ran := sweep(t, defaultParams, base, n, 5)
+	p := worldParams(t)
+	failed, ran := sweep(t, p, base, n, 5)
 	el := time.Since(start)
 	for _, r := range failed {
 		report(t, r)
 	}
 	t.Logf("%d seeds from %d in %s: %.0f seeds/s (%d steps each, %d nodes)", ran, base, el.Round(time.Millisecond),
-		float64(ran)/el.Seconds(), defaultParams.steps, defaultParams.nodes)
+		float64(ran)/el.Seconds(), p.steps, p.nodes)
 }
 
 // TestDSTRegression replays every seed that once found a bug.

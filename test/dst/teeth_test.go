@@ -19,6 +19,7 @@ func TestDSTHasTeeth(t *testing.T) {
 		{"node 404 while deploying taken for a user delete", nodeGoneIsDelete, "I6"},
 		{"reschedule forgets to detach VIFs and unreserve", unreserveForgets, "I3"},
 		{"build step overwrites a pending delete", hidesDelete, "I2"},
+		{"release takes back a node that is no longer ours", releasesOthers, "I7"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -73,6 +74,22 @@ func hidesDelete(in lifecycle.Input, cfg lifecycle.Config) lifecycle.Action {
 			c := s.Clone()
 			c.Desired = lifecycle.DesiredActive
 			in.Server = c
+		}
+	}
+	return lifecycle.Decide(in, cfg)
+}
+
+// releasesOthers un-reserves and undeploys a node whatever instance_uuid it
+// carries now, as if it were still ours.
+func releasesOthers(in lifecycle.Input, cfg lifecycle.Config) lifecycle.Action {
+	v := in.Node
+	if in.Server.NodeID != "" && v.Observed && v.Exists && v.InstanceUUID != in.Server.ID && !v.Locked {
+		switch in.Server.Phase {
+		case lifecycle.PhaseReleasing, lifecycle.PhaseError, lifecycle.PhaseDeleting, lifecycle.PhaseDeleted:
+			if v.ProvisionState == "active" || v.ProvisionState == "deploy failed" {
+				return lifecycle.Action{Kind: lifecycle.KindUndeploy, Why: "broken: undeploy whatever is there"}
+			}
+			return lifecycle.Action{Kind: lifecycle.KindUnreserve, RemoveInstance: true, Why: "broken: unreserve whatever is there"}
 		}
 	}
 	return lifecycle.Decide(in, cfg)
