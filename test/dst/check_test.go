@@ -3,6 +3,7 @@ package dst
 import (
 	"context"
 	"slices"
+	"strings"
 
 	"github.com/ingot-dev/ingot/internal/lifecycle"
 )
@@ -51,8 +52,8 @@ func (w *world) checkStep(v view) {
 				w.violate("I1: %s still %s past its build deadline", name, s.Phase)
 			}
 		}
-		if s.Phase == lifecycle.PhaseError && (s.Fault == nil || s.Fault.Reason == "" || s.Fault.Message == "") {
-			w.violate("I5: %s is ERROR without a fault", name)
+		if s.Phase == lifecycle.PhaseError {
+			w.checkFault(name, s)
 		}
 		if s.NodeID != "" {
 			if other, dup := nodeOf[s.NodeID]; dup {
@@ -160,5 +161,22 @@ func (w *world) checkFinal() {
 		if _, ok := holders[id]; !ok {
 			w.violate("active %s: no node carries its instance_uuid", w.sname(id))
 		}
+	}
+}
+
+// checkFault checks I5: an ERROR has a fault with a reason, a message that
+// names the node it happened on, the step, and — for a failure on a node —
+// the attempt in the history.
+func (w *world) checkFault(name string, s *lifecycle.Server) {
+	f := s.Fault
+	switch {
+	case f == nil || f.Reason == "" || f.Message == "":
+		w.violate("I5: %s is ERROR without a fault (%+v)", name, f)
+	case f.Step == "":
+		w.violate("I5: %s fault %s names no step", name, f.Reason)
+	case f.Node != "" && !strings.Contains(f.Message, f.Node):
+		w.violate("I5: %s fault %s on node %s: message %q does not name it", name, f.Reason, w.nname(f.Node), f.Message)
+	case f.Reason.Reschedulable() && len(s.Attempts) == 0:
+		w.violate("I5: %s fault %s with no attempt in the history", name, f.Reason)
 	}
 }
