@@ -17,6 +17,7 @@ import (
 
 	"github.com/ingot-dev/ingot/internal/app"
 	"github.com/ingot-dev/ingot/internal/config"
+	"github.com/ingot-dev/ingot/internal/ironicsim"
 )
 
 // startApp runs the whole service in process (internal/app, as `ingot
@@ -71,21 +72,34 @@ networks:
 }
 
 // driveSim is stack.drive in process: nodes of building servers named
-// failPrefix… are deleted out-of-band once they wait for the deploy, the
-// others' deploys are released.
+// failPrefix… are deleted out-of-band once they deploy, the others' deploys
+// are released; free nodes are held again (the simulator ends a hold on
+// release and teardown).
 func driveSim(ctx context.Context, a *app.App, c *gophercloud.ServiceClient, failPrefix string) {
 	for ctx.Err() == nil {
+		nodes := map[string]ironicsim.NodeSnapshot{}
+		for _, n := range a.Sim.Nodes() {
+			nodes[n.UUID] = n
+			switch n.ProvisionState {
+			case "available", "deleting", "cleaning", "active":
+				if !n.Held {
+					_ = a.Sim.HoldDeploy(n.UUID)
+				}
+			}
+		}
 		pages, err := servers.List(c, servers.ListOpts{Status: "BUILD"}).AllPages(ctx)
 		if err == nil {
 			list, _ := servers.ExtractServers(pages)
 			for _, sv := range list {
-				n, ok := a.Sim.Node(sv.HypervisorHostname)
-				if sv.HypervisorHostname == "" || !ok || n.ProvisionState != "wait call-back" {
+				n, ok := nodes[sv.HypervisorHostname]
+				if !ok {
 					continue
 				}
-				if strings.HasPrefix(sv.Name, failPrefix) {
+				deploying := n.ProvisionState == "deploying" || n.ProvisionState == "wait call-back"
+				switch {
+				case deploying && strings.HasPrefix(sv.Name, failPrefix):
 					_ = a.Sim.DeleteOutOfBand(n.UUID)
-				} else {
+				case n.ProvisionState == "wait call-back":
 					_ = a.Sim.ReleaseDeploy(n.UUID)
 				}
 			}

@@ -20,12 +20,14 @@ type cliCase struct {
 	net   bool   // pass --network (2.1 omits it: the networks member is then left out)
 	cloud string // clouds.yaml entry instead of OS_AUTH_TYPE/OS_ENDPOINT
 	delW  bool   // delete the healthy server with --wait
+	// nicNone adds a server created with --nic none (2.37 and later).
+	nicNone bool
 }
 
 var cliCases = []cliCase{
 	{mv: "2.1", tag: "v2-1", wait: true},
 	{mv: "2.47", tag: "v2-47", net: true, cloud: "bm-split"},
-	{mv: "2.90", tag: "v2-90", net: true},
+	{mv: "2.90", tag: "v2-90", net: true, nicNone: true},
 	{mv: "2.latest", tag: "latest", net: true, wait: true, delW: true},
 }
 
@@ -50,7 +52,7 @@ func TestOpenStackCLI(t *testing.T) {
 func runCLICase(t *testing.T, s *stack, c cliCase, deleted func() map[string][]string) {
 	ctx := context.Background()
 	cl := newCLI(t, s, c.mv, c.cloud)
-	ok, bad := "ok-"+c.tag, "bad-"+c.tag
+	ok, bad, none := "ok-"+c.tag, "bad-"+c.tag, "none-"+c.tag
 	create := "server create --flavor " + flavorName + " --image " + imageName + " -f json"
 	okCreate := create
 	if c.net {
@@ -59,17 +61,20 @@ func runCLICase(t *testing.T, s *stack, c cliCase, deleted func() map[string][]s
 	if c.wait {
 		okCreate += " --wait"
 	}
-	docs, stderr, err := cl.session(ctx, 2, create+" --network "+netName+" "+bad, okCreate+" "+ok)
+	creates := []string{create + " --network " + netName + " " + bad, okCreate + " " + ok}
+	if c.nicNone {
+		creates = append(creates, create+" --nic none "+none)
+	}
+	docs, stderr, err := cl.session(ctx, len(creates), creates...)
 	if err != nil {
 		t.Fatalf("create session: %v\nstderr:\n%s", err, stderr)
 	}
-	badCreated, okCreated := asObject(t, docs[0]), asObject(t, docs[1])
 	wantOK := "BUILD"
 	if c.wait {
 		wantOK = "ACTIVE" // --wait returned: it saw active
 	}
-	expect(t, "create "+bad, badCreated, map[string]any{"name": bad, "status": "BUILD"})
-	expect(t, "create "+ok, okCreated, map[string]any{"name": ok, "status": wantOK})
+	expect(t, "create "+bad, asObject(t, docs[0]), map[string]any{"name": bad, "status": "BUILD"})
+	expect(t, "create "+ok, asObject(t, docs[1]), map[string]any{"name": ok, "status": wantOK})
 
 	mv := c.minor()
 	okSv := s.waitStatus(t, ok, "ACTIVE")
@@ -78,26 +83,36 @@ func runCLICase(t *testing.T, s *stack, c cliCase, deleted func() map[string][]s
 		t.Fatalf("%s: %d nodes deleted out-of-band, want 2 (one per attempt)", bad, n)
 	}
 	okReq, badReq := s.createRequestID(t, okSv.ID), s.createRequestID(t, badSv.ID)
+	gone := []string{okSv.ID, badSv.ID}
+	if c.nicNone {
+		gone = append(gone, s.waitStatus(t, none, "ACTIVE").ID)
+	}
 
 	del := "server delete " + ok
 	if c.delW {
 		del = "server delete --wait " + ok
 	}
-	docs, stderr, err = cl.session(ctx, 11,
+	reads := []string{
 		"server list -f json",
 		"server list --long -f json",
-		"server show "+ok+" -f json",
-		"server show "+bad+" -f json",
-		"server event list "+ok+" -f json",
-		"server event show "+ok+" "+okReq+" -f json",
-		"server event list --long "+bad+" -f json",
-		"server event show "+bad+" "+badReq+" -f json",
+		"server show " + ok + " -f json",
+		"server show " + bad + " -f json",
+		"server event list " + ok + " -f json",
+		"server event show " + ok + " " + okReq + " -f json",
+		"server event list --long " + bad + " -f json",
+		"server event show " + bad + " " + badReq + " -f json",
 		"flavor list -f json",
-		"flavor show "+flavorName+" -f json",
+		"flavor show " + flavorName + " -f json",
 		"server list --name ^ok- -f json", // a regular expression, as in Nova
-		del,
-		"server delete "+bad,
-	)
+		"image list -f json",
+		"network list -f json",
+		"availability zone list --compute -f json",
+	}
+	deletes := []string{del, "server delete " + bad}
+	if c.nicNone {
+		deletes = append(deletes, "server delete "+none)
+	}
+	docs, stderr, err = cl.session(ctx, len(reads), append(reads, deletes...)...)
 	if err != nil {
 		t.Fatalf("read session: %v\nstderr:\n%s", err, stderr)
 	}
@@ -161,6 +176,19 @@ func runCLICase(t *testing.T, s *stack, c cliCase, deleted func() map[string][]s
 	if named := asList(t, docs[10]); len(named) != 1 || named[0]["Name"] != ok {
 		t.Errorf("server list --name ^ok-: %v, want only %s", named, ok)
 	}
+	if c.nicNone {
+		expect(t, "list "+none, row(t, rows, none), map[string]any{"Status": "ACTIVE", "Networks": map[string]any{}})
+	}
+	images, networks, zones := asList(t, docs[11]), asList(t, docs[12]), asList(t, docs[13])
+	if len(images) != 1 || images[0]["Name"] != imageName || images[0]["Status"] != "active" {
+		t.Errorf("image list: %v", images)
+	}
+	if len(networks) != 1 || networks[0]["Name"] != netName {
+		t.Errorf("network list: %v", networks)
+	}
+	if len(zones) != 1 || zones[0]["Zone Name"] != "nova" || zones[0]["Zone Status"] != "available" {
+		t.Errorf("availability zone list --compute: %v", zones)
+	}
 
 	if c.delW {
 		// --wait returned, so the CLI saw the 404 already.
@@ -169,8 +197,9 @@ func runCLICase(t *testing.T, s *stack, c cliCase, deleted func() map[string][]s
 			t.Errorf("after delete --wait: %d %v", code, err)
 		}
 	}
-	s.waitGone(t, okSv.ID)
-	s.waitGone(t, badSv.ID)
+	for _, id := range gone {
+		s.waitGone(t, id)
+	}
 }
 
 // checkEvents checks `server event list` and `server event show` of a

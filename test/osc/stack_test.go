@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -312,61 +311,68 @@ func (s *stack) createRequestID(t *testing.T, id string) string {
 type simNode struct {
 	UUID           string `json:"uuid"`
 	ProvisionState string `json:"provision_state"`
+	Held           bool   `json:"held"`
 }
 
-// holdAll makes every simulated node stop its deploys in `wait call-back`
-// until the driver releases or deletes it, so that what happens to each
-// build is decided by the test, not by timing.
-func (s *stack) holdAll(t *testing.T) {
-	t.Helper()
-	ctx := context.Background()
+func (s *stack) simNodes(ctx context.Context) (map[string]simNode, error) {
 	var body struct {
 		Nodes []simNode `json:"nodes"`
 	}
 	if code, err := s.call(ctx, "GET", s.simURL+"/_sim/nodes", "", nil, &body); err != nil || code != http.StatusOK {
-		t.Fatalf("sim nodes: %d %v", code, err)
+		return nil, fmt.Errorf("sim nodes: %d %w", code, err)
 	}
+	out := make(map[string]simNode, len(body.Nodes))
 	for _, n := range body.Nodes {
-		if code, err := s.call(ctx, "POST", s.simURL+"/_sim/nodes/"+n.UUID+"/hold-deploy", "", nil, nil); err != nil || code != http.StatusNoContent {
-			t.Fatalf("hold %s: %d %v", n.UUID, code, err)
+		out[n.UUID] = n
+	}
+	return out, nil
+}
+
+// holdFree holds every node that is not deploying: the simulator ends a
+// hold when it releases a deploy or tears a node down, and the test wants
+// every build to stop in `wait call-back` until the driver decides.
+func (s *stack) holdFree(ctx context.Context, nodes map[string]simNode) error {
+	for _, n := range nodes {
+		switch n.ProvisionState {
+		case "available", "deleting", "cleaning", "active":
+			if n.Held {
+				continue
+			}
+			if code, err := s.call(ctx, "POST", s.simURL+"/_sim/nodes/"+n.UUID+"/hold-deploy", "", nil, nil); err != nil || code != http.StatusNoContent {
+				return fmt.Errorf("hold %s: %d %w", n.UUID, code, err)
+			}
 		}
+	}
+	return nil
+}
+
+// holdAll holds every simulated node before the first build.
+func (s *stack) holdAll(t *testing.T) {
+	t.Helper()
+	nodes, err := s.simNodes(context.Background())
+	if err == nil {
+		err = s.holdFree(context.Background(), nodes)
+	}
+	if err != nil {
+		t.Fatalf("%v", err)
 	}
 }
 
-// drive runs until ctx ends: whenever a building server's node waits in
-// `wait call-back`, it deletes the node out-of-band (through the
-// simulator's admin API) when the server's name starts with failPrefix, and
-// releases the deploy otherwise. It returns the nodes it deleted, by server.
+// drive runs until ctx ends, deciding each build: a server whose name
+// starts with failPrefix has its node deleted out-of-band (through the
+// simulator's admin API) as soon as the node deploys; any other server's
+// deploy is released from its hold. It returns the nodes it deleted, by
+// server.
 func (s *stack) drive(ctx context.Context, failPrefix string) func() map[string][]string {
 	var mu sync.Mutex
 	deleted := map[string][]string{}
 	go func() {
 		for ctx.Err() == nil {
-			list, err := s.servers(ctx)
-			for _, sv := range list {
-				if sv.Status != "BUILD" || sv.Node == "" {
-					continue
-				}
-				var n simNode
-				if code, err := s.call(ctx, "GET", s.simURL+"/_sim/nodes/"+sv.Node, "", nil, &n); err != nil || code != http.StatusOK {
-					continue // deleted a moment ago, or the stack is stopping
-				}
-				if n.ProvisionState != "wait call-back" {
-					continue
-				}
-				if strings.HasPrefix(sv.Name, failPrefix) {
-					if code, err := s.call(ctx, "POST", s.simURL+"/_sim/nodes/"+sv.Node+"/delete", "", nil, nil); err == nil && code == http.StatusNoContent {
-						mu.Lock()
-						deleted[sv.Name] = append(deleted[sv.Name], sv.Node)
-						mu.Unlock()
-					}
-					continue
-				}
-				_, _ = s.call(ctx, "POST", s.simURL+"/_sim/nodes/"+sv.Node+"/release-deploy", "", nil, nil)
-			}
-			if err != nil && errors.Is(err, context.Canceled) {
-				return
-			}
+			s.driveOnce(ctx, failPrefix, func(server, node string) {
+				mu.Lock()
+				deleted[server] = append(deleted[server], node)
+				mu.Unlock()
+			})
 			select {
 			case <-ctx.Done():
 			case <-time.After(100 * time.Millisecond):
@@ -381,5 +387,34 @@ func (s *stack) drive(ctx context.Context, failPrefix string) func() map[string]
 			out[k] = append([]string(nil), v...)
 		}
 		return out
+	}
+}
+
+// driveOnce is one round of drive; errors are left to the next round (the
+// test checks outcomes, not the driver).
+func (s *stack) driveOnce(ctx context.Context, failPrefix string, onDelete func(server, node string)) {
+	nodes, err := s.simNodes(ctx)
+	if err != nil {
+		return
+	}
+	_ = s.holdFree(ctx, nodes)
+	list, err := s.servers(ctx)
+	if err != nil {
+		return
+	}
+	for _, sv := range list {
+		n, ok := nodes[sv.Node]
+		if sv.Status != "BUILD" || !ok {
+			continue
+		}
+		deploying := n.ProvisionState == "deploying" || n.ProvisionState == "wait call-back"
+		switch {
+		case deploying && strings.HasPrefix(sv.Name, failPrefix):
+			if code, err := s.call(ctx, "POST", s.simURL+"/_sim/nodes/"+n.UUID+"/delete", "", nil, nil); err == nil && code == http.StatusNoContent {
+				onDelete(sv.Name, n.UUID)
+			}
+		case n.ProvisionState == "wait call-back":
+			_, _ = s.call(ctx, "POST", s.simURL+"/_sim/nodes/"+n.UUID+"/release-deploy", "", nil, nil)
+		}
 	}
 }
