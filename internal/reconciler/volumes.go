@@ -143,9 +143,21 @@ func (r *Reconciler) detachVolumes(ctx context.Context, s *lifecycle.Server) lif
 	}
 	if len(doomedT)+len(doomedC) > 0 {
 		// NOTE: Ironic deletes targets and connectors only on a node whose
-		// power_state is exactly "power off" (ironic-facts.md §5).
-		if err := r.ironic.SetPowerOff(ctx, s.NodeID); err != nil {
+		// power_state is exactly "power off" (ironic-facts.md §5), and a power
+		// change holds the node's lock for a moment: ask once, then come back
+		// on a later tick rather than racing the lock.
+		n, err := r.ironic.GetNode(ctx, s.NodeID)
+		if err != nil {
 			return resultOf(err)
+		}
+		if n.PowerState != "power off" {
+			if err := r.ironic.SetPowerOff(ctx, s.NodeID); err != nil {
+				return resultOf(err)
+			}
+			return lifecycle.Result{Outcome: lifecycle.Transient, Message: "waiting for node " + s.NodeID + " to power off"}
+		}
+		if n.Reservation != "" {
+			return lifecycle.Result{Outcome: lifecycle.Transient, Message: "node " + s.NodeID + " is locked"}
 		}
 	}
 	for _, id := range doomedT {

@@ -9,8 +9,10 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -50,7 +52,11 @@ func newStack(t *testing.T, ir *ironictest.Env, rc string) *stack {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	a, err := app.New(ctx, cfg, app.Options{})
+	opts := app.Options{}
+	if os.Getenv("INGOT_TEST_LOG") != "" {
+		opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	a, err := app.New(ctx, cfg, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,13 +171,18 @@ func (s *stack) waitGone(id string, timeout time.Duration) {
 func (s *stack) waitCallback(id string) string {
 	s.t.Helper()
 	var node string
+	start := time.Now()
 	s.waitFor("wait call-back", 30*time.Second, func() bool {
 		r := s.rec(id)
 		if r.NodeID == "" || !r.DeployRequested {
 			return false
 		}
 		node = r.NodeID
-		return s.ir.GetNode(s.t, node)["provision_state"] == "wait call-back"
+		n := s.ir.GetNode(s.t, node)
+		if time.Since(start) > 25*time.Second {
+			s.t.Logf("node %s: %v / %v / %v (phase %s)", node, n["provision_state"], n["last_error"], n["target_provision_state"], r.Phase)
+		}
+		return n["provision_state"] == "wait call-back"
 	})
 	return node
 }
