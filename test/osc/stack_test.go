@@ -114,8 +114,9 @@ networks:
 	}
 	cmd := exec.Command(bin, "serve", "--config", cfgPath)
 	cmd.Stdout, cmd.Stderr = logf, logf
-	// Own process group: cleanup ends ingot and anything it started.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Own process group: cleanup ends ingot and anything it started; and
+	// ingot dies with the test binary should that be killed first.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		logf.Close()
 		return nil, fmt.Errorf("start: %w", err)
