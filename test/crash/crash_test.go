@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -119,8 +120,8 @@ func crashDelete(t *testing.T, ir *ironicSide, rc string, nodes []string, point 
 	return killed
 }
 
-// runPoints runs f for every point, two at a time, and requires that the
-// crash happened at (at least) minShare of them.
+// runPoints runs f for every point (in parallel, as -parallel allows) and
+// requires that the crash happened at (at least) minShare of them.
 func runPoints(t *testing.T, kind string, pts []string, minShare float64,
 	f func(t *testing.T, point string) bool) {
 	reached := make(chan bool, len(pts))
@@ -173,10 +174,9 @@ func TestKill9Real(t *testing.T) {
 	}
 	env := ironictest.StartReal(t, ironictest.RealOptions{})
 	ir := &ironicSide{url: env.URL, real: true, timeout: 90 * time.Second}
-	next := 0
+	var next atomic.Int32 // cases enrol their nodes in parallel
 	nodesFor := func(t *testing.T) (string, []string) {
-		next++
-		rc := fmt.Sprintf("crash-%d", next)
+		rc := fmt.Sprintf("crash-%d", next.Add(1))
 		return rc, env.EnrollNodes(t, 2, ironictest.NodeSpec{ResourceClass: rc})
 	}
 	rc, nodes := nodesFor(t)
