@@ -45,6 +45,11 @@ var events = []event{
 		w.tr.down = 1 + w.rng.IntN(4)
 		return fmt.Sprint(w.tr.down), nil
 	}},
+	// Longer than a build or delete deadline: I1 must hold with Ironic away.
+	{"long-outage", 1, func(_ context.Context, w *world) (string, error) {
+		w.tr.down = 20 + w.rng.IntN(30)
+		return fmt.Sprint(w.tr.down), nil
+	}},
 	{"ironic-restart", 1, func(_ context.Context, w *world) (string, error) { w.sim.Restart(); return "", nil }},
 	{"crash-at-step", 3, func(_ context.Context, w *world) (string, error) {
 		w.crashAt = w.hooks + 1 + w.rng.IntN(10)
