@@ -141,6 +141,9 @@ func (w *world) checkFinal() {
 		s, ok := live[n.InstanceUUID]
 		if !ok {
 			w.violate("I3: node %s (%s) still carries non-live server %s", nn, n.ProvisionState, w.sname(n.InstanceUUID))
+			if len(n.VIFs) != 0 {
+				w.violate("I3: node %s keeps %d VIF(s) of non-live server %s", nn, len(n.VIFs), w.sname(n.InstanceUUID))
+			}
 			continue
 		}
 		holders[n.InstanceUUID] = nn

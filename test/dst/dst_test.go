@@ -105,6 +105,11 @@ func report(t testing.TB, r result) {
 // and returns the failures (stopping early after stopAfter of them) and how
 // many seeds ran.
 func sweep(t testing.TB, p params, base, n int64, stopAfter int) ([]result, int64) {
+	return sweepFor(t, p, base, n, stopAfter, result.failed)
+}
+
+// sweepFor is sweep collecting the results that match.
+func sweepFor(t testing.TB, p params, base, n int64, stopAfter int, match func(result) bool) ([]result, int64) {
 	dir, tmpl := dbDir(t)
 	var (
 		next   atomic.Int64
@@ -130,7 +135,7 @@ func sweep(t testing.TB, p params, base, n int64, stopAfter int) ([]result, int6
 				ran.Add(1)
 				ticks.Add(int64(r.ticks))
 				rests.Add(int64(r.crashs))
-				if r.failed() {
+				if match(r) {
 					mu.Lock()
 					failed = append(failed, r)
 					if len(failed) >= stopAfter {
