@@ -40,7 +40,7 @@ func runSeed(seed int64, p params, dir string, template []byte) result {
 			w.violate("step %d %s: %v", i, e.name, err)
 			break
 		}
-		w.tr8.add(fmt.Sprintf("step %d: %s %s", i, e.name, desc))
+		w.trace.add(fmt.Sprintf("step %d: %s %s", i, e.name, desc))
 		if err := w.advanceAndTick(); err != nil {
 			w.violate("step %d: %v", i, err)
 			break
@@ -50,7 +50,7 @@ func runSeed(seed int64, p params, dir string, template []byte) result {
 	}
 	if len(w.errs) == 0 {
 		w.heal()
-		w.tr8.add("heal")
+		w.trace.add("heal")
 		n, err := w.quiesce()
 		ticks += n
 		if err != nil {
@@ -60,7 +60,7 @@ func runSeed(seed int64, p params, dir string, template []byte) result {
 	if len(w.errs) == 0 {
 		w.checkFinal()
 	}
-	return result{seed: seed, hash: w.tr8.sum(), errs: w.errs, trace: w.tr8.tail(), steps: p.steps, ticks: ticks, crashs: w.restarts}
+	return result{seed: seed, hash: w.trace.sum(), errs: w.errs, trace: w.trace.tail(), steps: p.steps, ticks: ticks, crashs: w.restarts}
 }
 
 func (w *world) advanceAndTick() error {
@@ -140,7 +140,7 @@ func (w *world) look() view {
 		}
 		fmt.Fprintf(&b, " %s:%s%s/%s/v%d", w.nname(snap.UUID), snap.ProvisionState, m, w.sname(snap.InstanceUUID), len(snap.VIFs))
 	}
-	w.tr8.add(b.String())
+	w.trace.add(b.String())
 	return v
 }
 

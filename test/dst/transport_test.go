@@ -56,7 +56,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if t.crashNext > 0 {
 			t.crashNext--
 			if t.crashNext == 0 {
-				t.w.tr8.add(fmt.Sprintf("crash after %s %s", req.Method, req.URL.Path))
+				t.w.trace.add(fmt.Sprintf("crash after %s %s", req.Method, req.URL.Path))
 				t.w.kill()
 				return nil, errKilled
 			}

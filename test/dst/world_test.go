@@ -84,8 +84,8 @@ type world struct {
 	orphans  map[string]bool              // nodes whose instance_uuid we removed while deployed
 	restarts int
 
-	tr8  *tracer
-	errs []string
+	trace *tracer
+	errs  []string
 }
 
 // newWorld builds seed's world; template is a migrated, empty database
@@ -98,7 +98,7 @@ func newWorld(seed int64, p params, dir string, template []byte) (*world, error)
 		db:   filepath.Join(dir, fmt.Sprintf("dst-%d.db", seed)),
 		ours: map[string]int{}, deleted: map[string]bool{}, lastPh: map[string]lifecycle.Phase{}, gone: map[string]*lifecycle.Server{},
 		foreign: map[string]string{}, orphans: map[string]bool{},
-		tr8: newTracer(),
+		trace: newTracer(),
 	}
 	w.sim = ironicsim.New(ironicsim.Options{Clock: w.clk, DeployTime: deployTime, UndeployTime: undeployTime,
 		CallbackTimeout: 2 * time.Minute, VIFMode: ironicsim.VIFModeStore, Seed: seed + 1})
@@ -146,7 +146,7 @@ func (w *world) step(point string) {
 		err := w.st.RequestDelete(context.Background(), w.midDel, "req-del-"+w.midDel, w.clk.Now().UTC())
 		switch {
 		case err == nil:
-			w.tr8.add("delete " + w.sname(w.midDel) + " accepted at " + point)
+			w.trace.add("delete " + w.sname(w.midDel) + " accepted at " + point)
 			w.midAccep = append(w.midAccep, w.midDel)
 			// The phase the delete found is the one no build step may
 			// move beyond (I2).
@@ -159,7 +159,7 @@ func (w *world) step(point string) {
 	}
 	if w.crashAt > 0 && w.hooks >= w.crashAt {
 		w.crashAt = 0
-		w.tr8.add("crash at " + point)
+		w.trace.add("crash at " + point)
 		w.kill()
 	}
 }
@@ -214,7 +214,7 @@ func (w *world) tickErr(err error) error {
 	if err != nil && !errors.Is(err, context.Canceled) {
 		// A failing tick is no violation by itself: the checks judge what
 		// it left behind. Keep it in the trace.
-		w.tr8.add("tick error: " + err.Error())
+		w.trace.add("tick error: " + err.Error())
 	}
 	return nil
 }
