@@ -253,3 +253,61 @@ func TestVolumesTargetFails(t *testing.T) {
 		t.Errorf("I7: targets on %s are now %v", node, tg)
 	}
 }
+
+// S11 with volumes: delete of an ERROR server, and of a server whose node is
+// already gone — the volumes come back either way.
+func TestVolumesS11(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	boot, data := e.volume("boot"), e.volume("data")
+	var out struct {
+		Server struct {
+			ID string `json:"id"`
+		} `json:"server"`
+	}
+	body := map[string]any{"server": map[string]any{"name": "s11v", "flavorRef": "bm.none", "imageRef": e.imgID,
+		"block_device_mapping_v2": []map[string]any{
+			{"source_type": "volume", "destination_type": "volume", "uuid": boot, "boot_index": 0}}}}
+	if code := e.call("POST", "/v2.1/servers", body, &out); code != http.StatusAccepted {
+		t.Fatalf("create: %d", code)
+	}
+	bad := out.Server.ID
+	e.waitStatus(bad, "ERROR", 5*time.Second)
+	e.delete(bad)
+	e.waitGone(bad, 5*time.Second)
+
+	id := e.createWithVolumes("s11", boot, data, false)
+	e.waitStatus(id, "ACTIVE", 10*time.Second)
+	if err := e.sim.DeleteOutOfBand(e.record(id).NodeID); err != nil {
+		t.Fatal(err)
+	}
+	e.delete(id)
+	e.waitGone(id, 5*time.Second)
+	e.checkInvariants(bad, id)
+	e.checkVolumes(false, bad, id)
+}
+
+// S8 with volumes: Ironic unreachable during the delete. The server is
+// DELETED for the user at once; the volumes stay held and say why until
+// Ironic answers, then come back.
+func TestVolumesIronicDownDuringDelete(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	boot, data := e.volume("boot"), e.volume("data")
+	id := e.createWithVolumes("s8v", boot, data, false)
+	e.waitStatus(id, "ACTIVE", 10*time.Second)
+	e.gate.down.Store(true)
+	e.delete(id)
+	var vol struct {
+		Volume struct {
+			Status string `json:"status"`
+			Reason string `json:"ingot:status_reason"`
+		} `json:"volume"`
+	}
+	e.waitFor("volume says why it is held", 5*time.Second, func() bool {
+		e.call("GET", "/volume/v3/ingot/volumes/"+boot, nil, &vol)
+		return vol.Volume.Status == "deleting" && strings.Contains(vol.Volume.Reason, "Ironic")
+	})
+	e.gate.down.Store(false)
+	e.waitGone(id, 10*time.Second)
+	e.checkInvariants(id)
+	e.checkVolumes(false, id)
+}
