@@ -5,10 +5,7 @@
 package realironic
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -18,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ingot-dev/ingot/internal/apitest"
 	"github.com/ingot-dev/ingot/internal/app"
 	"github.com/ingot-dev/ingot/internal/config"
 	"github.com/ingot-dev/ingot/internal/ironictest"
@@ -25,6 +23,7 @@ import (
 )
 
 type stack struct {
+	*apitest.Client
 	t     *testing.T
 	ir    *ironictest.Env
 	app   *app.App
@@ -64,60 +63,15 @@ func newStack(t *testing.T, ir *ironictest.Env, rc string) *stack {
 	done := make(chan struct{})
 	go func() { _ = a.Reconciler.Run(ctx); close(done) }()
 	t.Cleanup(func() { api.Close(); cancel(); <-done; a.Close() })
-	return &stack{t: t, ir: ir, app: a, api: api, rc: rc, netID: cfg.Networks[0].ID, imgID: cfg.Images[0].ID}
-}
-
-func (s *stack) call(method, path string, body any, out any) int {
-	s.t.Helper()
-	var rd io.Reader
-	if body != nil {
-		raw, _ := json.Marshal(body)
-		rd = bytes.NewReader(raw)
-	}
-	req, _ := http.NewRequest(method, s.api.URL+path, rd)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-OpenStack-Nova-API-Version", "2.90")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	if out != nil && len(raw) > 0 {
-		_ = json.Unmarshal(raw, out)
-	}
-	return resp.StatusCode
+	c := apitest.New(t, api.URL)
+	c.Poll = 50 * time.Millisecond
+	return &stack{Client: c, t: t, ir: ir, app: a, api: api, rc: rc, netID: cfg.Networks[0].ID, imgID: cfg.Images[0].ID}
 }
 
 func (s *stack) create(name, flavor string) string {
 	s.t.Helper()
-	var out struct {
-		Server struct{ ID string } `json:"server"`
-	}
-	body := map[string]any{"server": map[string]any{"name": name, "flavorRef": flavor, "imageRef": s.imgID,
-		"networks": []map[string]string{{"uuid": s.netID}}}}
-	if code := s.call("POST", "/v2.1/servers", body, &out); code != http.StatusAccepted {
-		s.t.Fatalf("create: %d", code)
-	}
-	return out.Server.ID
-}
-
-type view struct {
-	Status     string `json:"status"`
-	IngotFault *struct {
-		Reason string `json:"reason"`
-	} `json:"ingot:fault"`
-	Attempts []struct {
-		Node, Reason string
-	} `json:"ingot:attempts"`
-}
-
-func (s *stack) get(id string) (view, int) {
-	var out struct {
-		Server view `json:"server"`
-	}
-	code := s.call("GET", "/v2.1/servers/"+id, nil, &out)
-	return out.Server, code
+	return s.Create(map[string]any{"name": name, "flavorRef": flavor, "imageRef": s.imgID,
+		"networks": []map[string]string{{"uuid": s.netID}}})
 }
 
 func (s *stack) rec(id string) *lifecycle.Server {
@@ -128,51 +82,12 @@ func (s *stack) rec(id string) *lifecycle.Server {
 	return r
 }
 
-func (s *stack) waitFor(what string, timeout time.Duration, cond func() bool) {
-	s.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			s.t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-func (s *stack) waitStatus(id, want string, timeout time.Duration) view {
-	s.t.Helper()
-	var v view
-	s.waitFor(id+" "+want, timeout, func() bool {
-		var code int
-		v, code = s.get(id)
-		if code != http.StatusOK {
-			s.t.Fatalf("GET %s: %d", id, code)
-		}
-		if v.Status != want && (v.Status == "ERROR" || (v.Status == "ACTIVE" && want != "ERROR")) {
-			s.t.Fatalf("%s is %s, want %s (%+v)", id, v.Status, want, v.IngotFault)
-		}
-		return v.Status == want
-	})
-	return v
-}
-
-func (s *stack) waitGone(id string, timeout time.Duration) {
-	s.t.Helper()
-	s.waitFor(id+" gone", timeout, func() bool {
-		v, code := s.get(id)
-		if code == http.StatusOK && v.Status != "DELETED" {
-			s.t.Fatalf("deleted server shows %s (I2)", v.Status)
-		}
-		return code == http.StatusNotFound
-	})
-}
-
 // waitCallback waits until the server's node sits in wait call-back.
 func (s *stack) waitCallback(id string) string {
 	s.t.Helper()
 	var node string
 	start := time.Now()
-	s.waitFor("wait call-back", 30*time.Second, func() bool {
+	s.WaitFor("wait call-back", 30*time.Second, func() bool {
 		r := s.rec(id)
 		if r.NodeID == "" || !r.DeployRequested {
 			return false
@@ -190,7 +105,7 @@ func (s *stack) waitCallback(id string) string {
 // released checks a node is back in available with nothing of ours on it.
 func (s *stack) released(node string) {
 	s.t.Helper()
-	s.waitFor("node "+node+" released", 30*time.Second, func() bool {
+	s.WaitFor("node "+node+" released", 30*time.Second, func() bool {
 		n := s.ir.GetNode(s.t, node)
 		return n["provision_state"] == "available" && n["instance_uuid"] == nil
 	})
@@ -201,7 +116,7 @@ func (s *stack) released(node string) {
 
 func (s *stack) noPorts(id string) {
 	s.t.Helper()
-	s.waitFor("ports freed", 10*time.Second, func() bool {
+	s.WaitFor("ports freed", 10*time.Second, func() bool {
 		p, err := s.app.Store.Ports(context.Background(), id)
 		return err == nil && len(p) == 0
 	})
@@ -215,7 +130,7 @@ func TestRealIronic(t *testing.T) {
 		node := ir.EnrollNode(t, ironictest.NodeSpec{Name: "s1", ResourceClass: "rc-s1", Kind: ironictest.Fast})
 		start := time.Now()
 		id := s.create("s1", "bm")
-		s.waitStatus(id, "ACTIVE", 60*time.Second)
+		s.WaitStatus(id, "ACTIVE", 60*time.Second)
 		t.Logf("S1: ACTIVE %s after create", time.Since(start).Round(time.Millisecond))
 		n := ir.GetNode(t, node)
 		if n["instance_uuid"] != id || n["provision_state"] != "active" {
@@ -225,8 +140,8 @@ func TestRealIronic(t *testing.T) {
 		if info["image_source"] != "http://127.0.0.1:1/debian-12.qcow2" {
 			t.Errorf("instance_info = %v", info)
 		}
-		s.call("DELETE", "/v2.1/servers/"+id, nil, nil)
-		s.waitGone(id, 60*time.Second)
+		s.Call("DELETE", "/v2.1/servers/"+id, nil, nil)
+		s.WaitGone(id, 60*time.Second)
 		s.released(node)
 		s.noPorts(id)
 	})
@@ -236,10 +151,10 @@ func TestRealIronic(t *testing.T) {
 		node := ir.EnrollNode(t, ironictest.NodeSpec{Name: "s2", ResourceClass: "rc-s2", Kind: ironictest.LongDeploy})
 		id := s.create("s2", "bm")
 		s.waitCallback(id)
-		if code := s.call("DELETE", "/v2.1/servers/"+id, nil, nil); code != http.StatusNoContent {
+		if code := s.Call("DELETE", "/v2.1/servers/"+id, nil, nil); code != http.StatusNoContent {
 			t.Fatalf("delete: %d", code)
 		}
-		s.waitGone(id, 60*time.Second)
+		s.WaitGone(id, 60*time.Second)
 		s.released(node)
 		s.noPorts(id)
 	})
@@ -254,9 +169,9 @@ func TestRealIronic(t *testing.T) {
 		fast := ir.EnrollNode(t, ironictest.NodeSpec{Name: "s3-fast", ResourceClass: "rc-s3", Kind: ironictest.Fast})
 		start := time.Now()
 		ir.OutOfBandDelete(t, long)
-		s.waitFor("rescheduled", 30*time.Second, func() bool { return s.rec(id).NodeID != long })
+		s.WaitFor("rescheduled", 30*time.Second, func() bool { return s.rec(id).NodeID != long })
 		t.Logf("S3: out-of-band delete to reschedule: %s", time.Since(start).Round(time.Millisecond))
-		v := s.waitStatus(id, "ACTIVE", 60*time.Second)
+		v := s.WaitStatus(id, "ACTIVE", 60*time.Second)
 		if s.rec(id).NodeID != fast || len(v.Attempts) != 1 || v.Attempts[0].Reason != "node_deleted" {
 			t.Fatalf("node %s attempts %+v", s.rec(id).NodeID, v.Attempts)
 		}
@@ -269,7 +184,7 @@ func TestRealIronic(t *testing.T) {
 		s.waitCallback(id)
 		start := time.Now()
 		ir.OutOfBandDelete(t, long)
-		v := s.waitStatus(id, "ERROR", 30*time.Second)
+		v := s.WaitStatus(id, "ERROR", 30*time.Second)
 		t.Logf("S3: out-of-band delete to ERROR (left BUILD): %s", time.Since(start).Round(time.Millisecond))
 		if v.IngotFault == nil || v.IngotFault.Reason != "node_deleted" {
 			t.Fatalf("fault %+v", v.IngotFault)
@@ -284,7 +199,7 @@ func TestRealIronic(t *testing.T) {
 		s.waitCallback(id)
 		start := time.Now()
 		ir.OutOfBandTeardown(t, long)
-		v := s.waitStatus(id, "ERROR", 30*time.Second)
+		v := s.WaitStatus(id, "ERROR", 30*time.Second)
 		t.Logf("S4: out-of-band teardown to ERROR: %s", time.Since(start).Round(time.Millisecond))
 		if v.IngotFault == nil || v.IngotFault.Reason != "node_torn_down" {
 			t.Fatalf("fault %+v", v.IngotFault)
@@ -296,16 +211,16 @@ func TestRealIronic(t *testing.T) {
 	t.Run("S11 delete of ERROR server and of a server whose node is gone", func(t *testing.T) {
 		s := newStack(t, ir, "rc-s11")
 		bad := s.create("s11-bad", "none")
-		s.waitStatus(bad, "ERROR", 30*time.Second)
-		s.call("DELETE", "/v2.1/servers/"+bad, nil, nil)
-		s.waitGone(bad, 10*time.Second)
+		s.WaitStatus(bad, "ERROR", 30*time.Second)
+		s.Call("DELETE", "/v2.1/servers/"+bad, nil, nil)
+		s.WaitGone(bad, 10*time.Second)
 
 		node := ir.EnrollNode(t, ironictest.NodeSpec{Name: "s11", ResourceClass: "rc-s11", Kind: ironictest.Fast})
 		id := s.create("s11", "bm")
-		s.waitStatus(id, "ACTIVE", 60*time.Second)
+		s.WaitStatus(id, "ACTIVE", 60*time.Second)
 		ir.OutOfBandDelete(t, node)
-		s.call("DELETE", "/v2.1/servers/"+id, nil, nil)
-		s.waitGone(id, 30*time.Second)
+		s.Call("DELETE", "/v2.1/servers/"+id, nil, nil)
+		s.WaitGone(id, 30*time.Second)
 		s.noPorts(id)
 	})
 
@@ -313,10 +228,10 @@ func TestRealIronic(t *testing.T) {
 		s := newStack(t, ir, "rc-s12")
 		a := ir.EnrollNode(t, ironictest.NodeSpec{Name: "s12a", ResourceClass: "rc-s12", Kind: ironictest.Fast})
 		id := s.create("s12a", "bm")
-		s.waitStatus(id, "ACTIVE", 60*time.Second)
+		s.WaitStatus(id, "ACTIVE", 60*time.Second)
 		start := time.Now()
 		ir.OutOfBandDelete(t, a)
-		v := s.waitStatus(id, "ERROR", 30*time.Second)
+		v := s.WaitStatus(id, "ERROR", 30*time.Second)
 		t.Logf("S12: active node deleted to ERROR: %s", time.Since(start).Round(time.Millisecond))
 		if v.IngotFault == nil || v.IngotFault.Reason != "node_deleted" {
 			t.Fatalf("fault %+v", v.IngotFault)
@@ -325,9 +240,9 @@ func TestRealIronic(t *testing.T) {
 
 		b := ir.EnrollNode(t, ironictest.NodeSpec{Name: "s12b", ResourceClass: "rc-s12", Kind: ironictest.Fast})
 		id2 := s.create("s12b", "bm")
-		s.waitStatus(id2, "ACTIVE", 60*time.Second)
+		s.WaitStatus(id2, "ACTIVE", 60*time.Second)
 		ir.OutOfBandTeardown(t, b)
-		v = s.waitStatus(id2, "ERROR", 30*time.Second)
+		v = s.WaitStatus(id2, "ERROR", 30*time.Second)
 		if v.IngotFault == nil || !strings.HasPrefix(v.IngotFault.Reason, "node_torn_down") {
 			t.Fatalf("fault %+v", v.IngotFault)
 		}

@@ -1,23 +1,11 @@
 package realironic
 
 import (
-	"net/http"
 	"testing"
 	"time"
 
 	"github.com/ingot-dev/ingot/internal/ironictest"
 )
-
-func (s *stack) volume(name string) string {
-	s.t.Helper()
-	var out struct {
-		Volume struct{ ID string } `json:"volume"`
-	}
-	if code := s.call("POST", "/volume/v3/ingot/volumes", map[string]any{"volume": map[string]any{"name": name, "size": 10}}, &out); code != http.StatusAccepted {
-		s.t.Fatalf("create volume: %d", code)
-	}
-	return out.Volume.ID
-}
 
 func (s *stack) createBootFromVolume(name, vol string) string {
 	return s.createWithVolume(name, vol, 0)
@@ -26,24 +14,17 @@ func (s *stack) createBootFromVolume(name, vol string) string {
 // createWithVolume attaches vol with the given boot index (-1: data volume).
 func (s *stack) createWithVolume(name, vol string, bootIndex int) string {
 	s.t.Helper()
-	var out struct {
-		Server struct{ ID string } `json:"server"`
-	}
-	body := map[string]any{"server": map[string]any{"name": name, "flavorRef": "bm", "imageRef": s.imgID,
+	return s.Create(map[string]any{"name": name, "flavorRef": "bm", "imageRef": s.imgID,
 		"networks": []map[string]string{{"uuid": s.netID}},
 		"block_device_mapping_v2": []map[string]any{
-			{"source_type": "volume", "destination_type": "volume", "uuid": vol, "boot_index": bootIndex}}}}
-	if code := s.call("POST", "/v2.1/servers", body, &out); code != http.StatusAccepted {
-		s.t.Fatalf("create: %d", code)
-	}
-	return out.Server.ID
+			{"source_type": "volume", "destination_type": "volume", "uuid": vol, "boot_index": bootIndex}}})
 }
 
 func (s *stack) volumeStatus(id string) string {
 	var out struct {
 		Volume struct{ Status string } `json:"volume"`
 	}
-	s.call("GET", "/volume/v3/ingot/volumes/"+id, nil, &out)
+	s.Call("GET", "/volume/v3/ingot/volumes/"+id, nil, &out)
 	return out.Volume.Status
 }
 
@@ -53,9 +34,9 @@ func TestRealIronicVolumes(t *testing.T) {
 	t.Run("boot from volume, then delete", func(t *testing.T) {
 		s := newStack(t, ir, "rc-v1")
 		node := ir.EnrollNode(t, ironictest.NodeSpec{Name: "v1", ResourceClass: "rc-v1", Kind: ironictest.Fast})
-		vol := s.volume("boot")
+		vol := s.Volume("boot", 10)
 		id := s.createBootFromVolume("v1", vol)
-		s.waitStatus(id, "ACTIVE", 60*time.Second)
+		s.WaitStatus(id, "ACTIVE", 60*time.Second)
 		tg := ir.ListVolumeTargets(t, node)
 		if len(tg) != 1 || tg[0]["volume_id"] != vol {
 			t.Fatalf("targets on %s: %v", node, tg)
@@ -66,13 +47,13 @@ func TestRealIronicVolumes(t *testing.T) {
 		if st := s.volumeStatus(vol); st != "in-use" {
 			t.Errorf("volume %s, want in-use", st)
 		}
-		s.call("DELETE", "/v2.1/servers/"+id, nil, nil)
-		s.waitGone(id, 60*time.Second)
+		s.Call("DELETE", "/v2.1/servers/"+id, nil, nil)
+		s.WaitGone(id, 60*time.Second)
 		s.released(node)
 		if tg := ir.ListVolumeTargets(t, node); len(tg) != 0 {
 			t.Errorf("targets left: %v", tg)
 		}
-		s.waitFor("volume available", 10*time.Second, func() bool { return s.volumeStatus(vol) == "available" })
+		s.WaitFor("volume available", 10*time.Second, func() bool { return s.volumeStatus(vol) == "available" })
 	})
 
 	t.Run("node deleted out-of-band while deploying", func(t *testing.T) {
@@ -81,29 +62,29 @@ func TestRealIronicVolumes(t *testing.T) {
 		// NOTE: a custom-agent deploy refuses an iSCSI boot volume ("has an
 		// iSCSI boot volume defined and no iSCSI boot support available"), so
 		// the long-deploy cases attach a data volume.
-		vol := s.volume("data")
+		vol := s.Volume("data", 10)
 		id := s.createWithVolume("v2", vol, -1)
 		s.waitCallback(id)
 		ir.OutOfBandDelete(t, long)
-		v := s.waitStatus(id, "ERROR", 30*time.Second)
+		v := s.WaitStatus(id, "ERROR", 30*time.Second)
 		if v.IngotFault == nil || v.IngotFault.Reason != "node_deleted" {
 			t.Fatalf("fault %+v", v.IngotFault)
 		}
-		s.waitFor("volume available", 10*time.Second, func() bool { return s.volumeStatus(vol) == "available" })
+		s.WaitFor("volume available", 10*time.Second, func() bool { return s.volumeStatus(vol) == "available" })
 		s.noPorts(id)
 	})
 
 	t.Run("torn down out-of-band while deploying", func(t *testing.T) {
 		s := newStack(t, ir, "rc-v3")
 		long := ir.EnrollNode(t, ironictest.NodeSpec{Name: "v3", ResourceClass: "rc-v3", Kind: ironictest.LongDeploy})
-		vol := s.volume("data")
+		vol := s.Volume("data", 10)
 		id := s.createWithVolume("v3", vol, -1)
 		s.waitCallback(id)
 		ir.OutOfBandTeardown(t, long)
-		s.waitStatus(id, "ERROR", 30*time.Second)
+		s.WaitStatus(id, "ERROR", 30*time.Second)
 		s.released(long)
-		s.waitFor("targets removed", 30*time.Second, func() bool { return len(ir.ListVolumeTargets(t, long)) == 0 })
-		s.waitFor("volume available", 10*time.Second, func() bool { return s.volumeStatus(vol) == "available" })
+		s.WaitFor("targets removed", 30*time.Second, func() bool { return len(ir.ListVolumeTargets(t, long)) == 0 })
+		s.WaitFor("volume available", 10*time.Second, func() bool { return s.volumeStatus(vol) == "available" })
 	})
 
 	t.Run("deploy refused with a boot volume, released", func(t *testing.T) {
@@ -112,14 +93,14 @@ func TestRealIronicVolumes(t *testing.T) {
 		// release powers the node off and must not race the power lock.
 		s := newStack(t, ir, "rc-v4")
 		long := ir.EnrollNode(t, ironictest.NodeSpec{Name: "v4", ResourceClass: "rc-v4", Kind: ironictest.LongDeploy})
-		vol := s.volume("boot")
+		vol := s.Volume("boot", 10)
 		id := s.createBootFromVolume("v4", vol)
-		v := s.waitStatus(id, "ERROR", 60*time.Second)
+		v := s.WaitStatus(id, "ERROR", 60*time.Second)
 		if v.IngotFault == nil || v.IngotFault.Reason != "deploy_failed" {
 			t.Fatalf("fault %+v", v.IngotFault)
 		}
 		s.released(long)
-		s.waitFor("targets removed", 30*time.Second, func() bool { return len(ir.ListVolumeTargets(t, long)) == 0 })
-		s.waitFor("volume available", 10*time.Second, func() bool { return s.volumeStatus(vol) == "available" })
+		s.WaitFor("targets removed", 30*time.Second, func() bool { return len(ir.ListVolumeTargets(t, long)) == 0 })
+		s.WaitFor("volume available", 10*time.Second, func() bool { return s.volumeStatus(vol) == "available" })
 	})
 }

@@ -4,11 +4,8 @@
 package scenario
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -18,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ingot-dev/ingot/internal/apitest"
 	"github.com/ingot-dev/ingot/internal/app"
 	"github.com/ingot-dev/ingot/internal/config"
 	"github.com/ingot-dev/ingot/internal/ironicsim"
@@ -41,6 +39,7 @@ type envOpts struct {
 }
 
 type env struct {
+	*apitest.Client
 	t     *testing.T
 	sim   *ironicsim.Sim
 	gate  *gate
@@ -124,32 +123,7 @@ func newEnv(t *testing.T, o envOpts) *env {
 	done := make(chan struct{})
 	go func() { _ = a.Reconciler.Run(ctx); close(done) }()
 	t.Cleanup(func() { api.Close(); cancel(); <-done; a.Close() })
-	return &env{t: t, sim: sim, gate: gate, ironS: ironS, foreign: foreign, app: a, api: api, nodes: nodes, netID: cfg.Networks[0].ID, imgID: cfg.Images[0].ID}
-}
-
-// call does one API request and decodes the JSON answer.
-func (e *env) call(method, path string, body any, out any) int {
-	e.t.Helper()
-	var rd io.Reader
-	if body != nil {
-		raw, _ := json.Marshal(body)
-		rd = bytes.NewReader(raw)
-	}
-	req, _ := http.NewRequest(method, e.api.URL+path, rd)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-OpenStack-Nova-API-Version", "2.90")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		e.t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	if out != nil && len(raw) > 0 {
-		if err := json.Unmarshal(raw, out); err != nil {
-			e.t.Fatalf("%s %s: decode %q: %v", method, path, raw, err)
-		}
-	}
-	return resp.StatusCode
+	return &env{Client: apitest.New(t, api.URL), t: t, sim: sim, gate: gate, ironS: ironS, foreign: foreign, app: a, api: api, nodes: nodes, netID: cfg.Networks[0].ID, imgID: cfg.Images[0].ID}
 }
 
 func (e *env) create(name string) string {
@@ -159,46 +133,8 @@ func (e *env) create(name string) string {
 
 func (e *env) createWith(name, flavor string) string {
 	e.t.Helper()
-	var out struct {
-		Server struct {
-			ID string `json:"id"`
-		} `json:"server"`
-	}
-	body := map[string]any{"server": map[string]any{"name": name, "flavorRef": flavor, "imageRef": e.imgID,
-		"networks": []map[string]string{{"uuid": e.netID}}}}
-	if code := e.call("POST", "/v2.1/servers", body, &out); code != http.StatusAccepted {
-		e.t.Fatalf("create: %d", code)
-	}
-	return out.Server.ID
-}
-
-type server struct {
-	ID        string                       `json:"id"`
-	Status    string                       `json:"status"`
-	TaskState *string                      `json:"OS-EXT-STS:task_state"`
-	Node      *string                      `json:"OS-EXT-SRV-ATTR:hypervisor_hostname"`
-	Addresses map[string][]json.RawMessage `json:"addresses"`
-	Fault     *struct {
-		Message string `json:"message"`
-	} `json:"fault"`
-	IngotFault *struct {
-		Reason string `json:"reason"`
-		Node   string `json:"node"`
-	} `json:"ingot:fault"`
-	Attempts []struct {
-		Node   string `json:"node"`
-		Reason string `json:"reason"`
-	} `json:"ingot:attempts"`
-}
-
-// get returns the server and the HTTP status (404 once deleted).
-func (e *env) get(id string) (server, int) {
-	e.t.Helper()
-	var out struct {
-		Server server `json:"server"`
-	}
-	code := e.call("GET", "/v2.1/servers/"+id, nil, &out)
-	return out.Server, code
+	return e.Create(map[string]any{"name": name, "flavorRef": flavor, "imageRef": e.imgID,
+		"networks": []map[string]string{{"uuid": e.netID}}})
 }
 
 // record reads the stored record (for the node currently held).
@@ -211,63 +147,11 @@ func (e *env) record(id string) *lifecycle.Server {
 	return s
 }
 
-// waitFor polls until cond holds (every 20 ms, up to timeout).
-func (e *env) waitFor(what string, timeout time.Duration, cond func() bool) {
-	e.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			e.t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// waitStatus waits for a status and fails at once if a forbidden one shows.
-func (e *env) waitStatus(id, want string, timeout time.Duration) server {
-	e.t.Helper()
-	var s server
-	e.waitFor(id+" "+want, timeout, func() bool {
-		var code int
-		s, code = e.get(id)
-		if code != http.StatusOK {
-			e.t.Fatalf("GET %s: %d while waiting for %s", id, code, want)
-		}
-		if s.Status != want && (s.Status == "ERROR" || (s.Status == "ACTIVE" && want != "ERROR")) {
-			e.t.Fatalf("server %s is %s, want %s (fault %+v)", id, s.Status, want, s.IngotFault)
-		}
-		return s.Status == want
-	})
-	return s
-}
-
-// waitGone waits for 404, checking the server never shows BUILD/ACTIVE/ERROR again (I2).
-func (e *env) waitGone(id string, timeout time.Duration) {
-	e.t.Helper()
-	e.waitFor(id+" gone", timeout, func() bool {
-		s, code := e.get(id)
-		if code == http.StatusNotFound {
-			return true
-		}
-		if s.Status != "DELETED" {
-			e.t.Fatalf("deleted server %s shows %s (I2)", id, s.Status)
-		}
-		return false
-	})
-}
-
-func (e *env) delete(id string) {
-	e.t.Helper()
-	if code := e.call("DELETE", "/v2.1/servers/"+id, nil, nil); code != http.StatusNoContent {
-		e.t.Fatalf("delete %s: %d", id, code)
-	}
-}
-
 // phase waits until the stored phase is p (to inject a fault at a given step).
 func (e *env) phase(id string, p lifecycle.Phase, timeout time.Duration) *lifecycle.Server {
 	e.t.Helper()
 	var s *lifecycle.Server
-	e.waitFor(fmt.Sprintf("%s in phase %s", id, p), timeout, func() bool {
+	e.WaitFor(fmt.Sprintf("%s in phase %s", id, p), timeout, func() bool {
 		s = e.record(id)
 		return s.Phase == p
 	})
@@ -277,7 +161,7 @@ func (e *env) phase(id string, p lifecycle.Phase, timeout time.Duration) *lifecy
 // quiesce waits until no server needs work.
 func (e *env) quiesce(timeout time.Duration) {
 	e.t.Helper()
-	e.waitFor("quiescence", timeout, func() bool {
+	e.WaitFor("quiescence", timeout, func() bool {
 		ss, err := e.app.Store.ServersNeedingWork(context.Background())
 		return err == nil && len(ss) == 0
 	})

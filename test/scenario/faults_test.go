@@ -15,11 +15,11 @@ func TestS7IronicBackBeforeDeadline(t *testing.T) {
 	e.gate.down.Store(true)
 	id := e.create("s7")
 	time.Sleep(500 * time.Millisecond) // several ticks against a dead Ironic
-	if s, _ := e.get(id); s.Status != "BUILD" {
+	if s, _ := e.Get(id); s.Status != "BUILD" {
 		t.Fatalf("status %s while Ironic is down, want BUILD", s.Status)
 	}
 	e.gate.down.Store(false)
-	e.waitStatus(id, "ACTIVE", 10*time.Second)
+	e.WaitStatus(id, "ACTIVE", 10*time.Second)
 	e.checkInvariants(id)
 }
 
@@ -28,9 +28,9 @@ func TestS7IronicDownPastDeadline(t *testing.T) {
 	e := newEnv(t, envOpts{buildTimeout: 2 * time.Second, deployTime: 5 * time.Second})
 	id := e.create("s7")
 	e.phase(id, lifecycle.PhaseDeploying, 5*time.Second)
-	e.waitFor("deploy requested", 5*time.Second, func() bool { return e.record(id).DeployRequested })
+	e.WaitFor("deploy requested", 5*time.Second, func() bool { return e.record(id).DeployRequested })
 	e.gate.down.Store(true)
-	got := e.waitStatus(id, "ERROR", 5*time.Second)
+	got := e.WaitStatus(id, "ERROR", 5*time.Second)
 	if got.IngotFault == nil || got.IngotFault.Reason != "ironic_unavailable" {
 		t.Fatalf("fault = %+v", got.IngotFault)
 	}
@@ -48,7 +48,7 @@ func TestS7TransientBursts(t *testing.T) {
 	e.sim.InjectFault(ironicsim.Fault{Method: "PUT", Path: "/v1/nodes/*/states/provision", Kind: ironicsim.Fault503, Count: 2})
 	e.sim.InjectFault(ironicsim.Fault{Method: "POST", Path: "/v1/nodes/*/vifs", Kind: ironicsim.Fault500, Count: 2})
 	id := e.create("s7")
-	e.waitStatus(id, "ACTIVE", 15*time.Second)
+	e.WaitStatus(id, "ACTIVE", 15*time.Second)
 	e.checkInvariants(id)
 }
 
@@ -56,11 +56,11 @@ func TestS7TransientBursts(t *testing.T) {
 func TestS8DeleteWhileIronicDown(t *testing.T) {
 	e := newEnv(t, envOpts{})
 	id := e.create("s8")
-	e.waitStatus(id, "ACTIVE", 10*time.Second)
+	e.WaitStatus(id, "ACTIVE", 10*time.Second)
 	node := e.record(id).NodeID
 	e.gate.down.Store(true)
-	e.delete(id)
-	s, code := e.get(id)
+	e.Delete(id)
+	s, code := e.Get(id)
 	if code == http.StatusOK && s.Status != "DELETED" {
 		t.Fatalf("after delete with Ironic down: %s", s.Status)
 	}
@@ -69,7 +69,7 @@ func TestS8DeleteWhileIronicDown(t *testing.T) {
 		t.Fatalf("node released while Ironic was down?")
 	}
 	e.gate.down.Store(false)
-	e.waitGone(id, 10*time.Second)
+	e.WaitGone(id, 10*time.Second)
 	e.checkInvariants(id)
 }
 
@@ -79,7 +79,7 @@ func TestS10BuildTimeout(t *testing.T) {
 	_ = e.sim.HoldDeploy(e.nodes[0])
 	id := e.create("s10")
 	start := time.Now()
-	got := e.waitStatus(id, "ERROR", 5*time.Second)
+	got := e.WaitStatus(id, "ERROR", 5*time.Second)
 	if got.IngotFault == nil || got.IngotFault.Reason != "build_timeout" {
 		t.Fatalf("fault = %+v", got.IngotFault)
 	}
@@ -93,24 +93,24 @@ func TestS10BuildTimeout(t *testing.T) {
 func TestS11DeleteErrorAndGoneNode(t *testing.T) {
 	e := newEnv(t, envOpts{})
 	bad := e.createWith("s11-err", "bm.none")
-	e.waitStatus(bad, "ERROR", 5*time.Second)
-	e.delete(bad)
-	e.waitGone(bad, 2*time.Second)
+	e.WaitStatus(bad, "ERROR", 5*time.Second)
+	e.Delete(bad)
+	e.WaitGone(bad, 2*time.Second)
 	e.delete2xxOr404(bad)
 
 	id := e.create("s11")
-	e.waitStatus(id, "ACTIVE", 10*time.Second)
+	e.WaitStatus(id, "ACTIVE", 10*time.Second)
 	if err := e.sim.DeleteOutOfBand(e.record(id).NodeID); err != nil {
 		t.Fatal(err)
 	}
-	e.delete(id)
-	e.waitGone(id, 5*time.Second)
+	e.Delete(id)
+	e.WaitGone(id, 5*time.Second)
 	e.checkInvariants(bad, id)
 }
 
 func (e *env) delete2xxOr404(id string) {
 	e.t.Helper()
-	if code := e.call("DELETE", "/v2.1/servers/"+id, nil, nil); code != http.StatusNotFound && code != http.StatusNoContent {
+	if code := e.Call("DELETE", "/v2.1/servers/"+id, nil, nil); code != http.StatusNotFound && code != http.StatusNoContent {
 		e.t.Fatalf("repeat delete: %d", code)
 	}
 }
@@ -129,12 +129,12 @@ func TestS12ActiveDrift(t *testing.T) {
 		t.Run(c.reason, func(t *testing.T) {
 			e := newEnv(t, envOpts{})
 			id := e.create("s12")
-			e.waitStatus(id, "ACTIVE", 10*time.Second)
+			e.WaitStatus(id, "ACTIVE", 10*time.Second)
 			start := time.Now()
 			if err := c.do(e, e.record(id).NodeID); err != nil {
 				t.Fatal(err)
 			}
-			got := e.waitStatus(id, "ERROR", 5*time.Second)
+			got := e.WaitStatus(id, "ERROR", 5*time.Second)
 			t.Logf("drift detected in %s", time.Since(start))
 			if got.IngotFault == nil || got.IngotFault.Reason != c.reason {
 				t.Fatalf("fault = %+v", got.IngotFault)
@@ -149,9 +149,9 @@ func TestS13Network(t *testing.T) {
 	t.Run("pool exhausted", func(t *testing.T) {
 		e := newEnv(t, envOpts{cidr: "10.0.0.0/30"}) // one usable address
 		a := e.create("s13a")
-		e.waitStatus(a, "ACTIVE", 10*time.Second)
+		e.WaitStatus(a, "ACTIVE", 10*time.Second)
 		b := e.create("s13b")
-		got := e.waitStatus(b, "ERROR", 10*time.Second)
+		got := e.WaitStatus(b, "ERROR", 10*time.Second)
 		if got.IngotFault == nil || got.IngotFault.Reason != "network_allocation_failed" || len(got.Attempts) != 1 {
 			t.Fatalf("fault = %+v attempts %+v", got.IngotFault, got.Attempts)
 		}
@@ -164,7 +164,7 @@ func TestS13Network(t *testing.T) {
 		_ = e.sim.SetMaintenance(e.nodes[0], true, "keep out")
 		e.sim.AddNodes(1, ironicsim.NodeSpec{ResourceClass: rc, Ports: 0, NamePrefix: "noports"})
 		id := e.create("s13")
-		got := e.waitStatus(id, "ERROR", 10*time.Second)
+		got := e.WaitStatus(id, "ERROR", 10*time.Second)
 		if got.IngotFault == nil || got.IngotFault.Reason != "vif_attach_failed" || len(got.Attempts) != 1 {
 			t.Fatalf("fault = %+v attempts = %+v", got.IngotFault, got.Attempts)
 		}
@@ -177,7 +177,7 @@ func TestS13Network(t *testing.T) {
 func TestS14NoValidHost(t *testing.T) {
 	e := newEnv(t, envOpts{})
 	id := e.createWith("s14", "bm.none")
-	got := e.waitStatus(id, "ERROR", 5*time.Second)
+	got := e.WaitStatus(id, "ERROR", 5*time.Second)
 	if got.IngotFault == nil || got.IngotFault.Reason != "no_valid_host" {
 		t.Fatalf("fault = %+v", got.IngotFault)
 	}

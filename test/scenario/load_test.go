@@ -21,7 +21,7 @@ func TestIronicCallsPerBuild(t *testing.T) {
 		ids = append(ids, e.create(fmt.Sprintf("load-%d", i)))
 	}
 	for _, id := range ids {
-		e.waitStatus(id, "ACTIVE", 20*time.Second)
+		e.WaitStatus(id, "ACTIVE", 20*time.Second)
 	}
 	counts := e.sim.Counts()
 	var keys []string

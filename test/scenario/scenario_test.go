@@ -14,7 +14,7 @@ import (
 func TestS1CreateActive(t *testing.T) {
 	e := newEnv(t, envOpts{})
 	id := e.create("s1")
-	s := e.waitStatus(id, "ACTIVE", 10*time.Second)
+	s := e.WaitStatus(id, "ACTIVE", 10*time.Second)
 	if s.Node == nil || *s.Node == "" {
 		t.Fatalf("no node shown: %+v", s)
 	}
@@ -61,11 +61,11 @@ func TestS2DeleteAtEveryStep(t *testing.T) {
 			if p != lifecycle.PhasePending {
 				e.phase(id, p, 5*time.Second)
 			}
-			e.delete(id)
-			if s, code := e.get(id); code == http.StatusOK && s.Status != "DELETED" {
+			e.Delete(id)
+			if s, code := e.Get(id); code == http.StatusOK && s.Status != "DELETED" {
 				t.Fatalf("right after delete: %s", s.Status)
 			}
-			e.waitGone(id, 10*time.Second)
+			e.WaitGone(id, 10*time.Second)
 			e.checkInvariants(id)
 		})
 	}
@@ -75,13 +75,13 @@ func TestS2DeleteAtEveryStep(t *testing.T) {
 			_ = e.sim.HoldDeploy(n)
 		}
 		id := e.create("s2")
-		e.waitFor("wait call-back", 5*time.Second, func() bool {
+		e.WaitFor("wait call-back", 5*time.Second, func() bool {
 			s := e.record(id)
 			n, _ := e.sim.Node(s.NodeID)
 			return n.ProvisionState == "wait call-back"
 		})
-		e.delete(id)
-		e.waitGone(id, 10*time.Second)
+		e.Delete(id)
+		e.WaitGone(id, 10*time.Second)
 		e.checkInvariants(id)
 	})
 }
@@ -92,14 +92,14 @@ func TestS3NodeDeletedRescheduled(t *testing.T) {
 	id := e.create("s3")
 	s := e.phase(id, lifecycle.PhaseDeploying, 5*time.Second)
 	first := s.NodeID
-	e.waitFor("deploy requested", 5*time.Second, func() bool { return e.record(id).DeployRequested })
+	e.WaitFor("deploy requested", 5*time.Second, func() bool { return e.record(id).DeployRequested })
 	start := time.Now()
 	if err := e.sim.DeleteOutOfBand(first); err != nil {
 		t.Fatal(err)
 	}
-	e.waitFor("leaves the first node", 5*time.Second, func() bool { return e.record(id).NodeID != first })
+	e.WaitFor("leaves the first node", 5*time.Second, func() bool { return e.record(id).NodeID != first })
 	t.Logf("out-of-band delete detected and rescheduled in %s", time.Since(start))
-	got := e.waitStatus(id, "ACTIVE", 15*time.Second)
+	got := e.WaitStatus(id, "ACTIVE", 15*time.Second)
 	if *got.Node == first {
 		t.Fatalf("still on the deleted node")
 	}
@@ -114,11 +114,11 @@ func TestS3NodeDeletedNoOtherNode(t *testing.T) {
 	e := newEnv(t, envOpts{nodes: 1, deployTime: 5 * time.Second})
 	id := e.create("s3")
 	s := e.phase(id, lifecycle.PhaseDeploying, 5*time.Second)
-	e.waitFor("deploy requested", 5*time.Second, func() bool { return e.record(id).DeployRequested })
+	e.WaitFor("deploy requested", 5*time.Second, func() bool { return e.record(id).DeployRequested })
 	if err := e.sim.DeleteOutOfBand(s.NodeID); err != nil {
 		t.Fatal(err)
 	}
-	got := e.waitStatus(id, "ERROR", 10*time.Second)
+	got := e.WaitStatus(id, "ERROR", 10*time.Second)
 	if got.IngotFault == nil || got.IngotFault.Reason != "node_deleted" || got.Fault == nil || !strings.Contains(got.Fault.Message, s.NodeID) {
 		t.Fatalf("fault = %+v / %+v", got.IngotFault, got.Fault)
 	}
@@ -134,7 +134,7 @@ func TestS4TornDown(t *testing.T) {
 	id := e.create("s4")
 	for range 2 {
 		var node string
-		e.waitFor("wait call-back", 5*time.Second, func() bool {
+		e.WaitFor("wait call-back", 5*time.Second, func() bool {
 			s := e.record(id)
 			n, _ := e.sim.Node(s.NodeID)
 			node = s.NodeID
@@ -143,9 +143,9 @@ func TestS4TornDown(t *testing.T) {
 		if err := e.sim.TeardownOutOfBand(node); err != nil {
 			t.Fatal(err)
 		}
-		e.waitFor("leaves node", 5*time.Second, func() bool { return e.record(id).NodeID != node })
+		e.WaitFor("leaves node", 5*time.Second, func() bool { return e.record(id).NodeID != node })
 	}
-	got := e.waitStatus(id, "ERROR", 10*time.Second)
+	got := e.WaitStatus(id, "ERROR", 10*time.Second)
 	if got.IngotFault == nil || got.IngotFault.Reason != "node_torn_down" || len(got.Attempts) != 2 {
 		t.Fatalf("fault = %+v attempts %+v", got.IngotFault, got.Attempts)
 	}
@@ -163,9 +163,9 @@ func TestS5DeployFailed(t *testing.T) {
 			t.Fatal(err)
 		}
 		id := e.create("s5")
-		e.waitFor("first attempt failed", 10*time.Second, func() bool { return len(e.record(id).Attempts) >= 1 })
+		e.WaitFor("first attempt failed", 10*time.Second, func() bool { return len(e.record(id).Attempts) >= 1 })
 		e.sim.AddNodes(1, ironicsim.NodeSpec{ResourceClass: rc, Ports: 4, NamePrefix: "spare"})
-		got := e.waitStatus(id, "ACTIVE", 15*time.Second)
+		got := e.WaitStatus(id, "ACTIVE", 15*time.Second)
 		if len(got.Attempts) != 2 || got.Attempts[0].Reason != "deploy_failed" {
 			t.Errorf("attempts = %+v", got.Attempts)
 		}
@@ -179,7 +179,7 @@ func TestS5DeployFailed(t *testing.T) {
 			}
 		}
 		id := e.create("s5")
-		got := e.waitStatus(id, "ERROR", 15*time.Second)
+		got := e.WaitStatus(id, "ERROR", 15*time.Second)
 		if got.IngotFault == nil || got.IngotFault.Reason != "deploy_failed" || !strings.Contains(got.Fault.Message, "disk on fire") {
 			t.Fatalf("fault = %+v / %+v", got.IngotFault, got.Fault)
 		}
@@ -192,14 +192,14 @@ func TestS6Maintenance(t *testing.T) {
 	e := newEnv(t, envOpts{nodes: 1, maintGrace: 500 * time.Millisecond})
 	_ = e.sim.HoldDeploy(e.nodes[0])
 	id := e.create("s6")
-	e.waitFor("wait call-back", 5*time.Second, func() bool {
+	e.WaitFor("wait call-back", 5*time.Second, func() bool {
 		n, _ := e.sim.Node(e.nodes[0])
 		return n.ProvisionState == "wait call-back"
 	})
 	if err := e.sim.SetMaintenance(e.nodes[0], true, "operator"); err != nil {
 		t.Fatal(err)
 	}
-	got := e.waitStatus(id, "ERROR", 10*time.Second)
+	got := e.WaitStatus(id, "ERROR", 10*time.Second)
 	if got.IngotFault == nil || got.IngotFault.Reason != "node_maintenance" {
 		t.Fatalf("fault = %+v", got.IngotFault)
 	}

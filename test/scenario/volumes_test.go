@@ -12,40 +12,23 @@ import (
 	"github.com/ingot-dev/ingot/internal/store"
 )
 
-// volume creates a volume through the Cinder-shaped API.
-func (e *env) volume(name string) string {
+// vol creates a 10 GB volume and remembers it for checkVolumes.
+func (e *env) vol(name string) string {
 	e.t.Helper()
-	var out struct {
-		Volume struct {
-			ID string `json:"id"`
-		} `json:"volume"`
-	}
-	code := e.call("POST", "/volume/v3/ingot/volumes", map[string]any{"volume": map[string]any{"name": name, "size": 10}}, &out)
-	if code != http.StatusAccepted && code != http.StatusOK {
-		e.t.Fatalf("create volume: %d", code)
-	}
-	e.vols = append(e.vols, out.Volume.ID)
-	return out.Volume.ID
+	id := e.Volume(name, 10)
+	e.vols = append(e.vols, id)
+	return id
 }
 
 // createWithVolumes boots from one volume and attaches another.
 func (e *env) createWithVolumes(name, boot, data string, deleteOnTermination bool) string {
 	e.t.Helper()
-	var out struct {
-		Server struct {
-			ID string `json:"id"`
-		} `json:"server"`
-	}
-	body := map[string]any{"server": map[string]any{"name": name, "flavorRef": "bm.small", "imageRef": e.imgID,
+	return e.Create(map[string]any{"name": name, "flavorRef": "bm.small", "imageRef": e.imgID,
 		"networks": []map[string]string{{"uuid": e.netID}},
 		"block_device_mapping_v2": []map[string]any{
 			{"source_type": "volume", "destination_type": "volume", "uuid": boot, "boot_index": 0, "delete_on_termination": deleteOnTermination},
 			{"source_type": "volume", "destination_type": "volume", "uuid": data, "boot_index": -1, "delete_on_termination": deleteOnTermination},
-		}}}
-	if code := e.call("POST", "/v2.1/servers", body, &out); code != http.StatusAccepted {
-		e.t.Fatalf("create with volumes: %d", code)
-	}
-	return out.Server.ID
+		}})
 }
 
 // targets lists every volume target Ironic holds: node -> volume ids.
@@ -124,32 +107,32 @@ func (e *env) checkVolumes(deleteOnTermination bool, ids ...string) {
 
 func TestVolumesCreateDelete(t *testing.T) {
 	e := newEnv(t, envOpts{})
-	boot, data := e.volume("boot"), e.volume("data")
+	boot, data := e.vol("boot"), e.vol("data")
 	id := e.createWithVolumes("vol1", boot, data, false)
-	e.waitStatus(id, "ACTIVE", 10*time.Second)
+	e.WaitStatus(id, "ACTIVE", 10*time.Second)
 	e.checkInvariants(id)
 	e.checkVolumes(false, id)
 	node := e.record(id).NodeID
 	if n, _ := e.sim.Node(node); n.StorageInterface != "external" {
 		t.Errorf("boot from volume: storage_interface %q, want external", n.StorageInterface)
 	}
-	e.delete(id)
-	e.waitGone(id, 10*time.Second)
+	e.Delete(id)
+	e.WaitGone(id, 10*time.Second)
 	e.checkInvariants(id)
 	e.checkVolumes(false, id)
 }
 
 func TestVolumesDeleteOnTermination(t *testing.T) {
 	e := newEnv(t, envOpts{})
-	boot, data := e.volume("boot"), e.volume("data")
+	boot, data := e.vol("boot"), e.vol("data")
 	id := e.createWithVolumes("vol2", boot, data, true)
-	e.waitStatus(id, "ACTIVE", 10*time.Second)
-	e.delete(id)
-	e.waitGone(id, 10*time.Second)
+	e.WaitStatus(id, "ACTIVE", 10*time.Second)
+	e.Delete(id)
+	e.WaitGone(id, 10*time.Second)
 	e.checkInvariants(id)
 	e.checkVolumes(true, id)
 	var out map[string]any
-	if code := e.call("GET", "/volume/v3/ingot/volumes/"+boot, nil, &out); code != http.StatusNotFound {
+	if code := e.Call("GET", "/volume/v3/ingot/volumes/"+boot, nil, &out); code != http.StatusNotFound {
 		t.Errorf("delete_on_termination volume still there: %d", code)
 	}
 }
@@ -163,11 +146,11 @@ func TestVolumesExitPaths(t *testing.T) {
 		inject func(e *env, id string)
 	}{
 		{"S2 delete while deploying", envOpts{}, "", func(e *env, id string) {
-			e.waitFor("wait call-back", 5*time.Second, func() bool {
+			e.WaitFor("wait call-back", 5*time.Second, func() bool {
 				n, _ := e.sim.Node(e.record(id).NodeID)
 				return n.ProvisionState == "wait call-back"
 			})
-			e.delete(id)
+			e.Delete(id)
 		}},
 		{"S3 node deleted, rescheduled", envOpts{}, "ACTIVE", func(e *env, id string) {
 			node := e.waitCallbackNode(id)
@@ -186,7 +169,7 @@ func TestVolumesExitPaths(t *testing.T) {
 		{"S12 active node deleted", envOpts{nodes: 1}, "ERROR", func(e *env, id string) {
 			node := e.waitCallbackNode(id)
 			_ = e.sim.ReleaseDeploy(node)
-			e.waitStatus(id, "ACTIVE", 10*time.Second)
+			e.WaitStatus(id, "ACTIVE", 10*time.Second)
 			_ = e.sim.DeleteOutOfBand(node)
 		}},
 	}
@@ -200,14 +183,14 @@ func TestVolumesExitPaths(t *testing.T) {
 					_ = e.sim.HoldDeploy(n)
 				}
 			}
-			boot, data := e.volume("boot"), e.volume("data")
+			boot, data := e.vol("boot"), e.vol("data")
 			id := e.createWithVolumes("v", boot, data, false)
 			c.inject(e, id)
 			switch c.status {
 			case "":
-				e.waitGone(id, 10*time.Second)
+				e.WaitGone(id, 10*time.Second)
 			default:
-				e.waitStatus(id, c.status, 15*time.Second)
+				e.WaitStatus(id, c.status, 15*time.Second)
 			}
 			e.checkInvariants(id)
 			e.checkVolumes(false, id)
@@ -219,7 +202,7 @@ func TestVolumesExitPaths(t *testing.T) {
 func (e *env) waitCallbackNode(id string) string {
 	e.t.Helper()
 	var node string
-	e.waitFor("wait call-back", 5*time.Second, func() bool {
+	e.WaitFor("wait call-back", 5*time.Second, func() bool {
 		s := e.record(id)
 		n, _ := e.sim.Node(s.NodeID)
 		node = s.NodeID
@@ -241,9 +224,9 @@ func TestVolumesTargetFails(t *testing.T) {
 	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusCreated {
 		t.Fatalf("pre-existing target: %v %v", resp, err)
 	}
-	boot, data := e.volume("boot"), e.volume("data")
+	boot, data := e.vol("boot"), e.vol("data")
 	id := e.createWithVolumes("vt", boot, data, false)
-	got := e.waitStatus(id, "ERROR", 10*time.Second)
+	got := e.WaitStatus(id, "ERROR", 10*time.Second)
 	if got.IngotFault == nil || got.IngotFault.Reason != "volume_attach_failed" || len(got.Attempts) != 1 {
 		t.Fatalf("fault %+v attempts %+v", got.IngotFault, got.Attempts)
 	}
@@ -258,7 +241,7 @@ func TestVolumesTargetFails(t *testing.T) {
 // already gone — the volumes come back either way.
 func TestVolumesS11(t *testing.T) {
 	e := newEnv(t, envOpts{})
-	boot, data := e.volume("boot"), e.volume("data")
+	boot, data := e.vol("boot"), e.vol("data")
 	var out struct {
 		Server struct {
 			ID string `json:"id"`
@@ -267,21 +250,21 @@ func TestVolumesS11(t *testing.T) {
 	body := map[string]any{"server": map[string]any{"name": "s11v", "flavorRef": "bm.none", "imageRef": e.imgID,
 		"block_device_mapping_v2": []map[string]any{
 			{"source_type": "volume", "destination_type": "volume", "uuid": boot, "boot_index": 0}}}}
-	if code := e.call("POST", "/v2.1/servers", body, &out); code != http.StatusAccepted {
+	if code := e.Call("POST", "/v2.1/servers", body, &out); code != http.StatusAccepted {
 		t.Fatalf("create: %d", code)
 	}
 	bad := out.Server.ID
-	e.waitStatus(bad, "ERROR", 5*time.Second)
-	e.delete(bad)
-	e.waitGone(bad, 5*time.Second)
+	e.WaitStatus(bad, "ERROR", 5*time.Second)
+	e.Delete(bad)
+	e.WaitGone(bad, 5*time.Second)
 
 	id := e.createWithVolumes("s11", boot, data, false)
-	e.waitStatus(id, "ACTIVE", 10*time.Second)
+	e.WaitStatus(id, "ACTIVE", 10*time.Second)
 	if err := e.sim.DeleteOutOfBand(e.record(id).NodeID); err != nil {
 		t.Fatal(err)
 	}
-	e.delete(id)
-	e.waitGone(id, 5*time.Second)
+	e.Delete(id)
+	e.WaitGone(id, 5*time.Second)
 	e.checkInvariants(bad, id)
 	e.checkVolumes(false, bad, id)
 }
@@ -291,23 +274,23 @@ func TestVolumesS11(t *testing.T) {
 // Ironic answers, then come back.
 func TestVolumesIronicDownDuringDelete(t *testing.T) {
 	e := newEnv(t, envOpts{})
-	boot, data := e.volume("boot"), e.volume("data")
+	boot, data := e.vol("boot"), e.vol("data")
 	id := e.createWithVolumes("s8v", boot, data, false)
-	e.waitStatus(id, "ACTIVE", 10*time.Second)
+	e.WaitStatus(id, "ACTIVE", 10*time.Second)
 	e.gate.down.Store(true)
-	e.delete(id)
+	e.Delete(id)
 	var vol struct {
 		Volume struct {
 			Status string `json:"status"`
 			Reason string `json:"ingot:status_reason"`
 		} `json:"volume"`
 	}
-	e.waitFor("volume says why it is held", 5*time.Second, func() bool {
-		e.call("GET", "/volume/v3/ingot/volumes/"+boot, nil, &vol)
+	e.WaitFor("volume says why it is held", 5*time.Second, func() bool {
+		e.Call("GET", "/volume/v3/ingot/volumes/"+boot, nil, &vol)
 		return vol.Volume.Status == "deleting" && strings.Contains(vol.Volume.Reason, "Ironic")
 	})
 	e.gate.down.Store(false)
-	e.waitGone(id, 10*time.Second)
+	e.WaitGone(id, 10*time.Second)
 	e.checkInvariants(id)
 	e.checkVolumes(false, id)
 }

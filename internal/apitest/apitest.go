@@ -1,0 +1,180 @@
+// Package apitest is a small client of ingot's compute API for end-to-end
+// tests: requests, waiting for a status while checking that a server never
+// shows a status it must not (I2), and waiting for a delete to finish.
+package apitest
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"testing"
+	"time"
+)
+
+// Client talks to one ingot API. Every method fails the test on transport errors.
+type Client struct {
+	T   testing.TB
+	URL string // API root, e.g. http://127.0.0.1:8774 (no /v2.1)
+	// Microversion sent with every request (default 2.90).
+	Microversion string
+	// Poll is how often the Wait methods look (default 20 ms).
+	Poll time.Duration
+}
+
+// New returns a client of the API at url.
+func New(t testing.TB, url string) *Client {
+	return &Client{T: t, URL: url, Microversion: "2.90", Poll: 20 * time.Millisecond}
+}
+
+// Fault is ingot's ingot:fault extension of a server.
+type Fault struct {
+	Reason string `json:"reason"`
+	Node   string `json:"node"`
+}
+
+// Attempt is one entry of ingot:attempts.
+type Attempt struct {
+	Node   string `json:"node"`
+	Reason string `json:"reason"`
+}
+
+// Server is the part of a server body the tests look at.
+type Server struct {
+	ID        string                       `json:"id"`
+	Status    string                       `json:"status"`
+	TaskState *string                      `json:"OS-EXT-STS:task_state"`
+	Node      *string                      `json:"OS-EXT-SRV-ATTR:hypervisor_hostname"`
+	Addresses map[string][]json.RawMessage `json:"addresses"`
+	Fault     *struct {
+		Message string `json:"message"`
+	} `json:"fault"`
+	IngotFault *Fault    `json:"ingot:fault"`
+	Attempts   []Attempt `json:"ingot:attempts"`
+}
+
+// Call does one request and decodes a JSON answer into out (if not nil).
+func (c *Client) Call(method, path string, body, out any) int {
+	c.T.Helper()
+	var rd io.Reader
+	if body != nil {
+		raw, err := json.Marshal(body)
+		if err != nil {
+			c.T.Fatal(err)
+		}
+		rd = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequest(method, c.URL+path, rd)
+	if err != nil {
+		c.T.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-OpenStack-Nova-API-Version", c.Microversion)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		c.T.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	if out != nil && len(raw) > 0 {
+		if err := json.Unmarshal(raw, out); err != nil {
+			c.T.Fatalf("%s %s: decode %q: %v", method, path, raw, err)
+		}
+	}
+	return resp.StatusCode
+}
+
+// Create posts {"server": server} and returns the new id (fails unless 202).
+func (c *Client) Create(server map[string]any) string {
+	c.T.Helper()
+	var out struct {
+		Server struct {
+			ID string `json:"id"`
+		} `json:"server"`
+	}
+	if code := c.Call("POST", "/v2.1/servers", map[string]any{"server": server}, &out); code != http.StatusAccepted {
+		c.T.Fatalf("create %v: HTTP %d", server["name"], code)
+	}
+	return out.Server.ID
+}
+
+// Get returns a server and the HTTP status (404 once deleted).
+func (c *Client) Get(id string) (Server, int) {
+	c.T.Helper()
+	var out struct {
+		Server Server `json:"server"`
+	}
+	code := c.Call("GET", "/v2.1/servers/"+id, nil, &out)
+	return out.Server, code
+}
+
+// Delete deletes a server (fails unless 204).
+func (c *Client) Delete(id string) {
+	c.T.Helper()
+	if code := c.Call("DELETE", "/v2.1/servers/"+id, nil, nil); code != http.StatusNoContent {
+		c.T.Fatalf("delete %s: HTTP %d", id, code)
+	}
+}
+
+// WaitFor polls until cond holds, failing the test after timeout.
+func (c *Client) WaitFor(what string, timeout time.Duration, cond func() bool) {
+	c.T.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			c.T.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(c.Poll)
+	}
+}
+
+// WaitStatus waits for a status. It fails at once on ERROR when waiting for
+// something else, and on ACTIVE unless waiting for ACTIVE or ERROR (an
+// ACTIVE server may go to ERROR when its node is lost).
+func (c *Client) WaitStatus(id, want string, timeout time.Duration) Server {
+	c.T.Helper()
+	var s Server
+	c.WaitFor(id+" "+want, timeout, func() bool {
+		var code int
+		s, code = c.Get(id)
+		if code != http.StatusOK {
+			c.T.Fatalf("GET %s: HTTP %d while waiting for %s", id, code, want)
+		}
+		if s.Status != want && (s.Status == "ERROR" || (s.Status == "ACTIVE" && want != "ERROR")) {
+			c.T.Fatalf("server %s is %s, want %s (fault %+v)", id, s.Status, want, s.IngotFault)
+		}
+		return s.Status == want
+	})
+	return s
+}
+
+// WaitGone waits for 404, failing if the server shows BUILD, ACTIVE or ERROR
+// meanwhile (I2: a deleted server never comes back).
+func (c *Client) WaitGone(id string, timeout time.Duration) {
+	c.T.Helper()
+	c.WaitFor(id+" gone", timeout, func() bool {
+		s, code := c.Get(id)
+		if code == http.StatusNotFound {
+			return true
+		}
+		if s.Status != "DELETED" {
+			c.T.Fatalf("deleted server %s shows %s (I2)", id, s.Status)
+		}
+		return false
+	})
+}
+
+// Volume creates a volume through the Cinder-shaped API and returns its id.
+func (c *Client) Volume(name string, sizeGB int) string {
+	c.T.Helper()
+	var out struct {
+		Volume struct {
+			ID string `json:"id"`
+		} `json:"volume"`
+	}
+	code := c.Call("POST", "/volume/v3/ingot/volumes", map[string]any{"volume": map[string]any{"name": name, "size": sizeGB}}, &out)
+	if code != http.StatusAccepted {
+		c.T.Fatalf("create volume %s: HTTP %d", name, code)
+	}
+	return out.Volume.ID
+}
