@@ -91,6 +91,9 @@ func evCreate(ctx context.Context, w *world) (string, error) {
 		return "skipped", nil
 	}
 	id, err := w.createServer(ctx)
+	if id == "" && err == nil {
+		return "refused (volume in use)", nil
+	}
 	return w.sname(id), err
 }
 

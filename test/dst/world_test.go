@@ -32,6 +32,7 @@ const (
 	deployTime   = 20 * time.Second
 	undeployTime = 10 * time.Second
 	maxServers   = 5
+	volumes      = 3 // in the embedded registry; a third of the servers ask for one
 )
 
 var lcfg = lifecycle.Config{
@@ -75,6 +76,7 @@ type world struct {
 	midAccep []string // accepted during the current tick
 
 	nodes    []string
+	vols     []string        // volume ids
 	servers  []string        // every server created, in order
 	ours     map[string]int  // server id -> index in servers
 	deleted  map[string]bool // delete accepted
@@ -112,6 +114,14 @@ func newWorld(seed int64, p params, dir string, template []byte) (*world, error)
 	if err := w.start(); err != nil {
 		return nil, err
 	}
+	for i := range volumes {
+		v := store.NewVolume(w.uuid(), fmt.Sprintf("v%d", i), 10, "", t0)
+		if err := w.st.CreateVolume(context.Background(), v); err != nil {
+			w.close()
+			return nil, fmt.Errorf("volume: %w", err)
+		}
+		w.vols = append(w.vols, v.ID)
+	}
 	return w, nil
 }
 
@@ -131,7 +141,7 @@ func (w *world) start() error {
 	}
 	sched := scheduler.New(ic, w.clk, scheduler.Options{})
 	w.rec = reconciler.New(reconciler.Deps{
-		Store: w.cst, Ironic: ic, Scheduler: sched, IPAM: network.NewIPAM(w.cst, w.nets), Clock: w.clk,
+		Store: w.cst, Ironic: ic, Scheduler: sched, IPAM: network.NewIPAM(w.cst, w.nets), Volumes: w.cst, Clock: w.clk,
 		Logger: slog.New(slog.DiscardHandler), Hooks: reconciler.Hooks{Step: w.step},
 	}, reconciler.Config{Lifecycle: lcfg, Interval: interval, DriftInterval: driftEvery, Workers: 1, Decide: w.p.decide})
 	w.tr.dead = false
@@ -271,7 +281,19 @@ func (w *world) createServer(ctx context.Context) (string, error) {
 		CreatedAt: now, UpdatedAt: now, PhaseSince: now, Deadline: now.Add(lcfg.BuildTimeout),
 		CreateRequestID: "req-" + id,
 	}
-	if err := w.st.CreateServer(ctx, s); err != nil {
+	if w.rng.IntN(3) == 0 {
+		boot := -1
+		if w.rng.IntN(2) == 0 {
+			boot = 0
+		}
+		s.Spec.Volumes = []lifecycle.VolumeRef{{ID: w.vols[w.rng.IntN(len(w.vols))], BootIndex: boot,
+			DeleteOnTermination: w.rng.IntN(4) == 0}}
+	}
+	err := w.st.CreateServer(ctx, s)
+	if errors.Is(err, store.ErrVolumeInUse) || errors.Is(err, store.ErrNotFound) {
+		return "", nil // the API answers 409/400: nothing accepted
+	}
+	if err != nil {
 		return "", fmt.Errorf("create: %w", err)
 	}
 	w.ours[id] = len(w.servers)
@@ -325,4 +347,18 @@ func (c *crashStore) DeletePort(ctx context.Context, portID string) error {
 		return errKilled
 	}
 	return c.Store.DeletePort(ctx, portID)
+}
+
+func (c *crashStore) UpdateVolume(ctx context.Context, v store.Volume) error {
+	if c.dead {
+		return errKilled
+	}
+	return c.Store.UpdateVolume(ctx, v)
+}
+
+func (c *crashStore) ReleaseVolume(ctx context.Context, id, serverID string, destroy bool) error {
+	if c.dead {
+		return errKilled
+	}
+	return c.Store.ReleaseVolume(ctx, id, serverID, destroy)
 }
