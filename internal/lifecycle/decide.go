@@ -418,7 +418,12 @@ func decideRelease(in Input) Action {
 		if !ours {
 			// Deployed, but our instance_uuid was removed behind our back: not
 			// ours to undeploy (I7), it stays operator-visible in Ironic. Our
-			// own VIFs still come off it.
+			// own VIFs and volume targets still come off it: the volumes are
+			// freed next, and a target left here would still point at a
+			// volume another server may take (found by test/dst, seed 67).
+			if s.VolumesOnNode {
+				return Action{Kind: KindDetachVolumes, Why: "our volume targets on a deployed node no longer ours"}
+			}
 			return Action{Kind: KindUnreserve, RemoveInstance: false, Why: "deployed node no longer carries our instance_uuid"}
 		}
 		if v.ProvisionState == "deploying" {

@@ -122,6 +122,7 @@ func TestDecide(t *testing.T) {
 		{"volumes attach", srv(PhaseVolumes, vols, func(s *Server) { s.NodeID, s.Reserved, s.VolumesOnNode = "node-a", true, true }), node("available"), false, want{kind: KindAttachVolumes}},
 		{"volumes past deadline", srv(PhaseVolumes, vols, pastDue, func(s *Server) { s.NodeID, s.VolumesOnNode = "node-a", true }), node("available"), false, want{KindSave, PhaseError, ReasonBuildTimeout, false}},
 		{"release removes targets before the reservation", srv(PhaseReleasing, vols, withFault(ReasonDeployFailed), func(s *Server) { s.VolumesOnNode = true }), node("available"), false, want{kind: KindDetachVolumes}},
+		{"release of a deployed node no longer ours removes our targets", srv(PhaseReleasing, vols, withFault(ReasonNodeDisassociated), func(s *Server) { s.VolumesOnNode = true }), node("active", noInstance), false, want{kind: KindDetachVolumes}},
 		{"release undeploys before removing targets", srv(PhaseReleasing, vols, withFault(ReasonDeployFailed), func(s *Server) { s.VolumesOnNode = true }), node("deploy failed"), false, want{kind: KindUndeploy}},
 		{"reschedule keeps the volumes", srv(PhaseReleasing, vols, withFault(ReasonDeployFailed), noNode, attempts(1)), unobserved, false, want{kind: KindSave, phase: PhasePending}},
 		{"ERROR gives the volumes up last", srv(PhaseError, vols, withFault(ReasonDeployFailed), noNode), unobserved, false, want{kind: KindReleaseVolumes}},

@@ -206,18 +206,6 @@ func (w *world) checkVolumes(live map[string]*lifecycle.Server) {
 			continue
 		}
 		targets := w.volumeTargets(n)
-		if w.orphans[n] {
-			// KNOWN BUG, open (seeds 67, 196, 213, 218, 243 before this
-			// exemption): when our instance_uuid is removed from a deployed
-			// node, the release detaches our VIFs but leaves our volume
-			// targets on it (lifecycle.dropNode clears VolumesOnNode for a
-			// node "no longer ours") and then frees the volume, which another
-			// server may take while the old target still points at it.
-			// Removing the targets needs a power-off of a node no longer ours
-			// (I7): a design decision for the volumes owner. Exempted here
-			// so CI checks every other volume path.
-			continue
-		}
 		want := 0
 		if snap, ok := w.sim.Node(n); ok {
 			if s, ok := live[snap.InstanceUUID]; ok {

@@ -26,11 +26,12 @@ var defaultParams = params{nodes: 4, steps: 20}
 //     (it measured "no build progress after the delete" from the previous
 //     tick, not from the phase the delete found); these keep the in-flight
 //     delete path (compare-and-swap conflict, re-decide) covered.
-//   - 67, 196, 213, 218, 243: our instance_uuid removed from a node that
-//     carries our volume targets — an open bug in ingot (volume targets left
-//     on a node no longer ours, the volume freed meanwhile), exempted in
-//     checkVolumes until it is fixed; remove the exemption then and these
-//     seeds check the fix.
+//   - 67, 196, 213, 218, 243: our instance_uuid removed from a deployed
+//     node that carries our volume targets. Bug in ingot: the release
+//     detached our VIFs but left our volume targets there and freed the
+//     volumes, so another server could take a volume a target still pointed
+//     at (I3). Fixed in lifecycle.decideRelease: our targets come off such a
+//     node like our VIFs.
 var regressionSeeds = []int64{3, 52, 193, 67, 196, 213, 218, 243}
 
 // dbDir is where the seeds' SQLite files live (a tmpfs when there is
