@@ -3,6 +3,7 @@ package dst
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -203,6 +204,18 @@ func (w *world) checkVolumes(live map[string]*lifecycle.Server) {
 	}
 	for _, n := range w.nodes {
 		if _, ok := w.foreign[n]; ok {
+			// ingot may not touch it (I7), so a target of ours there is a
+			// leak nobody will ever clean up. KNOWN, OPEN (seed 7497): our
+			// instance_uuid leaves a node before our volume targets do (removed
+			// behind our back, or while the detach waits for the power-off),
+			// another tenant reserves the node, and the release then frees the
+			// volumes with a target still on it. Ironic allows the race; the
+			// remedy (keep such a volume held, with a reason an operator sees,
+			// instead of freeing it) is the volume registry's to design. Counted
+			// and reported by TestDST, not failed, until then.
+			if t := w.volumeTargets(n); t > 0 {
+				w.known = append(w.known, fmt.Sprintf("node %s of another tenant carries %d volume target(s) of ours", w.nname(n), t))
+			}
 			continue
 		}
 		targets := w.volumeTargets(n)
