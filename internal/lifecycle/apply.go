@@ -120,6 +120,12 @@ func Apply(s *Server, a Action, r Result, now time.Time, cfg Config) Applied {
 				fmt.Sprintf("volume targets removed from node %s", s.NodeID))}}
 		}
 		return Applied{Stop: true}
+	case KindStrandVolumes:
+		if r.Outcome == OK {
+			return Applied{Next: stamp(dropNode(s, now), now), Events: []Event{event(s, now, "compute_detach_volumes", ResultError,
+				fmt.Sprintf("node %s now belongs to another instance; its volume targets of ours are left there and the volumes marked error", s.NodeID))}}
+		}
+		return Applied{Stop: true}
 	case KindReleaseVolumes:
 		if r.Outcome == OK {
 			n := s.Clone()

@@ -80,10 +80,14 @@ const (
 	// KindReleaseVolumes: end the server's hold on its volumes (available, or
 	// deleted with the server when delete_on_termination).
 	KindReleaseVolumes
+	// KindStrandVolumes: our volume targets are on a node another instance
+	// now holds (I7: never touch it); mark those volumes stranded (error, with
+	// the reason) so they are never handed out while a target points at them.
+	KindStrandVolumes
 )
 
 var kindNames = [...]string{"wait", "save", "schedule", "reserve", "network", "deploy", "undeploy", "unreserve", "free_ports",
-	"attach_volumes", "detach_volumes", "release_volumes"}
+	"attach_volumes", "detach_volumes", "release_volumes", "strand_volumes"}
 
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {
@@ -405,6 +409,9 @@ func decideRelease(in Input) Action {
 	}
 	if v.InstanceUUID != "" && v.InstanceUUID != s.ID {
 		// I7: the node is someone else's now; never touch it.
+		if s.VolumesOnNode {
+			return Action{Kind: KindStrandVolumes, Why: "volume targets on a node another instance holds"}
+		}
 		return save(dropNode(s, in.Now), in.Now, "node not ours",
 			event(s, in.Now, "release_node", ResultSuccess, fmt.Sprintf("node %s belongs to instance %s; left alone", s.NodeID, v.InstanceUUID)))
 	}

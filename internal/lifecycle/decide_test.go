@@ -125,6 +125,7 @@ func TestDecide(t *testing.T) {
 		{"release of a deployed node no longer ours removes our targets", srv(PhaseReleasing, vols, withFault(ReasonNodeDisassociated), func(s *Server) { s.VolumesOnNode = true }), node("active", noInstance), false, want{kind: KindDetachVolumes}},
 		{"release undeploys before removing targets", srv(PhaseReleasing, vols, withFault(ReasonDeployFailed), func(s *Server) { s.VolumesOnNode = true }), node("deploy failed"), false, want{kind: KindUndeploy}},
 		{"reschedule keeps the volumes", srv(PhaseReleasing, vols, withFault(ReasonDeployFailed), noNode, attempts(1)), unobserved, false, want{kind: KindSave, phase: PhasePending}},
+		{"targets on another's node are stranded, node untouched", srv(PhaseReleasing, vols, withFault(ReasonNodeDisassociated), func(s *Server) { s.VolumesOnNode = true }), node("active", otherInst), false, want{kind: KindStrandVolumes}},
 		{"ERROR gives the volumes up last", srv(PhaseError, vols, withFault(ReasonDeployFailed), noNode), unobserved, false, want{kind: KindReleaseVolumes}},
 		{"delete gives the volumes up", srv(PhaseActive, vols, deleted, noNode, noPorts, func(s *Server) { s.Phase = PhaseDeleting }), unobserved, false, want{kind: KindReleaseVolumes}},
 		// delete wins

@@ -225,6 +225,8 @@ func (r *Reconciler) execute(ctx context.Context, s *lifecycle.Server, a lifecyc
 		return r.detachVolumes(ctx, s), nil
 	case lifecycle.KindReleaseVolumes:
 		return r.releaseVolumes(ctx, s), nil
+	case lifecycle.KindStrandVolumes:
+		return r.strandVolumes(ctx, s), nil
 	}
 	return lifecycle.Result{Outcome: lifecycle.Transient, Message: "unknown action " + a.Kind.String()}, nil
 }

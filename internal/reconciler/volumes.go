@@ -179,6 +179,31 @@ func (r *Reconciler) detachVolumes(ctx context.Context, s *lifecycle.Server) lif
 	return lifecycle.Result{Outcome: lifecycle.OK}
 }
 
+// strandVolumes marks the volumes whose targets sit on a node that another
+// instance now holds: ingot may not touch that node (I7), so the volumes must
+// never be handed out again until an operator removes the targets.
+func (r *Reconciler) strandVolumes(ctx context.Context, s *lifecycle.Server) lifecycle.Result {
+	if r.volumes == nil {
+		return lifecycle.Result{Outcome: lifecycle.OK}
+	}
+	vols, err := r.volumes.ServerVolumes(ctx, s.ID)
+	if err != nil {
+		return resultOf(err)
+	}
+	for _, v := range vols {
+		if v.NodeID != s.NodeID {
+			continue
+		}
+		v.Status = store.VolumeError
+		v.StatusReason = fmt.Sprintf("its Ironic volume target was left on node %s, which another instance now holds; "+
+			"remove the target there, then delete this volume", s.NodeID)
+		if err := r.volumes.UpdateVolume(ctx, v); err != nil {
+			return resultOf(err)
+		}
+	}
+	return lifecycle.Result{Outcome: lifecycle.OK}
+}
+
 // releaseVolumes ends the server's hold: volumes become available, or are
 // deleted with the server when it asked for delete_on_termination.
 func (r *Reconciler) releaseVolumes(ctx context.Context, s *lifecycle.Server) lifecycle.Result {

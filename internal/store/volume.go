@@ -15,6 +15,10 @@ const (
 	VolumeReserved  = "reserved"  // held by a server, not (or no longer) on a node
 	VolumeInUse     = "in-use"    // an Ironic volume target on the server's node carries it
 	VolumeDeleting  = "deleting"  // being released for a server that is gone
+	// VolumeError: stranded — an Ironic volume target for it was left on a
+	// node ingot may no longer touch (I7). It is never handed out again; an
+	// operator removes the target, then deletes the volume. StatusReason says where.
+	VolumeError = "error"
 )
 
 // Volume is one volume of the embedded registry, with the iSCSI-style target
@@ -61,8 +65,10 @@ type Volumes interface {
 	// volume held by v.ServerID. ErrNotFound when it is not held by that server.
 	UpdateVolume(ctx context.Context, v Volume) error
 	// ReleaseVolume ends serverID's hold on a volume: destroy deletes it,
-	// otherwise it becomes available (ServerID, NodeID cleared). Idempotent:
-	// nil when the volume is gone or held by another server.
+	// otherwise it becomes available (ServerID, NodeID cleared). A volume in
+	// VolumeError is neither deleted nor freed: it keeps its status, NodeID
+	// and StatusReason, with no server. Idempotent: nil when the volume is
+	// gone or held by another server.
 	ReleaseVolume(ctx context.Context, id, serverID string, destroy bool) error
 }
 

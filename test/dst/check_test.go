@@ -3,7 +3,6 @@ package dst
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -188,6 +187,12 @@ func (w *world) checkVolumes(live map[string]*lifecycle.Server) {
 	}
 	for _, v := range vols {
 		if v.ServerID == "" {
+			if v.Status == store.VolumeError {
+				if _, ok := w.foreign[v.NodeID]; !ok || v.StatusReason == "" {
+					w.violate("I3: volume %s stranded on node %s, which is not another tenant's (or no reason)", v.Name, w.nname(v.NodeID))
+				}
+				continue
+			}
 			if v.Status != store.VolumeAvailable || v.NodeID != "" {
 				w.violate("I3: free volume %s is %s on node %s", v.Name, v.Status, w.nname(v.NodeID))
 			}
@@ -204,17 +209,20 @@ func (w *world) checkVolumes(live map[string]*lifecycle.Server) {
 	}
 	for _, n := range w.nodes {
 		if _, ok := w.foreign[n]; ok {
-			// ingot may not touch it (I7), so a target of ours there is a
-			// leak nobody will ever clean up. KNOWN, OPEN (seed 7497): our
-			// instance_uuid leaves a node before our volume targets do (removed
-			// behind our back, or while the detach waits for the power-off),
-			// another tenant reserves the node, and the release then frees the
-			// volumes with a target still on it. Ironic allows the race; the
-			// remedy (keep such a volume held, with a reason an operator sees,
-			// instead of freeing it) is the volume registry's to design. Counted
-			// and reported by TestDST, not failed, until then.
-			if t := w.volumeTargets(n); t > 0 {
-				w.known = append(w.known, fmt.Sprintf("node %s of another tenant carries %d volume target(s) of ours", w.nname(n), t))
+			// ingot may not touch it (I7). A target of ours can be left there
+			// (our instance_uuid left the node before our targets did — removed
+			// behind our back, or during the detach's power-off wait — and
+			// another tenant reserved it): its volume must then be stranded
+			// (status error with a reason), never handed out again. Seeds 7497
+			// and 9735 found it freed instead.
+			for _, vid := range w.volumeTargetIDs(n) {
+				v, err := w.st.GetVolume(ctx, vid)
+				if err != nil {
+					continue // not one of ours
+				}
+				if v.Status != store.VolumeError || v.StatusReason == "" {
+					w.violate("I3: node %s of another tenant carries a target of volume %s, which is %s", w.nname(n), v.Name, v.Status)
+				}
 			}
 			continue
 		}
@@ -233,20 +241,29 @@ func (w *world) checkVolumes(live map[string]*lifecycle.Server) {
 
 // volumeTargets counts the volume targets Ironic shows on a node (0 when
 // the node is gone: its targets went with it).
-func (w *world) volumeTargets(node string) int {
+func (w *world) volumeTargets(node string) int { return len(w.volumeTargetIDs(node)) }
+
+// volumeTargetIDs lists the volume ids of the targets Ironic shows on a node.
+func (w *world) volumeTargetIDs(node string) []string {
 	req := httptest.NewRequest(http.MethodGet, "/v1/nodes/"+node+"/volume/targets", nil)
 	req.Header.Set("X-OpenStack-Ironic-API-Version", "1.78")
 	rec := httptest.NewRecorder()
 	if !serve(w.sim.Handler(), rec, req) || rec.Code != http.StatusOK {
-		return 0
+		return nil
 	}
 	var out struct {
-		Targets []json.RawMessage `json:"targets"`
+		Targets []struct {
+			VolumeID string `json:"volume_id"`
+		} `json:"targets"`
 	}
 	if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil {
 		w.violate("volume targets of %s: %v", w.nname(node), err)
 	}
-	return len(out.Targets)
+	ids := make([]string, 0, len(out.Targets))
+	for _, t := range out.Targets {
+		ids = append(ids, t.VolumeID)
+	}
+	return ids
 }
 
 // checkFault checks I5: an ERROR has a fault with a reason, a message that

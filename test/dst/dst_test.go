@@ -33,7 +33,12 @@ var defaultParams = params{nodes: 4, steps: 20}
 //     volumes, so another server could take a volume a target still pointed
 //     at (I3). Fixed in lifecycle.decideRelease: our targets come off such a
 //     node like our VIFs.
-var regressionSeeds = []int64{3, 52, 193, 67, 196, 213, 218, 243}
+//   - 7497, 9735: our instance_uuid leaves a node while our volume target is
+//     still on it, and another tenant reserves the node; I7 forbids touching
+//     it, and the release freed the volume with the target still pointing at
+//     it. Fixed: such volumes are stranded (status error, with the reason),
+//     never handed out again (lifecycle KindStrandVolumes).
+var regressionSeeds = []int64{3, 52, 193, 67, 196, 213, 218, 243, 7497, 9735}
 
 // dbDir is where the seeds' SQLite files live (a tmpfs when there is
 // one), with the bytes of an empty migrated database to start each from.

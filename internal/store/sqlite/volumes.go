@@ -24,9 +24,13 @@ const (
 	qDeleteVolume = "DELETE FROM volumes WHERE id = ? AND server_id = ''"
 	qUpdateVolume = `UPDATE volumes SET status = ?, node_id = ?, status_reason = ?, updated_at = ?
 		WHERE id = ? AND server_id = ? AND server_id <> ''`
-	qDestroyVolume = "DELETE FROM volumes WHERE id = ? AND server_id = ? AND server_id <> ''"
-	qFreeVolume    = `UPDATE volumes SET status = 'available', server_id = '', node_id = '', boot_index = -1,
-		delete_on_termination = FALSE, status_reason = '', updated_at = ?
+	qDestroyVolume = "DELETE FROM volumes WHERE id = ? AND server_id = ? AND server_id <> '' AND status <> 'error'"
+	// A stranded volume (status error) keeps its status, node and reason.
+	qFreeVolume = `UPDATE volumes SET
+		status = CASE WHEN status = 'error' THEN 'error' ELSE 'available' END,
+		node_id = CASE WHEN status = 'error' THEN node_id ELSE '' END,
+		status_reason = CASE WHEN status = 'error' THEN status_reason ELSE '' END,
+		server_id = '', boot_index = -1, delete_on_termination = FALSE, updated_at = ?
 		WHERE id = ? AND server_id = ? AND server_id <> ''`
 )
 
@@ -200,7 +204,8 @@ func (st *Store) VolumesOn(ctx context.Context, serverIDs []string) (map[string]
 
 // heldStatus reports whether status is one a held volume may have.
 func heldStatus(status string) bool {
-	return status == store.VolumeReserved || status == store.VolumeInUse || status == store.VolumeDeleting
+	return status == store.VolumeReserved || status == store.VolumeInUse || status == store.VolumeDeleting ||
+		status == store.VolumeError
 }
 
 // UpdateVolume writes Status (reserved, in-use or deleting), NodeID,
@@ -240,7 +245,8 @@ func (st *Store) ReleaseVolume(ctx context.Context, id, serverID string, destroy
 		var err error
 		if destroy {
 			_, err = tx.ExecContext(ctx, qDestroyVolume, id, serverID)
-		} else {
+		}
+		if err == nil { // a no-op when destroyed; frees (or keeps stranded) otherwise
 			_, err = tx.ExecContext(ctx, qFreeVolume, encTime(time.Now()), id, serverID)
 		}
 		if err != nil {

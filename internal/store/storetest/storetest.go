@@ -57,6 +57,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Ports", testPorts},
 		{"Volumes", testVolumes},
 		{"VolumeHolds", testVolumeHolds},
+		{"VolumeStranded", testVolumeStranded},
 		{"CreateServerReservesVolumes", testVolumesServer},
 		{"CreateServerVolumeRace", testVolumeRace},
 		{"Concurrency", testConcurrency},

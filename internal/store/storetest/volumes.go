@@ -225,6 +225,39 @@ func testVolumeHolds(t *testing.T, st store.Store) {
 	}
 }
 
+// testVolumeStranded: a volume marked error (its target left on a node ingot
+// may not touch) is neither freed nor destroyed by its server's release; it
+// keeps its node and reason with no server, and can then be deleted.
+func testVolumeStranded(t *testing.T, st store.Store) {
+	mustCreateVolume(t, st, "vs")
+	s := MinimalServer("s9", T0.Add(time.Minute))
+	s.Spec.Volumes = []lifecycle.VolumeRef{{ID: "vs", BootIndex: 0, DeleteOnTermination: true}}
+	mustCreate(t, st, s)
+	v, err := st.GetVolume(ctx(t), "vs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v.Status, v.NodeID, v.StatusReason = store.VolumeError, "node-x", "target left on node-x"
+	if err := st.UpdateVolume(ctx(t), v); err != nil {
+		t.Fatalf("UpdateVolume to error: %v", err)
+	}
+	for _, destroy := range []bool{true, false} {
+		if err := st.ReleaseVolume(ctx(t), "vs", "s9", destroy); err != nil {
+			t.Fatalf("ReleaseVolume(destroy=%v): %v", destroy, err)
+		}
+	}
+	got, err := st.GetVolume(ctx(t), "vs")
+	if err != nil {
+		t.Fatalf("stranded volume destroyed: %v", err)
+	}
+	if got.Status != store.VolumeError || got.ServerID != "" || got.NodeID != "node-x" || got.StatusReason == "" {
+		t.Fatalf("stranded volume after release: %+v", got)
+	}
+	if err := st.DeleteVolume(ctx(t), "vs"); err != nil {
+		t.Fatalf("DeleteVolume of a stranded volume: %v", err)
+	}
+}
+
 // requireUntouched checks that a refused CreateServer wrote nothing.
 func requireUntouched(t *testing.T, st store.Store, server string, free ...store.Volume) {
 	t.Helper()
