@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -126,10 +125,8 @@ func sweepFor(t testing.TB, p params, base, n int64, stopAfter int, match func(r
 		rests  atomic.Int64
 		mu     sync.Mutex
 		failed []result
-		// Seeds that ran into a known, open issue (see checkVolumes).
-		knownSeeds []int64
-		stop       atomic.Bool
-		wg         sync.WaitGroup
+		stop   atomic.Bool
+		wg     sync.WaitGroup
 	)
 	next.Store(base)
 	for range runtime.GOMAXPROCS(0) {
@@ -145,11 +142,6 @@ func sweepFor(t testing.TB, p params, base, n int64, stopAfter int, match func(r
 				ran.Add(1)
 				ticks.Add(int64(r.ticks))
 				rests.Add(int64(r.crashs))
-				if len(r.known) > 0 {
-					mu.Lock()
-					knownSeeds = append(knownSeeds, r.seed)
-					mu.Unlock()
-				}
 				if match(r) {
 					mu.Lock()
 					failed = append(failed, r)
@@ -162,11 +154,6 @@ func sweepFor(t testing.TB, p params, base, n int64, stopAfter int, match func(r
 		}()
 	}
 	wg.Wait()
-	if len(knownSeeds) > 0 {
-		slices.Sort(knownSeeds)
-		t.Logf("known open issue (volume target left on another tenant's node, see checkVolumes) in %d seed(s): %v",
-			len(knownSeeds), knownSeeds[:min(len(knownSeeds), 10)])
-	}
 	if r := ran.Load(); r > 0 {
 		t.Logf("%.1f ticks and %.1f crash-restarts per seed", float64(ticks.Load())/float64(r), float64(rests.Load())/float64(r))
 	}
@@ -185,9 +172,6 @@ func TestDST(t *testing.T) {
 		}
 		if r.failed() {
 			report(t, r)
-		}
-		for _, k := range r.known {
-			t.Logf("known open issue: %s", k)
 		}
 		t.Logf("seed %d: trace hash %016x, %d ticks, %d crash-restarts", seed, r.hash, r.ticks, r.crashs)
 		return

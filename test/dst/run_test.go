@@ -19,7 +19,6 @@ type result struct {
 	steps  int
 	ticks  int
 	crashs int
-	known  []string
 }
 
 func (r result) failed() bool { return len(r.errs) > 0 }
@@ -61,8 +60,7 @@ func runSeed(seed int64, p params, dir string, template []byte) result {
 	if len(w.errs) == 0 {
 		w.checkFinal()
 	}
-	return result{seed: seed, hash: w.trace.sum(), errs: w.errs, trace: w.trace.tail(), steps: p.steps, ticks: ticks, crashs: w.restarts,
-		known: w.known}
+	return result{seed: seed, hash: w.trace.sum(), errs: w.errs, trace: w.trace.tail(), steps: p.steps, ticks: ticks, crashs: w.restarts}
 }
 
 func (w *world) advanceAndTick() error {

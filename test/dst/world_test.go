@@ -88,7 +88,6 @@ type world struct {
 
 	trace *tracer
 	errs  []string
-	known []string // known, open issues seen (not failures; see checkVolumes)
 }
 
 // newWorld builds seed's world; template is a migrated, empty database
