@@ -189,12 +189,7 @@ func (s *Sim) handleCreateNode(c *rctx) {
 
 // nodeByInstance finds the node holding an instance UUID. Caller holds s.mu.
 func (s *Sim) nodeByInstance(instance string) *node {
-	for _, n := range s.order {
-		if n.InstanceUUID == instance {
-			return n
-		}
-	}
-	return nil
+	return s.byInstance[instance]
 }
 
 // setNodeFields copies the writable fields of body (create) or a patched
@@ -441,6 +436,9 @@ func (s *Sim) commitUpdate(n, upd *node, newName string, now time.Time) {
 		}
 	}
 	upd.Name = newName
+	instance := upd.InstanceUUID
+	upd.InstanceUUID = n.InstanceUUID
 	*n = *upd
+	s.setInstance(n, instance)
 	n.touch(now)
 }

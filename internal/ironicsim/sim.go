@@ -90,20 +90,23 @@ type Sim struct {
 	opts Options
 	clk  clock.Clock
 
-	mu      sync.Mutex
-	rng     *rand.Rand
-	seq     int64
-	nodes   map[string]*node // by UUID
-	byName  map[string]*node
-	order   []*node // creation order (Ironic sorts by internal id)
-	busy    map[*node]struct{}
-	ports   map[string]*port
-	portOrd []*port
-	macs    map[string]*port
-	conns   map[string]*volConnector
-	connOrd []*volConnector
-	targets map[string]*volTarget
-	tgtOrd  []*volTarget
+	mu     sync.Mutex
+	rng    *rand.Rand
+	seq    int64
+	nodes  map[string]*node // by UUID
+	byName map[string]*node
+	// byInstance indexes nodes by instance_uuid; every write of
+	// node.InstanceUUID goes through setInstance to keep it right.
+	byInstance map[string]*node
+	order      []*node // creation order (Ironic sorts by internal id)
+	busy       map[*node]struct{}
+	ports      map[string]*port
+	portOrd    []*port
+	macs       map[string]*port
+	conns      map[string]*volConnector
+	connOrd    []*volConnector
+	targets    map[string]*volTarget
+	tgtOrd     []*volTarget
 
 	faults []*faultRule
 	counts map[string]int
@@ -130,17 +133,18 @@ func New(opts Options) *Sim {
 		seed = time.Now().UnixNano()
 	}
 	s := &Sim{
-		opts:    opts,
-		clk:     opts.Clock,
-		rng:     rand.New(rand.NewSource(seed)),
-		nodes:   map[string]*node{},
-		byName:  map[string]*node{},
-		busy:    map[*node]struct{}{},
-		ports:   map[string]*port{},
-		macs:    map[string]*port{},
-		conns:   map[string]*volConnector{},
-		targets: map[string]*volTarget{},
-		counts:  map[string]int{},
+		opts:       opts,
+		clk:        opts.Clock,
+		rng:        rand.New(rand.NewSource(seed)),
+		nodes:      map[string]*node{},
+		byName:     map[string]*node{},
+		byInstance: map[string]*node{},
+		busy:       map[*node]struct{}{},
+		ports:      map[string]*port{},
+		macs:       map[string]*port{},
+		conns:      map[string]*volConnector{},
+		targets:    map[string]*volTarget{},
+		counts:     map[string]int{},
 	}
 	s.handler = s.newHandler()
 	return s
@@ -189,7 +193,21 @@ func (s *Sim) insertNode(n *node) {
 	if n.Name != "" {
 		s.byName[n.Name] = n
 	}
+	if n.InstanceUUID != "" {
+		s.byInstance[n.InstanceUUID] = n
+	}
 	s.order = append(s.order, n)
+}
+
+// setInstance sets a stored node's instance_uuid and keeps byInstance right.
+func (s *Sim) setInstance(n *node, instance string) {
+	if n.InstanceUUID != "" && s.byInstance[n.InstanceUUID] == n {
+		delete(s.byInstance, n.InstanceUUID)
+	}
+	n.InstanceUUID = instance
+	if instance != "" {
+		s.byInstance[instance] = n
+	}
 }
 
 // indexAfter returns the position in s.order just after the node with the
@@ -204,6 +222,9 @@ func (s *Sim) removeNode(n *node) {
 	delete(s.nodes, n.UUID)
 	if n.Name != "" && s.byName[n.Name] == n {
 		delete(s.byName, n.Name)
+	}
+	if n.InstanceUUID != "" && s.byInstance[n.InstanceUUID] == n {
+		delete(s.byInstance, n.InstanceUUID)
 	}
 	delete(s.busy, n)
 	i := sort.Search(len(s.order), func(i int) bool { return s.order[i].seq >= n.seq })

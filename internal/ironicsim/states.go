@@ -152,7 +152,7 @@ func (s *Sim) complete(n *node, at time.Time) {
 	case pendUndeploy:
 		// NOTE: instance_uuid and instance_info are cleared at the end of
 		// deleting, not at its start (facts §7D), with the tenant VIFs.
-		n.InstanceUUID = ""
+		s.setInstance(n, "")
 		n.InstanceInfo = map[string]any{}
 		delete(n.DriverInternalInfo, "is_whole_disk_image")
 		s.detachAllVIFs(n)
@@ -362,7 +362,7 @@ func (s *Sim) setMaintenance(n *node, on bool, reason string, now time.Time) {
 // back (state untouched). Idempotent.
 func (s *Sim) RemoveInstanceUUID(id string) error {
 	return s.withNode(id, func(n *node, now time.Time) error {
-		n.InstanceUUID = ""
+		s.setInstance(n, "")
 		n.touch(now)
 		return nil
 	})
