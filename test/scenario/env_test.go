@@ -244,12 +244,22 @@ func (e *env) checkInvariants(ids ...string) {
 
 // gate makes the whole Ironic unreachable (connections dropped) while down.
 type gate struct {
-	next http.Handler
-	down atomic.Bool
+	next    http.Handler
+	down    atomic.Bool
+	refused atomic.Int64 // calls dropped while down
+}
+
+// waitRefused waits until n more calls have been dropped: proof that ingot
+// kept working (and kept failing) against the dead Ironic.
+func (e *env) waitRefused(n int64) {
+	e.t.Helper()
+	target := e.gate.refused.Load() + n
+	e.WaitFor(fmt.Sprintf("%d Ironic calls refused", n), 10*time.Second, func() bool { return e.gate.refused.Load() >= target })
 }
 
 func (g *gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if g.down.Load() {
+		g.refused.Add(1)
 		if hj, ok := w.(http.Hijacker); ok {
 			if c, _, err := hj.Hijack(); err == nil {
 				_ = c.Close()

@@ -14,7 +14,7 @@ func TestS7IronicBackBeforeDeadline(t *testing.T) {
 	e := newEnv(t, envOpts{})
 	e.gate.down.Store(true)
 	id := e.create("s7")
-	time.Sleep(500 * time.Millisecond) // several ticks against a dead Ironic
+	e.waitRefused(3) // several ticks against a dead Ironic
 	if s, _ := e.Get(id); s.Status != "BUILD" {
 		t.Fatalf("status %s while Ironic is down, want BUILD", s.Status)
 	}
@@ -64,7 +64,7 @@ func TestS8DeleteWhileIronicDown(t *testing.T) {
 	if code == http.StatusOK && s.Status != "DELETED" {
 		t.Fatalf("after delete with Ironic down: %s", s.Status)
 	}
-	time.Sleep(400 * time.Millisecond)
+	e.waitRefused(3) // the release was tried, and failed, several times
 	if n, _ := e.sim.Node(node); n.InstanceUUID != id {
 		t.Fatalf("node released while Ironic was down?")
 	}
