@@ -5,7 +5,7 @@
 // performs a build step, and every 2xx is sent after the store committed.
 //
 // Endpoints (microversions 2.1–2.92 on the compute routes; see
-// /work/shared/openstack-cli-facts.md for why each exists):
+// docs/clients.md for why each exists):
 //
 //	GET  /  /v2.1  /v2.1/                          version documents (no auth)
 //	POST /v2.1/servers                             create → 202

@@ -25,7 +25,7 @@ const bdmSupported = `ingot attaches existing volumes only: source_type "volume"
 // each entry an existing volume by uuid, boot_index absent, null or
 // negative for a data volume (-1). Boot indexes that are set must be
 // 0, 1, … without gaps or repeats, as Nova requires (and Ironic refuses
-// two targets with one boot index on a node, ironic-facts §5).
+// two targets with one boot index on a node, docs/ironic.md §5).
 func parseBlockDevices(raw json.RawMessage) ([]lifecycle.VolumeRef, error) {
 	if raw == nil || string(raw) == "null" {
 		return nil, nil

@@ -245,7 +245,7 @@ func TestAdapter(t *testing.T) {
 	t.Run("ReserveRace", func(t *testing.T) {
 		// 8 parallel reservations of one node for different instances:
 		// exactly one wins; the others see ErrNodeAssociated or, when they hit
-		// the winner's lock, ErrNodeLocked (ironic-facts.md §3).
+		// the winner's lock, ErrNodeLocked (docs/ironic.md §3).
 		c, _ := newClient(t, h.URL, 0)
 		id := enroll(t, h, "race-a", "race")
 		errs := make([]error, 8)

@@ -19,7 +19,7 @@ var sentinels = []error{ErrNotFound, ErrNodeAssociated, ErrInstanceAssociated, E
 // rule maps a substring of Ironic's faultstring to a typed error. Ironic has
 // no machine-readable error code (faultcode is "Client" for all 4xx), so the
 // text is all there is; the strings below are quoted from the real Ironic
-// 21.4 bodies in ironic-facts.md §3, §5, §6, §7.
+// 21.4 bodies in docs/ironic.md §3, §5, §6, §7.
 type rule struct {
 	substr string
 	err    error
@@ -33,7 +33,7 @@ type rule struct {
 // allowed … states", "because the node is active") → ErrInvalidState; any
 // other 409 → ErrNodeLocked, i.e. transient. A conflict we do not recognise
 // is most likely the node being busy, and a transient error is bounded by the
-// caller's deadline (DESIGN.md I1), whereas a wrong "permanent" verdict would
+// caller's deadline (docs/DESIGN.md I1), whereas a wrong "permanent" verdict would
 // fail a build that a retry would have finished. The faultstring is kept in
 // the message either way.
 var conflictRules = []rule{
@@ -55,7 +55,7 @@ var badRequestRules = []rule{
 }
 
 // serverErrorRules: a few 500s are not transient. Ironic answers 500 when a
-// deploy's image_source has a bad form (ironic-facts.md §6); retrying the same
+// deploy's image_source has a bad form (docs/ironic.md §6); retrying the same
 // instance_info can never succeed.
 var serverErrorRules = []rule{
 	{"Validation of image href", ErrInvalid},

@@ -32,7 +32,7 @@ func httpErr(status int, body []byte) error {
 	return gophercloud.ErrUnexpectedResponseCode{Method: "PATCH", URL: "http://x/v1/nodes/n", Actual: status, Body: body}
 }
 
-// The bodies below are quoted from the real Ironic 21.4 (ironic-facts.md).
+// The bodies below are quoted from the real Ironic 21.4 (docs/ironic.md).
 func TestClassify(t *testing.T) {
 	const n = "320591b9-9e55-4462-9256-04440ef1ffa8"
 	refused := &url.Error{Op: "Get", URL: "http://127.0.0.1:1/v1", Err: &net.OpError{Op: "dial", Net: "tcp",

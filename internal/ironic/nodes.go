@@ -267,7 +267,7 @@ func (c *Client) Reserve(ctx context.Context, nodeID, instanceUUID string) (Node
 // PATCH. Repeatable: Ironic answers 200 when they are already absent. The
 // caller must have checked that the reservation is its own (I7): Ironic does
 // not protect a node reserved by someone else, nor an active node
-// (ironic-facts.md §11) — undeploy first. A deleted node is ErrNotFound.
+// (docs/ironic.md §11) — undeploy first. A deleted node is ErrNotFound.
 func (c *Client) Unreserve(ctx context.Context, nodeID string) error {
 	_, err := c.patchNode(ctx, nodeID, []patchOp{
 		{Op: "remove", Path: "/instance_uuid"},

@@ -49,7 +49,7 @@ func (c *Client) Deploy(ctx context.Context, nodeID string, req DeployRequest) e
 	}
 	opts := nodes.ProvisionStateOpts{Target: nodes.TargetActive}
 	if req.ConfigDrive != nil {
-		// NOTE: a JSON config drive needs microversion >= 1.56 (ironic-facts.md §6).
+		// NOTE: a JSON config drive needs microversion >= 1.56 (docs/ironic.md §6).
 		opts.ConfigDrive = req.ConfigDrive
 	}
 	return c.provision(ctx, nodeID, opts)
@@ -57,7 +57,7 @@ func (c *Client) Deploy(ctx context.Context, nodeID string, req DeployRequest) e
 
 // Undeploy asks Ironic to tear the node down (provision target "deleted").
 // Ironic then clears instance_uuid and instance_info and detaches VIFs at
-// the end of the teardown (ironic-facts.md §10). Not idempotent at Ironic: on
+// the end of the teardown (docs/ironic.md §10). Not idempotent at Ironic: on
 // an available node it is ErrInvalidState, while the node is locked (e.g.
 // still deploying) ErrNodeLocked.
 func (c *Client) Undeploy(ctx context.Context, nodeID string) error {

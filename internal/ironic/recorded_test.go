@@ -2,7 +2,7 @@ package ironic_test
 
 // Responses the noop-network Ironic of the test environments cannot produce
 // (it accepts every VIF call), replayed from the real bodies recorded with
-// network_interface=flat in ironic-facts.md §4.
+// network_interface=flat in docs/ironic.md §4.
 
 import (
 	"context"

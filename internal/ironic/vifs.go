@@ -11,7 +11,7 @@ import (
 
 // AttachVIF attaches a VIF (Neutron port id) to the node. Idempotent: a 409
 // "already attached" counts as success. With network_interface=noop Ironic
-// accepts anything and stores nothing (ironic-facts.md §4).
+// accepts anything and stores nothing (docs/ironic.md §4).
 func (c *Client) AttachVIF(ctx context.Context, nodeID, vifID string) error {
 	return c.do(ctx, "vif.attach", fmt.Sprintf("POST node %s vif %s", nodeID, vifID), func(ctx context.Context) error {
 		err := nodes.AttachVirtualInterface(ctx, c.sc, nodeID, nodes.VirtualInterfaceOpts{ID: vifID}).ExtractErr()
@@ -32,7 +32,7 @@ func (c *Client) DetachVIF(ctx context.Context, nodeID, vifID string) error {
 	return c.do(ctx, "vif.detach", action, func(ctx context.Context) error {
 		err := nodes.DetachVirtualInterface(ctx, c.sc, nodeID, vifID).ExtractErr()
 		// NOTE: Ironic answers 400 "Unable to detach VIF <v> from node <n>
-		// because it is not attached to it." (ironic-facts.md §4).
+		// because it is not attached to it." (docs/ironic.md §4).
 		if status, fault := httpFault(err); status == http.StatusBadRequest && strings.Contains(fault, "not attached") {
 			return fmt.Errorf("%w: %s: HTTP %d: %s", ErrNotFound, action, status, fault)
 		}

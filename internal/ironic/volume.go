@@ -12,7 +12,7 @@ import (
 // are raw calls on the same ServiceClient (library-notes.md). Creation is a
 // plain DB insert in Ironic, allowed in any state; deleting a target needs the
 // node's power_state to be exactly "power off", otherwise ErrInvalidState
-// (ironic-facts.md §5).
+// (docs/ironic.md §5).
 
 // VolumeConnector is a node's initiator identity (e.g. an iSCSI IQN).
 type VolumeConnector struct {

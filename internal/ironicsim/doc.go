@@ -1,7 +1,7 @@
 // Package ironicsim is a simulated OpenStack Ironic 21.4 (2023.1) for
 // ingot's tests and for `ingot sim`: the node, port, VIF and volume API a
 // compute service uses, with the real shapes, status codes and error texts
-// (measured in shared/ironic-facts.md), fault injection, a controllable clock
+// (measured in docs/ironic.md), fault injection, a controllable clock
 // and request accounting. It holds 10,000 nodes in memory.
 //
 // # Use

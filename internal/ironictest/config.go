@@ -20,7 +20,7 @@ type configParams struct {
 	DeployDelay     int // seconds, 0 for none
 }
 
-// configTmpl is the minimal working standalone config (ironic-facts.md §1)
+// configTmpl is the minimal working standalone config (docs/ironic.md §1)
 // plus what the harness needs:
 //   - custom-agent next to fake, for deploys that wait in "wait call-back"
 //     until deploy_callback_timeout (§8); custom-agent's prepare needs an API

@@ -12,7 +12,7 @@
 //
 // Every helper talks to Ironic at microversion 1.78 (the one ingot pins) and
 // calls t.Fatal when Ironic answers something unexpected. Facts about the real
-// Ironic that shaped the helpers are in ironic-facts.md (cited by section).
+// Ironic that shaped the helpers are in docs/ironic.md (cited by section).
 package ironictest
 
 import (
@@ -92,7 +92,7 @@ func Start(t testing.TB, opts Options) *Env {
 // killed with SIGKILL and started again (4–6 s). No graceful shutdown: a node
 // caught in "deploying" becomes "deploy failed" with "The deploying state
 // can't be resumed by conductor localhost. Moving to fail state."
-// (ironic-facts.md §1), one in "deleting" becomes "error" with the same text
+// (docs/ironic.md §1), one in "deleting" becomes "error" with the same text
 // for "deleting", and "wait call-back" stays. The simulator's Restart models
 // the same (pinned by test/contract, restart.transient-states-fail).
 func (e *Env) Restart(t testing.TB) {

@@ -29,7 +29,7 @@ func (r *Response) JSON() map[string]any {
 
 // Fault is the text of an Ironic error: the inner faultstring, or the inner
 // description of a routing-level error. NOTE: Ironic's error bodies are
-// double-encoded, {"error_message": "<JSON string>"} (ironic-facts.md §0).
+// double-encoded, {"error_message": "<JSON string>"} (docs/ironic.md §0).
 // Returns the raw body when it has neither.
 func (r *Response) Fault() string {
 	var outer struct {
@@ -57,7 +57,7 @@ func (r *Response) Fault() string {
 }
 
 // transient: worth retrying the same call (NodeLocked, no free conductor
-// worker, the concurrent unprovisioning limit; ironic-facts.md §6, §7).
+// worker, the concurrent unprovisioning limit; docs/ironic.md §6, §7).
 func (r *Response) transient() bool {
 	switch r.Status {
 	case http.StatusConflict:

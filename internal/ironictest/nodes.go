@@ -19,7 +19,7 @@ const (
 	// LongDeploy nodes use the custom-agent deploy interface: "deploying",
 	// then "wait call-back", unlocked, until Env.CallbackTimeout, so an
 	// out-of-band undeploy, maintenance or delete can happen "during the
-	// deploy" (ironic-facts.md §7B). Use an Env with a long CallbackTimeout.
+	// deploy" (docs/ironic.md §7B). Use an Env with a long CallbackTimeout.
 	LongDeploy
 	// Failing nodes are LongDeploy nodes in an Env with a short
 	// CallbackTimeout: they end "deploy failed", target "active", last_error
@@ -43,7 +43,7 @@ type NodeSpec struct {
 	Traits        []string // optional, e.g. CUSTOM_GOLD
 }
 
-// enrollVersion creates nodes directly in "available" (ironic-facts.md §2:
+// enrollVersion creates nodes directly in "available" (docs/ironic.md §2:
 // ≤1.10 skips enroll; resource_class then needs a PATCH at ≥1.21).
 const enrollVersion = "1.10"
 
@@ -174,7 +174,7 @@ func (e *Env) GetNode(t testing.TB, node string) map[string]any {
 // waits until the conductor has let go of the node (reservation null).
 // NOTE: the real Ironic shows a new state while its conductor still holds
 // the node's lock for a moment, and a call made then gets 409 NodeLocked
-// (ironic-facts.md §11); "deploy failed" keeps target_provision_state
+// (docs/ironic.md §11); "deploy failed" keeps target_provision_state
 // "active" (§8).
 func (e *Env) WaitProvisionState(t testing.TB, node, state string, timeout time.Duration) map[string]any {
 	t.Helper()

@@ -42,7 +42,7 @@ func (p *realProc) start() error {
 	logStart, _ := logf.Seek(0, io.SeekEnd)
 	// NOTE: eventlet binds with SO_REUSEPORT, so a second Ironic on a busy
 	// port starts "fine" and the kernel splits requests between the two
-	// (ironic-facts.md §0). Check the port right before the start, and count
+	// (docs/ironic.md §0). Check the port right before the start, and count
 	// the listeners once it is up.
 	if err := portFree(p.port); err != nil {
 		return fmt.Errorf("%w: %v", errPortShared, err)

@@ -143,7 +143,7 @@ func (r *Reconciler) detachVolumes(ctx context.Context, s *lifecycle.Server) lif
 	}
 	if len(doomedT)+len(doomedC) > 0 {
 		// NOTE: Ironic deletes targets and connectors only on a node whose
-		// power_state is exactly "power off" (ironic-facts.md §5), and a power
+		// power_state is exactly "power off" (docs/ironic.md §5), and a power
 		// change holds the node's lock for a moment: ask once, then come back
 		// on a later tick rather than racing the lock.
 		n, err := r.ironic.GetNode(ctx, s.NodeID)

@@ -111,7 +111,7 @@ func (c *C) status(r *resp, want int) *resp {
 }
 
 // fault is Ironic's error body: {"error_message": "<JSON string>"} holding
-// {"faultcode", "faultstring", "debuginfo"} (ironic-facts.md §0).
+// {"faultcode", "faultstring", "debuginfo"} (docs/ironic.md §0).
 func (c *C) fault(r *resp, status int, faultcode, faultstring string) {
 	c.status(r, status)
 	outer := c.obj(r)

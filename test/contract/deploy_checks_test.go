@@ -2,7 +2,7 @@ package contract
 
 import "github.com/ingot-dev/ingot/internal/ironictest"
 
-// Deploy and undeploy of Fast nodes (ironic-facts.md §6, §7C, §10).
+// Deploy and undeploy of Fast nodes (docs/ironic.md §6, §7C, §10).
 var deployChecks = []check{
 	{name: "deploy.fast", run: func(c *C) {
 		id := c.enroll(ironictest.Fast)

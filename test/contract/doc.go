@@ -6,7 +6,7 @@
 //	go test ./test/contract                      # simulator only
 //	INGOT_TEST_IRONIC=1 go test ./test/contract  # simulator and real Ironic
 //
-// The expected answers are the real Ironic's, as measured in ironic-facts.md.
+// The expected answers are the real Ironic's, as measured in docs/ironic.md.
 // A check that fails against the simulator only is a divergence of the
 // simulator; the failure message gives the call, the simulator's answer and
 // the real one. TestContractHasTeeth runs the checks against deliberately

@@ -16,7 +16,7 @@ func sorted(s []string) []string {
 	return out
 }
 
-// Node lists: fields, links, pagination, filters (ironic-facts.md §0, §9,
+// Node lists: fields, links, pagination, filters (docs/ironic.md §0, §9,
 // library-notes.md "Filtered pagination loses its filters").
 // Every list is filtered by the check's own resource class, because the
 // checks share one Ironic.

@@ -18,7 +18,7 @@ func (c *C) waitLocked() (id, inst string) {
 }
 
 // Fast deploys hold the node's lock for the whole "deploying" (and
-// "deleting") state; the slow profile makes it last seconds (ironic-facts.md §7A).
+// "deleting") state; the slow profile makes it last seconds (docs/ironic.md §7A).
 var lockedChecks = []check{
 	{name: "locked.deploying", profile: profSlow, run: func(c *C) {
 		id, inst := c.waitLocked()

@@ -14,7 +14,7 @@ func (c *C) waitCallback(kind ironictest.Kind) (id, inst string, n map[string]an
 	return id, inst, n
 }
 
-// Long deploys: custom-agent nodes in "wait call-back", unlocked (ironic-facts.md §7B, §8).
+// Long deploys: custom-agent nodes in "wait call-back", unlocked (docs/ironic.md §7B, §8).
 var longDeployChecks = []check{
 	{name: "longdeploy.wait-callback", run: func(c *C) {
 		id, inst, n := c.waitCallback(ironictest.LongDeploy)

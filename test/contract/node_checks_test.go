@@ -7,7 +7,7 @@ import (
 	"github.com/ingot-dev/ingot/internal/ironictest"
 )
 
-// Node create, get, delete (ironic-facts.md §2, §7C, §7D).
+// Node create, get, delete (docs/ironic.md §2, §7C, §7D).
 var nodeChecks = []check{
 	{name: "node.create-get", run: func(c *C) {
 		name := c.name()

@@ -7,7 +7,7 @@ import (
 	"github.com/ingot-dev/ingot/internal/ironictest"
 )
 
-// Reserving a node for an instance with PATCH /instance_uuid (ironic-facts.md §3, §11).
+// Reserving a node for an instance with PATCH /instance_uuid (docs/ironic.md §3, §11).
 var reserveChecks = []check{
 	{name: "reserve.add-idempotent", run: func(c *C) {
 		id := c.enroll(ironictest.Fast)

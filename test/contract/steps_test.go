@@ -65,7 +65,7 @@ func (c *C) reserve(id string) string {
 	return inst
 }
 
-// instanceInfo is what ingot writes before a deploy (ironic-facts.md §6).
+// instanceInfo is what ingot writes before a deploy (docs/ironic.md §6).
 func instanceInfo() map[string]any {
 	return map[string]any{
 		"image_source":   "http://127.0.0.1:1/img.qcow2",
@@ -99,7 +99,7 @@ func (c *C) provision(id string, body map[string]any) *resp {
 }
 
 // accepted checks a 202 of a state change: empty body and a Location
-// pointing at the node's states (ironic-facts.md §2).
+// pointing at the node's states (docs/ironic.md §2).
 func (c *C) accepted(r *resp, id string) {
 	c.status(r, 202)
 	if len(r.body) != 0 {
@@ -129,7 +129,7 @@ func (c *C) pollInterval() time.Duration {
 
 // provisionRetry sends a provision target, retrying while the node is
 // locked (a conductor can hold the lock briefly after a state is visible,
-// ironic-facts.md §11), and requires a 202.
+// docs/ironic.md §11), and requires a 202.
 func (c *C) provisionRetry(id, target string) {
 	var r *resp
 	poll(10*time.Second, 100*time.Millisecond, func() bool {
@@ -144,7 +144,7 @@ func isLocked(r *resp) bool {
 	return r.status == 409 && strings.Contains(string(r.body), "is locked by host")
 }
 
-// lockedText is NodeLocked's faultstring (ironic-facts.md §7).
+// lockedText is NodeLocked's faultstring (docs/ironic.md §7).
 func lockedText(id string) string {
 	return "Node " + id + " is locked by host localhost, please retry after the current operation is completed."
 }

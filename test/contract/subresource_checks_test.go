@@ -8,7 +8,7 @@ import (
 )
 
 // VIFs, ports, volume connectors and targets, maintenance, power
-// (ironic-facts.md §2, §4, §5, §7).
+// (docs/ironic.md §2, §4, §5, §7).
 var subresourceChecks = []check{
 	{name: "vif.noop", run: func(c *C) {
 		id := c.enroll(ironictest.Fast)

@@ -2,7 +2,7 @@ package contract
 
 import "github.com/ingot-dev/ingot/internal/ironictest"
 
-// Version documents and microversion negotiation (ironic-facts.md §0).
+// Version documents and microversion negotiation (docs/ironic.md §0).
 var versionChecks = []check{
 	{name: "version.root", run: func(c *C) {
 		r := c.status(c.send(noVersion, "GET", "/", nil), 200)

@@ -1,4 +1,4 @@
-// Package crash is the kill -9 suite (DESIGN.md S9): the real `ingot serve`
+// Package crash is the kill -9 suite (docs/DESIGN.md S9): the real `ingot serve`
 // binary, built with -tags crashpoints, is killed with SIGKILL at every step
 // boundary of a build and of a delete, restarted on the same database, and
 // every server must converge as if nothing happened: no leak, no duplicate

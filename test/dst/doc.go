@@ -2,7 +2,7 @@
 // Ironic simulator and the SQLite store on one manual clock, driven tick by
 // tick by a seeded generator of user requests, Ironic faults, out-of-band
 // operator actions, clock jumps and ingot crashes. The invariants of
-// shared/DESIGN.md §1 are checked after every step and at quiescence.
+// docs/DESIGN.md §1 are checked after every step and at quiescence.
 //
 //	go test ./test/dst                                  # the CI budget of seeds
 //	INGOT_DST_SEED=123 go test ./test/dst -run TestDST  # replay one seed

@@ -43,7 +43,7 @@ type cli struct {
 	mv  string
 }
 
-// newCLI is invocation A of shared/openstack-cli-facts.md: auth type none
+// newCLI is invocation A of docs/clients.md: auth type none
 // and the versioned compute endpoint, which the CLI also uses for its Glance
 // and Neutron look-ups. cloud, when set, selects an entry of a clouds.yaml
 // written into the test's directory instead (see cloudsYAML).

@@ -1,4 +1,4 @@
-// Package realironic runs the scenarios of DESIGN.md §3 marked R against a
+// Package realironic runs the scenarios of docs/DESIGN.md §3 marked R against a
 // real Ironic (Debian's, fake-hardware), through ingot's API. Long-deploy
 // nodes (custom-agent, unlocked in "wait call-back") give the window for
 // out-of-band actions during a deploy.

@@ -1,4 +1,4 @@
-// Package scale measures DESIGN.md §5's scale targets: many servers building
+// Package scale measures docs/DESIGN.md §5's scale targets: many servers building
 // at once against a large simulated inventory. It runs only when asked:
 //
 //	INGOT_SCALE=1000:10000 go test -run TestScale -v ./test/scale   # servers:nodes

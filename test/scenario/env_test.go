@@ -1,4 +1,4 @@
-// Package scenario runs DESIGN.md §3's scenario catalogue against the whole
+// Package scenario runs docs/DESIGN.md §3's scenario catalogue against the whole
 // service (API, reconciler, store, Ironic adapter) over HTTP, with the Ironic
 // simulator injecting the failures, and checks the invariants after each.
 package scenario

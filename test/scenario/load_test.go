@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// TestIronicCallsPerBuild pins DESIGN.md §5's load target: Ironic calls do not
+// TestIronicCallsPerBuild pins docs/DESIGN.md §5's load target: Ironic calls do not
 // grow with the number of builds waiting on a deploy. One bulk list per tick
 // serves every server; per-server calls are only the actions due (reserve,
 // VIF attach, deploy), never a GET per building server per tick.

@@ -137,7 +137,7 @@ func TestVolumesDeleteOnTermination(t *testing.T) {
 	}
 }
 
-// The exit paths of DESIGN.md §3 with one boot and one data volume.
+// The exit paths of docs/DESIGN.md §3 with one boot and one data volume.
 func TestVolumesExitPaths(t *testing.T) {
 	cases := []struct {
 		name   string
