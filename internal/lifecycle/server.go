@@ -130,7 +130,10 @@ type Spec struct {
 	UserData      string            `json:"user_data,omitempty"` // base64, as sent
 	Hostname      string            `json:"hostname,omitempty"`
 	KeyName       string            `json:"key_name,omitempty"`
-	Volumes       []VolumeRef       `json:"volumes,omitempty"`
+	// PublicKey is the key_name keypair's public key, copied at create as
+	// Nova does (a later keypair delete does not change the server).
+	PublicKey string      `json:"public_key,omitempty"`
+	Volumes   []VolumeRef `json:"volumes,omitempty"`
 }
 
 // VolumeRef is a volume requested through block_device_mapping_v2.
