@@ -23,7 +23,7 @@ func TestServerBodyPerMicroversion(t *testing.T) {
 	}
 	f.clock.Advance(90 * time.Second)
 	f.advance(id, func(s *lifecycle.Server) {
-		s.Phase, s.NodeID, s.Reserved, s.PortsAllocated = lifecycle.PhaseActive, "node-7", true, true
+		s.Phase, s.NodeID, s.PortsAllocated = lifecycle.PhaseActive, "node-7", true
 		s.LaunchedAt = f.clock.Now()
 	})
 
