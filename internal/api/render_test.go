@@ -12,7 +12,7 @@ import (
 )
 
 // TestServerBodyPerMicroversion checks the members the OpenStack CLI needs
-// (facts §4) and the version-dependent ones, in show and in the detail list.
+// (docs/clients.md) and the version-dependent ones, in show and in the detail list.
 func TestServerBodyPerMicroversion(t *testing.T) {
 	f := newFixture(t)
 	id := f.create("vm1")
