@@ -166,6 +166,20 @@ func (s *Sim) handleProvision(c *rctx) {
 		s.startDeploy(n, now, configdrive)
 	case "delete":
 		s.startTeardown(n, now)
+	case "rescue", "unrescue":
+		if verbOf(target) == "rescue" {
+			if pw, _ := body["rescue_password"].(string); pw == "" {
+				writeErr(c.w, badRequest(`A non-empty "rescue_password" is required when setting target provision state to rescue`))
+				return
+			}
+		}
+		if *n.ifaceField("rescue") == "no-rescue" {
+			// NOTE: Ironic 21.4 answers 500 (a "Server" fault) here.
+			writeErr(c.w, serverErr(http.StatusInternalServerError, "Failed to %s instance %s for node %s: Validation failed: Driver fake-hardware does not support rescue (disabled or not implemented).",
+				target, n.InstanceUUID, n.UUID))
+			return
+		}
+		s.startRescue(n, now, verbOf(target) == "rescue")
 	case "manage":
 		s.startManage(n, now)
 	case "provide":

@@ -37,6 +37,8 @@ const (
 	pendDeploy               // deploying → active | deploy failed | wait call-back
 	pendCallback             // wait call-back → deploy failed (callback timeout)
 	pendUndeploy             // deleting → (cleaning →) available
+	pendRescue               // rescuing → rescue
+	pendUnrescue             // unrescuing → active
 )
 
 // node is one Ironic node. Optional strings use "" for JSON null; nil maps
