@@ -92,9 +92,10 @@ type Network struct {
 // Default returns the configuration with every default applied and no catalogue.
 func Default() Config {
 	return Config{
-		Listen:           "127.0.0.1:8774",
-		Database:         "ingot.db",
-		Ironic:           Ironic{URL: "http://127.0.0.1:6385", Microversion: "1.78", Timeout: 30 * time.Second},
+		Listen:   "127.0.0.1:8774",
+		Database: "ingot.db",
+		Ironic: Ironic{URL: "http://127.0.0.1:6385", Microversion: "1.78", Timeout: 30 * time.Second,
+			Sim: Sim{Nodes: 8, ResourceClass: "baremetal", DeployTime: 3 * time.Second, UndeployTime: time.Second}},
 		PollInterval:     2 * time.Second,
 		DriftInterval:    30 * time.Second,
 		BuildTimeout:     60 * time.Minute,
@@ -112,7 +113,6 @@ func Dev(dataDir string) Config {
 	c := Default()
 	c.Database = dataDir + "/ingot.db"
 	c.Ironic.URL = "sim"
-	c.Ironic.Sim = Sim{Nodes: 8, ResourceClass: "baremetal", DeployTime: 3 * time.Second, UndeployTime: time.Second}
 	c.Flavors = []Flavor{{Name: "bm.small", ResourceClass: "baremetal", VCPUs: 8, RAMMB: 16384, DiskGB: 100}}
 	c.Images = []Image{{Name: "debian-12", URL: "http://images.example/debian-12.qcow2"}}
 	c.Networks = []Network{{Name: "provisioning", CIDR: "10.0.0.0/24"}}
@@ -166,6 +166,9 @@ func (c *Config) Normalize() error {
 	}
 	if c.Ironic.Sim.ResourceClass == "" {
 		c.Ironic.Sim.ResourceClass = "baremetal"
+	}
+	if c.Ironic.Sim.DeployTime < 0 || c.Ironic.Sim.UndeployTime < 0 {
+		bad("ironic.sim", "deploy_time and undeploy_time must not be negative")
 	}
 	positive := map[string]time.Duration{"poll_interval": c.PollInterval, "drift_interval": c.DriftInterval,
 		"build_timeout": c.BuildTimeout, "delete_timeout": c.DeleteTimeout, "maintenance_grace": c.MaintenanceGrace, "ironic.timeout": c.Ironic.Timeout}

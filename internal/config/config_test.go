@@ -80,3 +80,28 @@ func TestDevIsValid(t *testing.T) {
 		t.Fatalf("dev config incomplete: %+v", c)
 	}
 }
+
+// TestSimDefaults: `ironic.url: sim` alone starts the simulator README
+// describes (8 nodes of class baremetal, 3 s deploys, 1 s undeploys), and
+// any sim key given overrides only itself.
+func TestSimDefaults(t *testing.T) {
+	c, err := Parse([]byte("ironic: {url: sim}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Sim{Nodes: 8, ResourceClass: "baremetal", DeployTime: 3 * time.Second, UndeployTime: time.Second}
+	if c.Ironic.Sim != want {
+		t.Errorf("url: sim alone: sim = %+v, want %+v", c.Ironic.Sim, want)
+	}
+	c, err = Parse([]byte("ironic: {url: sim, sim: {nodes: 2, deploy_time: 10s}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want.Nodes, want.DeployTime = 2, 10*time.Second
+	if c.Ironic.Sim != want {
+		t.Errorf("sim: {nodes: 2, deploy_time: 10s}: sim = %+v, want %+v", c.Ironic.Sim, want)
+	}
+	if d := Dev("/data"); d.Ironic.Sim.Nodes != 8 {
+		t.Errorf("dev: %d nodes, want 8", d.Ironic.Sim.Nodes)
+	}
+}
