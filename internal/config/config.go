@@ -122,16 +122,25 @@ func Dev(dataDir string) Config {
 // Load reads a YAML file over the defaults and validates the result.
 // Unknown keys are errors, so a typo never passes silently.
 func Load(path string) (Config, error) {
+	return LoadOver(Default(), path)
+}
+
+// LoadOver reads a YAML file over base (e.g. Dev's configuration): keys in
+// the file replace base's, lists as a whole. The result is validated.
+func LoadOver(base Config, path string) (Config, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return Config{}, fmt.Errorf("config: %w", err)
 	}
-	return Parse(raw)
+	return parseOver(base, raw)
 }
 
 // Parse decodes YAML over the defaults and validates the result.
 func Parse(raw []byte) (Config, error) {
-	c := Default()
+	return parseOver(Default(), raw)
+}
+
+func parseOver(c Config, raw []byte) (Config, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(raw))
 	dec.KnownFields(true)
 	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) { // empty file: all defaults

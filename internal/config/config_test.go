@@ -1,6 +1,8 @@
 package config
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -103,5 +105,25 @@ func TestSimDefaults(t *testing.T) {
 	}
 	if d := Dev("/data"); d.Ironic.Sim.Nodes != 8 {
 		t.Errorf("dev: %d nodes, want 8", d.Ironic.Sim.Nodes)
+	}
+}
+
+// TestLoadOverDev: `serve --dev --config x.yaml` reads the file over the
+// development defaults; keys it leaves out keep Dev's values.
+func TestLoadOverDev(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.yaml")
+	if err := os.WriteFile(path, []byte("drift_interval: 500ms\nironic: {sim: {nodes: 3}}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dev := Dev("/data")
+	c, err := LoadOver(dev, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.DriftInterval != 500*time.Millisecond || c.Ironic.Sim.Nodes != 3 {
+		t.Errorf("file keys not applied: drift %s, nodes %d", c.DriftInterval, c.Ironic.Sim.Nodes)
+	}
+	if c.Ironic.URL != "sim" || c.Database != dev.Database || len(c.Flavors) != 1 || c.Ironic.Sim.DeployTime != 3*time.Second {
+		t.Errorf("dev defaults lost: %+v", c)
 	}
 }
