@@ -74,7 +74,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 
 	a.IronicURL = cfg.Ironic.URL
 	if a.IronicURL == "sim" {
-		if err := a.startSim(cfg.Ironic.Sim); err != nil {
+		if err := a.startSim(cfg.Ironic.Sim, cfg.SimStatePath()); err != nil {
 			a.Close()
 			return nil, err
 		}
@@ -141,10 +141,19 @@ func LifecycleConfig(c config.Config) lifecycle.Config {
 }
 
 // startSim runs the built-in simulated Ironic on a loopback port; ingot then
-// talks to it over HTTP exactly as to a real Ironic.
-func (a *App) startSim(c config.Sim) error {
+// talks to it over HTTP exactly as to a real Ironic. It keeps its state in
+// statePath (guarded by the database lock, like the database), so a restart
+// finds the nodes, and the servers on them, where they were; c.Nodes nodes
+// are created only when there is no state yet.
+func (a *App) startSim(c config.Sim, statePath string) error {
 	sim := ironicsim.New(ironicsim.Options{DeployTime: c.DeployTime, UndeployTime: c.UndeployTime})
-	sim.AddNodes(c.Nodes, ironicsim.NodeSpec{ResourceClass: c.ResourceClass})
+	restored, err := sim.Persist(statePath, func(err error) { a.Log.Warn("simulated Ironic: state not saved", "err", err) })
+	if err != nil {
+		return fmt.Errorf("simulated ironic: %w", err)
+	}
+	if !restored {
+		sim.AddNodes(c.Nodes, ironicsim.NodeSpec{ResourceClass: c.ResourceClass})
+	}
 	listen := c.Listen
 	if listen == "" {
 		listen = "127.0.0.1:0"
@@ -158,7 +167,8 @@ func (a *App) startSim(c config.Sim) error {
 	a.Sim = sim
 	a.IronicURL = "http://" + ln.Addr().String()
 	a.closers = append(a.closers, func() { _ = srv.Close() })
-	a.Log.Info("built-in simulated Ironic", "url", a.IronicURL, "nodes", c.Nodes, "resource_class", c.ResourceClass, "admin", a.IronicURL+"/_sim/")
+	a.Log.Info("built-in simulated Ironic", "url", a.IronicURL, "nodes", len(sim.Nodes()), "resource_class", c.ResourceClass,
+		"admin", a.IronicURL+"/_sim/", "state", statePath, "resumed", restored)
 	return nil
 }
 

@@ -56,6 +56,9 @@ type Sim struct {
 	DeployTime    time.Duration `yaml:"deploy_time"`
 	UndeployTime  time.Duration `yaml:"undeploy_time"`
 	Listen        string        `yaml:"listen"` // default 127.0.0.1:0 (a free port)
+	// State is the file the simulator keeps its nodes in across restarts
+	// (default: beside the database, see SimStatePath).
+	State string `yaml:"state"`
 }
 
 // Flavor maps a flavor to a resource class.
@@ -268,6 +271,16 @@ func (c *Config) Normalize() error {
 		seen["n"+n.ID], seen["nn"+n.Name] = true, true
 	}
 	return errors.Join(errs...)
+}
+
+// SimStatePath is where the built-in simulator keeps its state: ironic.sim.state,
+// or the database's path with ".ironicsim.json" appended, so the simulated
+// Ironic lives and dies with the database that refers to its nodes.
+func (c *Config) SimStatePath() string {
+	if c.Ironic.Sim.State != "" {
+		return c.Ironic.Sim.State
+	}
+	return c.Database + ".ironicsim.json"
 }
 
 // stableUUID derives a UUID from a name, so an id left out of the file stays

@@ -127,3 +127,17 @@ func TestLoadOverDev(t *testing.T) {
 		t.Errorf("dev defaults lost: %+v", c)
 	}
 }
+
+func TestSimStatePath(t *testing.T) {
+	c, err := Parse([]byte("database: /var/lib/ingot/ingot.db\nironic: {url: sim}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.SimStatePath(); got != "/var/lib/ingot/ingot.db.ironicsim.json" {
+		t.Errorf("default state path %q", got)
+	}
+	c.Ironic.Sim.State = "/tmp/sim.json"
+	if got := c.SimStatePath(); got != "/tmp/sim.json" {
+		t.Errorf("ironic.sim.state: path %q", got)
+	}
+}
