@@ -19,6 +19,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/ingot-dev/ingot/internal/catalog"
+	"github.com/ingot-dev/ingot/internal/lifecycle"
 	"github.com/ingot-dev/ingot/internal/network"
 )
 
@@ -94,6 +95,7 @@ type Network struct {
 
 // Default returns the configuration with every default applied and no catalogue.
 func Default() Config {
+	lc := lifecycle.DefaultConfig()
 	return Config{
 		Listen:   "127.0.0.1:8774",
 		Database: "ingot.db",
@@ -101,10 +103,10 @@ func Default() Config {
 			Sim: Sim{Nodes: 8, ResourceClass: "baremetal", DeployTime: 3 * time.Second, UndeployTime: time.Second}},
 		PollInterval:     2 * time.Second,
 		DriftInterval:    30 * time.Second,
-		BuildTimeout:     60 * time.Minute,
-		DeleteTimeout:    10 * time.Minute,
-		MaintenanceGrace: 5 * time.Minute,
-		MaxAttempts:      3,
+		BuildTimeout:     lc.BuildTimeout,
+		DeleteTimeout:    lc.DeleteTimeout,
+		MaintenanceGrace: lc.MaintenanceGrace,
+		MaxAttempts:      lc.MaxAttempts,
 		Workers:          32,
 		LogLevel:         "info",
 	}

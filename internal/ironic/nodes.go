@@ -128,7 +128,7 @@ func (c *Client) listNodes(ctx context.Context, filters url.Values, fields strin
 //
 // NOTE: Ironic 21.4 drops most filters (associated=False, maintenance=False,
 // provision_state, resource_class, …) from the `next` link it returns
-// (library-notes.md, "Filtered pagination loses its filters"), and
+// (docs/ironic.md §11, filtered pagination), and
 // gophercloud's pager follows `next` as given, so a filtered list longer than
 // one page would silently return unfiltered items. We therefore take only
 // Ironic's paging parameters (marker, sort) from `next` and rebuild the

@@ -78,15 +78,14 @@ type Config struct {
 // Reconciler is the loop. Create with New, run with Run, or drive tick by
 // tick with Tick (tests and the deterministic simulation).
 type Reconciler struct {
-	store   store.Store
-	ironic  Ironic
-	sched   Scheduler
-	ipam    IPAM
-	volumes VolumeStore // nil: no volume registry
-	clock   clock.Clock
-	log     *slog.Logger
-	cfg     Config
-	hooks   Hooks
+	store  store.Store
+	ironic Ironic
+	sched  Scheduler
+	ipam   IPAM
+	clock  clock.Clock
+	log    *slog.Logger
+	cfg    Config
+	hooks  Hooks
 
 	kick chan struct{}
 
@@ -101,7 +100,6 @@ type Deps struct {
 	Ironic    Ironic
 	Scheduler Scheduler
 	IPAM      IPAM
-	Volumes   VolumeStore
 	Clock     clock.Clock
 	Logger    *slog.Logger
 	Hooks     Hooks
@@ -134,7 +132,7 @@ func New(d Deps, cfg Config) *Reconciler {
 		d.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &Reconciler{
-		store: d.Store, ironic: d.Ironic, sched: d.Scheduler, ipam: d.IPAM, volumes: d.Volumes, clock: d.Clock, log: d.Logger,
+		store: d.Store, ironic: d.Ironic, sched: d.Scheduler, ipam: d.IPAM, clock: d.Clock, log: d.Logger,
 		cfg: cfg, hooks: d.Hooks, kick: make(chan struct{}, 1), ironicDown: map[string]bool{},
 	}
 }
@@ -218,7 +216,7 @@ func (r *Reconciler) Tick(ctx context.Context) (TickStats, error) {
 
 	now := r.clock.Now()
 	for _, s := range servers {
-		if !s.Phase.Stable() && now.After(r.deadline(s).Add(r.cfg.Interval)) {
+		if lifecycle.PastDue(s, r.cfg.Lifecycle, now, r.cfg.Interval) {
 			stats.PastDue++
 		}
 	}
@@ -233,13 +231,6 @@ func (r *Reconciler) report(start time.Time, stats TickStats) {
 	if r.hooks.PastDue != nil {
 		r.hooks.PastDue(stats.PastDue)
 	}
-}
-
-func (r *Reconciler) deadline(s *lifecycle.Server) time.Time {
-	if s.Desired == lifecycle.DesiredDeleted {
-		return s.DeleteRequestedAt.Add(r.cfg.Lifecycle.DeleteTimeout)
-	}
-	return s.Deadline
 }
 
 func (r *Reconciler) allInPhase(ctx context.Context, p lifecycle.Phase) ([]*lifecycle.Server, error) {

@@ -1,0 +1,188 @@
+package lifecycle
+
+import "testing"
+
+// TestApply is the Kind × Outcome table: for every effect and every outcome,
+// what Apply records (phase, fault reason, flags) and whether the tick stops.
+func TestApply(t *testing.T) {
+	type want struct {
+		next   bool   // a record is written
+		phase  Phase  // when next
+		reason Reason // when next: the fault's reason ("" none)
+		stop   bool
+		down   bool
+		check  func(*Server) string // further checks on the record
+	}
+	keep := want{stop: true}
+	withVols := func(s *Server) { vols(s) }
+	onNode := func(s *Server) { s.NodeID, s.VolumesOnNode = "node-a", true }
+	holdsVols := func(s *Server) { vols(s) }
+	tests := []struct {
+		kind    Kind
+		s       *Server
+		outcome Outcome
+		want    want
+	}{
+		{KindSchedule, srv(PhasePending), OK, want{next: true, phase: PhaseReserving, check: func(n *Server) string {
+			if n.NodeID != "node-b" {
+				return "node not recorded"
+			}
+			return ""
+		}}},
+		{KindSchedule, srv(PhasePending), NoCandidate, want{next: true, phase: PhaseError, reason: ReasonNoValidHost}},
+		{KindSchedule, srv(PhasePending, func(s *Server) {
+			s.Attempts = []Attempt{{Node: "node-a", Reason: ReasonNodeDeleted, Message: "node node-a was deleted"}}
+		}), NoCandidate, want{next: true, phase: PhaseError, reason: ReasonNodeDeleted}},
+		{KindSchedule, srv(PhasePending), Transient, keep},
+		{KindSchedule, srv(PhasePending), Unreachable, want{stop: true, down: true}},
+
+		{KindReserve, srv(PhaseReserving), OK, want{next: true, phase: PhaseNetworking, check: func(n *Server) string {
+			if !n.PortsAllocated {
+				return "ports not recorded before their allocation"
+			}
+			return ""
+		}}},
+		{KindReserve, srv(PhaseReserving), Taken, want{next: true, phase: PhasePending, check: noAttemptNoNode}},
+		{KindReserve, srv(PhaseReserving), Rejected, want{next: true, phase: PhasePending, check: noAttemptNoNode}},
+		{KindReserve, srv(PhaseReserving), Gone, want{next: true, phase: PhasePending, check: func(n *Server) string {
+			if s := noAttemptNoNode(n); s != "" {
+				return s
+			}
+			if len(n.Excluded) != 1 {
+				return "a gone node is not excluded"
+			}
+			return ""
+		}}},
+		{KindReserve, srv(PhaseReserving), Transient, keep},
+		{KindReserve, srv(PhaseReserving), InvalidState, keep},
+		{KindReserve, srv(PhaseReserving), Unreachable, want{stop: true, down: true}},
+
+		{KindNetwork, srv(PhaseNetworking), OK, want{next: true, phase: PhaseDeploying, check: func(n *Server) string {
+			if !n.DeployRequested {
+				return "deploy not recorded before it is requested"
+			}
+			return ""
+		}}},
+		{KindNetwork, srv(PhaseNetworking, withVols), OK, want{next: true, phase: PhaseVolumes, check: func(n *Server) string {
+			if !n.VolumesOnNode {
+				return "volume targets not recorded before they are created"
+			}
+			return ""
+		}}},
+		{KindNetwork, srv(PhaseNetworking), Exhausted, want{next: true, phase: PhaseReleasing, reason: ReasonNetworkAllocationFailed}},
+		{KindNetwork, srv(PhaseNetworking), Gone, want{next: true, phase: PhaseReleasing, reason: ReasonNodeDeleted}},
+		{KindNetwork, srv(PhaseNetworking), Rejected, want{next: true, phase: PhaseReleasing, reason: ReasonVIFAttachFailed}},
+		{KindNetwork, srv(PhaseNetworking), Taken, want{next: true, phase: PhaseReleasing, reason: ReasonVIFAttachFailed}},
+		{KindNetwork, srv(PhaseNetworking), Transient, keep},
+
+		{KindAttachVolumes, srv(PhaseVolumes, withVols, onNode), OK, want{next: true, phase: PhaseDeploying, check: func(n *Server) string {
+			if !n.DeployRequested || !n.VolumesOnNode {
+				return "deploy not recorded, or targets forgotten"
+			}
+			return ""
+		}}},
+		{KindAttachVolumes, srv(PhaseVolumes, withVols, onNode), Gone, want{next: true, phase: PhaseReleasing, reason: ReasonNodeDeleted}},
+		{KindAttachVolumes, srv(PhaseVolumes, withVols, onNode), Rejected, want{next: true, phase: PhaseReleasing, reason: ReasonVolumeAttachFailed}},
+		{KindAttachVolumes, srv(PhaseVolumes, withVols, onNode), InvalidState, keep},
+
+		{KindDeploy, srv(PhaseDeploying), OK, keep},
+		{KindDeploy, srv(PhaseDeploying), Gone, want{next: true, phase: PhaseReleasing, reason: ReasonNodeDeleted}},
+		{KindDeploy, srv(PhaseDeploying), Rejected, want{next: true, phase: PhaseReleasing, reason: ReasonInvalidRequest}},
+		{KindDeploy, srv(PhaseDeploying), Unreachable, want{stop: true, down: true}},
+
+		{KindUndeploy, srv(PhaseReleasing, withFault(ReasonDeployFailed)), OK, keep},
+		{KindUndeploy, srv(PhaseReleasing, withFault(ReasonDeployFailed)), Gone, want{next: true, phase: PhaseReleasing, reason: ReasonDeployFailed, stop: true, check: noNodeHeld}},
+		{KindUndeploy, srv(PhaseReleasing, withFault(ReasonDeployFailed)), Rejected, keep},
+
+		{KindUnreserve, srv(PhaseReleasing, withFault(ReasonDeployFailed)), OK, want{next: true, phase: PhaseReleasing, reason: ReasonDeployFailed, check: noNodeHeld}},
+		{KindUnreserve, srv(PhaseError, withFault(ReasonDeployFailed)), Gone, want{next: true, phase: PhaseError, reason: ReasonDeployFailed, check: noNodeHeld}},
+		{KindUnreserve, srv(PhaseReleasing, withFault(ReasonDeployFailed)), Transient, keep},
+
+		{KindDetachVolumes, srv(PhaseReleasing, holdsVols, onNode, withFault(ReasonDeployFailed)), OK, want{next: true, phase: PhaseReleasing, reason: ReasonDeployFailed, check: func(n *Server) string {
+			if n.VolumesOnNode || n.NodeID == "" {
+				return "targets not forgotten, or the node dropped too early"
+			}
+			return ""
+		}}},
+		{KindDetachVolumes, srv(PhaseReleasing, holdsVols, onNode, withFault(ReasonDeployFailed)), Gone, want{next: true, phase: PhaseReleasing, reason: ReasonDeployFailed}},
+		{KindDetachVolumes, srv(PhaseReleasing, holdsVols, onNode, withFault(ReasonDeployFailed)), Transient, keep},
+
+		{KindReleaseVolumes, srv(PhaseError, holdsVols, noNode, withFault(ReasonDeployFailed)), OK, want{next: true, phase: PhaseError, reason: ReasonDeployFailed, check: func(n *Server) string {
+			if !n.VolumesReleased || n.HoldsVolumes() {
+				return "volumes still held"
+			}
+			return ""
+		}}},
+		{KindReleaseVolumes, srv(PhaseError, holdsVols, noNode, withFault(ReasonDeployFailed)), Transient, keep},
+
+		{KindFreePorts, srv(PhaseError, noNode, withFault(ReasonDeployFailed), func(s *Server) { s.PortsAllocated = true }), OK, want{next: true, phase: PhaseError, reason: ReasonDeployFailed, check: func(n *Server) string {
+			if n.PortsAllocated {
+				return "ports still recorded"
+			}
+			return ""
+		}}},
+		{KindFreePorts, srv(PhaseError, noNode, withFault(ReasonDeployFailed)), Transient, keep},
+	}
+	for _, tt := range tests {
+		name := tt.kind.String() + "/" + tt.outcome.String() + "/" + string(tt.s.Phase)
+		t.Run(name, func(t *testing.T) {
+			before := tt.s.Clone()
+			r := Result{Outcome: tt.outcome, Message: "m"}
+			if tt.kind == KindSchedule && tt.outcome == OK {
+				r.Node = "node-b"
+			}
+			ap := Apply(tt.s, Action{Kind: tt.kind}, r, t0, cfg())
+			if (ap.Next != nil) != tt.want.next {
+				t.Fatalf("record written = %v, want %v (%+v)", ap.Next != nil, tt.want.next, ap.Next)
+			}
+			if ap.Stop != tt.want.stop || ap.IronicDown != tt.want.down {
+				t.Errorf("stop, down = %v, %v; want %v, %v", ap.Stop, ap.IronicDown, tt.want.stop, tt.want.down)
+			}
+			if tt.s.Phase != before.Phase || tt.s.NodeID != before.NodeID || len(tt.s.Attempts) != len(before.Attempts) {
+				t.Errorf("Apply mutated its input")
+			}
+			if ap.Next == nil {
+				return
+			}
+			n := ap.Next
+			if n.Phase != tt.want.phase {
+				t.Errorf("phase = %s, want %s", n.Phase, tt.want.phase)
+			}
+			got := Reason("")
+			if n.Fault != nil {
+				got = n.Fault.Reason
+			}
+			if got != tt.want.reason {
+				t.Errorf("fault reason = %q, want %q", got, tt.want.reason)
+			}
+			if n.Phase == PhaseError && (n.Fault == nil || n.Fault.Message == "") {
+				t.Errorf("ERROR without an explaining fault (I5)")
+			}
+			if len(ap.Events) == 0 {
+				t.Errorf("a recorded transition without an event")
+			}
+			if !n.UpdatedAt.Equal(t0) {
+				t.Errorf("UpdatedAt not stamped")
+			}
+			if tt.want.check != nil {
+				if msg := tt.want.check(n); msg != "" {
+					t.Error(msg)
+				}
+			}
+		})
+	}
+}
+
+func noAttemptNoNode(n *Server) string {
+	if n.NodeID != "" || len(n.Attempts) != 0 {
+		return "a lost reservation spent an attempt or kept the node"
+	}
+	return ""
+}
+
+func noNodeHeld(n *Server) string {
+	if n.NodeID != "" {
+		return "node still held"
+	}
+	return ""
+}
