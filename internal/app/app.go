@@ -137,6 +137,7 @@ func LifecycleConfig(c config.Config) lifecycle.Config {
 		DeleteTimeout:    c.DeleteTimeout,
 		MaintenanceGrace: c.MaintenanceGrace,
 		MaxAttempts:      c.MaxAttempts,
+		CapacityWait:     c.CapacityWait,
 	}
 }
 

@@ -33,6 +33,7 @@ type Config struct {
 	BuildTimeout     time.Duration `yaml:"build_timeout"`
 	DeleteTimeout    time.Duration `yaml:"delete_timeout"`
 	MaintenanceGrace time.Duration `yaml:"maintenance_grace"`
+	CapacityWait     time.Duration `yaml:"capacity_wait"`
 	MaxAttempts      int           `yaml:"max_attempts"`
 	Workers          int           `yaml:"workers"`
 	LogLevel         string        `yaml:"log_level"`
@@ -106,6 +107,7 @@ func Default() Config {
 		BuildTimeout:     lc.BuildTimeout,
 		DeleteTimeout:    lc.DeleteTimeout,
 		MaintenanceGrace: lc.MaintenanceGrace,
+		CapacityWait:     lc.CapacityWait,
 		MaxAttempts:      lc.MaxAttempts,
 		Workers:          32,
 		LogLevel:         "info",
@@ -186,6 +188,9 @@ func (c *Config) Normalize() error {
 	}
 	positive := map[string]time.Duration{"poll_interval": c.PollInterval, "drift_interval": c.DriftInterval,
 		"build_timeout": c.BuildTimeout, "delete_timeout": c.DeleteTimeout, "maintenance_grace": c.MaintenanceGrace, "ironic.timeout": c.Ironic.Timeout}
+	if c.CapacityWait < 0 {
+		bad("capacity_wait", "must not be negative (0 turns the wait off), got %s", c.CapacityWait)
+	}
 	for k, d := range positive {
 		if d <= 0 {
 			bad(k, "must be a positive duration such as 2s or 60m, got %s", d)

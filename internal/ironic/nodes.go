@@ -100,6 +100,14 @@ func (c *Client) ListAvailable(ctx context.Context, resourceClass string) ([]Nod
 	return c.listNodes(ctx, q, nodeFields)
 }
 
+// ListClass returns every node of resourceClass, whatever its state (the
+// scheduler counts those on their way back when none is available).
+func (c *Client) ListClass(ctx context.Context, resourceClass string) ([]Node, error) {
+	q := url.Values{}
+	q.Set("resource_class", resourceClass)
+	return c.listNodes(ctx, q, viewFields)
+}
+
 // ListNodes returns every node (the inventory, for `ingot node list`).
 func (c *Client) ListNodes(ctx context.Context) ([]Node, error) {
 	return c.listNodes(ctx, url.Values{}, nodeFields)

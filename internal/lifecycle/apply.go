@@ -45,6 +45,12 @@ type Result struct {
 	Outcome Outcome
 	Message string // what Ironic or the allocator said
 	Node    string // KindSchedule: the node chosen
+	// Returning (KindSchedule, NoCandidate): nodes of the class on their way
+	// back — being cleaned, or held by servers of ours that are letting go.
+	Returning int
+	// View (KindReserve): the node as Ironic answered the reservation (or,
+	// when it was refused as locked, as Ironic shows it now); nil if unknown.
+	View *NodeView
 }
 
 // Applied is the consequence of an effect.
@@ -62,6 +68,9 @@ type Applied struct {
 // Outcomes an effect does not name leave the record as it is and look again
 // next tick; the deadline bounds how long.
 func Apply(s *Server, a Action, r Result, now time.Time, cfg Config) Applied {
+	if a.Kind == KindReserve && r.Outcome == Transient && r.View != nil {
+		return applyReserve(s, r, now) // refused while the node is busy: see what it is busy with
+	}
 	switch r.Outcome {
 	case Transient, InvalidState:
 		return Applied{Stop: true}
@@ -70,7 +79,7 @@ func Apply(s *Server, a Action, r Result, now time.Time, cfg Config) Applied {
 	}
 	switch a.Kind {
 	case KindSchedule:
-		return applySchedule(s, r, now)
+		return applySchedule(s, r, now, cfg)
 	case KindReserve:
 		return applyReserve(s, r, now)
 	case KindNetwork:
@@ -135,7 +144,20 @@ func Apply(s *Server, a Action, r Result, now time.Time, cfg Config) Applied {
 	return Applied{Stop: true}
 }
 
-func applySchedule(s *Server, r Result, now time.Time) Applied {
+func applySchedule(s *Server, r Result, now time.Time, cfg Config) Applied {
+	if r.Outcome == NoCandidate && r.Returning > 0 {
+		switch {
+		case s.CapacityWaitSince.IsZero() && cfg.CapacityWait > 0:
+			n := s.Clone()
+			n.CapacityWaitSince = now
+			a := applied(n, now, event(s, now, "conductor_schedule_and_build_instances", "",
+				fmt.Sprintf("no node of resource class %q is free; %d on the way back, waiting up to %s", s.Spec.ResourceClass, r.Returning, cfg.CapacityWait)))
+			a.Stop = true
+			return a
+		case now.Sub(s.CapacityWaitSince) < cfg.CapacityWait:
+			return Applied{Stop: true}
+		}
+	}
 	if r.Outcome == NoCandidate {
 		var f *Fault
 		if len(s.Attempts) == 0 {
@@ -143,6 +165,9 @@ func applySchedule(s *Server, r Result, now time.Time) Applied {
 				Step: StepSchedule, At: now}
 			if r.Message != "" {
 				f.Message += ": " + r.Message
+			}
+			if !s.CapacityWaitSince.IsZero() {
+				f.Message += fmt.Sprintf(" (waited %s for nodes on their way back)", now.Sub(s.CapacityWaitSince).Round(time.Second))
 			}
 		} else {
 			last := s.Attempts[len(s.Attempts)-1]
@@ -160,6 +185,22 @@ func applySchedule(s *Server, r Result, now time.Time) Applied {
 }
 
 func applyReserve(s *Server, r Result, now time.Time) Applied {
+	if v := r.View; v != nil && (r.Outcome == OK || r.Outcome == Transient) {
+		fit := v.State == NodeAvailable && !v.Maintenance
+		switch {
+		case v.Holder == HeldByUs && !fit:
+			// Ours now, but the scheduler's view was stale: give it back at
+			// once and choose another, without spending an attempt.
+			n, ev := giveBack(s, now, unfitReason(s, v))
+			return applied(n, now, ev)
+		case v.Holder != HeldByUs && r.Outcome == Transient && !fit:
+			// Refused because the node is busy with something else.
+			return rechoose(s, now, fmt.Sprintf("node %s could not be reserved: %s", s.NodeID, unfitReason(s, v)), false)
+		case v.Holder == HeldByUs && r.Outcome == Transient:
+			// An earlier reservation of ours went through; its answer was lost.
+			r.Outcome = OK
+		}
+	}
 	switch r.Outcome {
 	case OK:
 		n, ev := toNetworking(s, now)
@@ -167,16 +208,28 @@ func applyReserve(s *Server, r Result, now time.Time) Applied {
 	case Taken, Gone, Rejected:
 		// The node was taken (or vanished) between the choice and the
 		// reservation: choose again without spending an attempt.
-		n := dropNode(s)
-		n.Phase = PhasePending
-		n.PhaseSince = now
-		if r.Outcome == Gone && !slices.Contains(n.Excluded, s.NodeID) {
-			n.Excluded = append(n.Excluded, s.NodeID)
-		}
-		return applied(n, now, event(s, now, "compute_reserve_node", ResultError,
-			fmt.Sprintf("node %s could not be reserved (%s: %s); choosing another", s.NodeID, r.Outcome, r.Message)))
+		return rechoose(s, now, fmt.Sprintf("node %s could not be reserved (%s: %s)", s.NodeID, r.Outcome, r.Message), r.Outcome == Gone)
 	}
 	return Applied{Stop: true}
+}
+
+// rechoose sends a server whose reservation did not happen back to the
+// scheduler, without spending an attempt.
+func rechoose(s *Server, now time.Time, why string, exclude bool) Applied {
+	n := dropNode(s)
+	n.Phase = PhasePending
+	n.PhaseSince = now
+	if exclude && !slices.Contains(n.Excluded, s.NodeID) {
+		n.Excluded = append(n.Excluded, s.NodeID)
+	}
+	return applied(n, now, event(s, now, "compute_reserve_node", ResultError, why+"; choosing another"))
+}
+
+func unfitReason(s *Server, v *NodeView) string {
+	if v.Maintenance {
+		return fmt.Sprintf("node %s is in maintenance", s.NodeID)
+	}
+	return fmt.Sprintf("node %s is %s, not available", s.NodeID, v.Shown)
 }
 
 // released records that the server no longer holds its node.

@@ -1,6 +1,10 @@
 package lifecycle
 
-import "testing"
+import (
+	"strings"
+	"testing"
+	"time"
+)
 
 // TestApply is the Kind × Outcome table: for every effect and every outcome,
 // what Apply records (phase, fault reason, flags) and whether the tick stops.
@@ -185,4 +189,67 @@ func noNodeHeld(n *Server) string {
 		return "node still held"
 	}
 	return ""
+}
+
+// TestApplyStaleViews: the reservation's answer and the scheduler's "nodes
+// on their way back" decide what a stale inventory costs (S21 and the
+// delete-then-create case): never an attempt, at most capacity_wait.
+func TestApplyStaleViews(t *testing.T) {
+	answered := func(v NodeView) Result { return Result{View: &v} }
+	returning := Result{Outcome: NoCandidate, Returning: 1}
+	waiting := func(d time.Duration) func(*Server) { return func(s *Server) { s.CapacityWaitSince = t0.Add(-d) } }
+	tests := []struct {
+		name    string
+		kind    Kind
+		s       *Server
+		outcome Outcome
+		res     Result
+		next    bool
+		phase   Phase
+		reason  Reason
+	}{
+		{"reserved in maintenance: given back", KindReserve, srv(PhaseReserving), OK, answered(node("available", inMaint)), true, PhaseReleasing, ReasonNodeUnsuitable},
+		{"reserved while cleaning: given back", KindReserve, srv(PhaseReserving), OK, answered(node("cleaning")), true, PhaseReleasing, ReasonNodeUnsuitable},
+		{"reserved and fit", KindReserve, srv(PhaseReserving), OK, answered(node("available")), true, PhaseNetworking, ""},
+		{"locked by its cleaning: choose another", KindReserve, srv(PhaseReserving), Transient, answered(node("cleaning", noInstance)), true, PhasePending, ""},
+		{"locked, but our earlier PATCH went through", KindReserve, srv(PhaseReserving), Transient, answered(node("available")), true, PhaseNetworking, ""},
+		{"locked for a moment: try again", KindReserve, srv(PhaseReserving), Transient, answered(node("available", noInstance)), false, "", ""},
+		{"nothing free, nodes coming back: wait", KindSchedule, srv(PhasePending), NoCandidate, returning, true, PhasePending, ""},
+		{"still within capacity_wait", KindSchedule, srv(PhasePending, waiting(time.Minute)), NoCandidate, returning, false, "", ""},
+		{"capacity_wait over", KindSchedule, srv(PhasePending, waiting(3*time.Minute)), NoCandidate, returning, true, PhaseError, ReasonNoValidHost},
+		{"nothing coming back: at once", KindSchedule, srv(PhasePending), NoCandidate, Result{}, true, PhaseError, ReasonNoValidHost},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := tt.res
+			r.Outcome = tt.outcome
+			ap := Apply(tt.s, Action{Kind: tt.kind}, r, t0, cfg())
+			if (ap.Next != nil) != tt.next {
+				t.Fatalf("record written = %v, want %v", ap.Next != nil, tt.next)
+			}
+			if ap.Next == nil {
+				return
+			}
+			if ap.Next.Phase != tt.phase {
+				t.Errorf("phase = %s, want %s", ap.Next.Phase, tt.phase)
+			}
+			if len(ap.Next.Attempts) != len(tt.s.Attempts) {
+				t.Errorf("an attempt was spent")
+			}
+			if tt.reason != "" && (ap.Next.Fault == nil || ap.Next.Fault.Reason != tt.reason) {
+				t.Errorf("fault = %+v, want %s", ap.Next.Fault, tt.reason)
+			}
+			if tt.reason == ReasonNoValidHost && !tt.s.CapacityWaitSince.IsZero() && !strings.Contains(ap.Next.Fault.Message, "waited") {
+				t.Errorf("the fault does not say it waited: %q", ap.Next.Fault.Message)
+			}
+			if tt.phase == PhasePending && tt.kind == KindSchedule && !ap.Next.CapacityWaitSince.Equal(t0) {
+				t.Errorf("capacity wait not recorded")
+			}
+		})
+	}
+	// After the give-back's release, the server chooses again, attempts untouched.
+	s := srv(PhaseReleasing, noNode, func(s *Server) { s.Fault = &Fault{Reason: ReasonNodeUnsuitable, Message: "m", Node: "node-a"} })
+	if a := Decide(Input{Server: s, Now: t0}, cfg()); a.Kind != KindSave || a.Next.Phase != PhasePending || len(a.Next.Attempts) != 0 {
+		t.Errorf("after a give-back: %v %+v", a.Kind, a.Next)
+	}
 }

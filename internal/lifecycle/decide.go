@@ -12,6 +12,9 @@ type Config struct {
 	DeleteTimeout    time.Duration // deadline of a delete, from the request
 	MaintenanceGrace time.Duration // how long a deploy may sit in maintenance before it fails
 	MaxAttempts      int           // node attempts before ERROR
+	// CapacityWait is how long a build waits for nodes of its class that are
+	// on their way back (being cleaned or released) before no_valid_host.
+	CapacityWait time.Duration
 }
 
 // DefaultConfig is what ingot runs with unless configured otherwise.
@@ -21,6 +24,7 @@ func DefaultConfig() Config {
 		DeleteTimeout:    10 * time.Minute,
 		MaintenanceGrace: 5 * time.Minute,
 		MaxAttempts:      3,
+		CapacityWait:     2 * time.Minute,
 	}
 }
 
@@ -243,6 +247,10 @@ func afterRelease(in Input, cfg Config) Action {
 	if s.VolumesStrandedOn != "" {
 		n := toError(s, in.Now, strandedFault(s, in.Now))
 		return save(n, in.Now, "volumes stranded", errorEvent(n, in.Now))
+	}
+	if s.Fault != nil && s.Fault.Reason == ReasonNodeUnsuitable {
+		return save(toRescheduled(s, in.Now), in.Now, "unsuitable node given back",
+			event(s, in.Now, "reschedule", ResultSuccess, "node given back; choosing another without spending an attempt"))
 	}
 	if s.Fault != nil && s.Fault.Reason.Reschedulable() && len(s.Attempts) < cfg.MaxAttempts {
 		return save(toRescheduled(s, in.Now), in.Now, "rescheduling",

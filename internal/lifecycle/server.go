@@ -76,6 +76,10 @@ const (
 	// ReasonVolumeStranded: a volume's target is left on a node another
 	// instance holds, so it cannot be attached anywhere else (I8).
 	ReasonVolumeStranded Reason = "volume_stranded"
+	// ReasonNodeUnsuitable: the reserved node turned out to be in maintenance
+	// or not available (the scheduler's view was stale); it is given back and
+	// another chosen without spending an attempt.
+	ReasonNodeUnsuitable Reason = "node_unsuitable"
 )
 
 // Reschedulable reports whether another node may succeed where this failure happened.
@@ -185,6 +189,9 @@ type Server struct {
 
 	// MaintenanceSince is when the current node was first seen in maintenance during a deploy.
 	MaintenanceSince time.Time
+	// CapacityWaitSince is when the scheduler first found no node while
+	// nodes of the class were on their way back (zero: not waiting).
+	CapacityWaitSince time.Time
 
 	CreatedAt         time.Time
 	UpdatedAt         time.Time

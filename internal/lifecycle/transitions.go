@@ -24,6 +24,7 @@ func toReserving(s *Server, node string, now time.Time) (*Server, Event) {
 	n := toPhase(s, PhaseReserving, now)
 	n.NodeID = node
 	n.DeployRequested = false
+	n.CapacityWaitSince = time.Time{}
 	return n, Event{ServerID: s.ID, RequestID: s.CreateRequestID, Action: ActionCreate,
 		Name: "conductor_schedule_and_build_instances", Node: node, Result: ResultSuccess,
 		Details: fmt.Sprintf("attempt %d: node %s chosen", len(s.Attempts)+1, node), Start: now, Finish: now}
@@ -94,11 +95,21 @@ func fail(in Input, reason Reason, step Step, msg string) Action {
 			Node: s.NodeID, Result: ResultError, Details: string(reason) + ": " + msg, Start: in.Now, Finish: in.Now})
 }
 
+// giveBack records that a node we just reserved is not fit after all: the
+// release takes our instance_uuid off it, then the server chooses again
+// without spending an attempt (the reason is not an attempt's).
+func giveBack(s *Server, now time.Time, why string) (*Server, Event) {
+	n := toPhase(s, PhaseReleasing, now)
+	n.Fault = &Fault{Reason: ReasonNodeUnsuitable, Message: why + " (the scheduler's view was stale)", Node: s.NodeID, Step: StepReserve, At: now}
+	return n, event(s, now, "compute_reserve_node", ResultError, why+"; giving it back")
+}
+
 // toRescheduled sends a released attempt back to the scheduler.
 func toRescheduled(s *Server, now time.Time) *Server {
 	n := toPhase(s, PhasePending, now)
 	n.Fault = nil
 	n.DeployRequested = false
+	n.CapacityWaitSince = time.Time{}
 	return n
 }
 

@@ -183,7 +183,12 @@ func (r *Reconciler) execute(ctx context.Context, s *lifecycle.Server, a lifecyc
 	case lifecycle.KindSchedule:
 		node, err := r.sched.Pick(ctx, s)
 		if errors.Is(err, scheduler.ErrNoCandidate) {
-			return lifecycle.Result{Outcome: lifecycle.NoCandidate}, nil
+			res := lifecycle.Result{Outcome: lifecycle.NoCandidate, Returning: r.releasingIn(s.Spec.ResourceClass)}
+			var nc *scheduler.NoCandidateError
+			if errors.As(err, &nc) {
+				res.Returning += nc.Returning
+			}
+			return res, nil
 		}
 		if err != nil {
 			return resultOf(err), nil
@@ -195,10 +200,20 @@ func (r *Reconciler) execute(ctx context.Context, s *lifecycle.Server, a lifecyc
 			if errors.Is(err, ironic.ErrNodeAssociated) || errors.Is(err, ironic.ErrNotFound) {
 				r.sched.Taken(s.NodeID)
 			}
-			return resultOf(err), nil
+			res := resultOf(err)
+			if errors.Is(err, ironic.ErrNodeLocked) {
+				// Locked for a moment, or busy with something that makes it
+				// no candidate (cleaning, say): the core tells them apart.
+				if cur, gerr := r.ironic.GetNode(ctx, s.NodeID); gerr == nil {
+					v := toView(cur, s.ID)
+					res.View = &v
+				}
+			}
+			return res, nil
 		}
 		r.sched.Taken(s.NodeID)
-		return lifecycle.Result{Outcome: lifecycle.OK}, &n
+		v := toView(n, s.ID)
+		return lifecycle.Result{Outcome: lifecycle.OK, View: &v}, &n
 	case lifecycle.KindNetwork:
 		return r.attachNetworks(ctx, s), nil
 	case lifecycle.KindDeploy:

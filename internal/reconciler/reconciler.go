@@ -91,6 +91,7 @@ type Reconciler struct {
 
 	mu         sync.Mutex
 	ironicDown map[string]bool // server -> last Ironic call failed as unreachable
+	releasing  map[string]int  // resource class -> nodes our servers are letting go of (this tick)
 	lastDrift  time.Time
 }
 
@@ -186,6 +187,7 @@ func (r *Reconciler) Tick(ctx context.Context) (TickStats, error) {
 		servers = append(servers, active...)
 		r.lastDrift = start
 	}
+	r.countReleasing(servers)
 	stats := TickStats{Servers: len(servers)}
 	if len(servers) == 0 {
 		r.report(start, stats)
@@ -276,6 +278,30 @@ func (r *Reconciler) bulkView(ctx context.Context, servers []*lifecycle.Server) 
 		b.nodes[n.UUID] = n
 	}
 	return b
+}
+
+// countReleasing notes, per resource class, the nodes that servers of ours
+// are letting go of: capacity on its way back for a build that finds none.
+func (r *Reconciler) countReleasing(servers []*lifecycle.Server) {
+	m := map[string]int{}
+	for _, s := range servers {
+		if s.NodeID == "" {
+			continue
+		}
+		switch {
+		case s.Desired == lifecycle.DesiredDeleted, s.Phase == lifecycle.PhaseReleasing, s.Phase == lifecycle.PhaseError:
+			m[s.Spec.ResourceClass]++
+		}
+	}
+	r.mu.Lock()
+	r.releasing = m
+	r.mu.Unlock()
+}
+
+func (r *Reconciler) releasingIn(rc string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.releasing[rc]
 }
 
 func (r *Reconciler) setDown(id string, down bool) {

@@ -7,6 +7,7 @@ package scheduler
 import (
 	"context"
 	"errors"
+	"fmt"
 	"hash/fnv"
 	"log/slog"
 	"slices"
@@ -19,7 +20,22 @@ import (
 )
 
 // ErrNoCandidate: no node fits the server, even in a freshly listed inventory.
+// Pick wraps it in a *NoCandidateError.
 var ErrNoCandidate = errors.New("scheduler: no node fits")
+
+// NoCandidateError says how many nodes of the class are on their way back
+// (being undeployed or cleaned, not in maintenance): a build may wait for
+// them rather than fail at once.
+type NoCandidateError struct {
+	ResourceClass string
+	Returning     int
+}
+
+func (e *NoCandidateError) Error() string {
+	return fmt.Sprintf("scheduler: no node of resource class %q fits (%d on the way back)", e.ResourceClass, e.Returning)
+}
+
+func (e *NoCandidateError) Unwrap() error { return ErrNoCandidate }
 
 // ErrRetryLater: nothing fits in the cached inventory and it was refreshed
 // too recently to list again; try again on a later tick.
@@ -28,6 +44,8 @@ var ErrRetryLater = errors.New("scheduler: inventory refreshed moments ago; retr
 // Inventory lists scheduling candidates (implemented by *ironic.Client).
 type Inventory interface {
 	ListAvailable(ctx context.Context, resourceClass string) ([]ironic.Node, error)
+	// ListClass lists every node of a class, whatever its state.
+	ListClass(ctx context.Context, resourceClass string) ([]ironic.Node, error)
 }
 
 // Options tune the scheduler.
@@ -117,7 +135,27 @@ func (sc *Scheduler) Pick(ctx context.Context, s *lifecycle.Server) (string, err
 		sc.logWait(ctx, s)
 		return "", ErrRetryLater
 	}
-	return "", ErrNoCandidate
+	return "", sc.noCandidate(ctx, rc)
+}
+
+// noCandidate counts the nodes of the class that are on their way back to
+// available. It costs one listing, only when nothing fits a fresh inventory
+// (which is itself rate-limited per class).
+func (sc *Scheduler) noCandidate(ctx context.Context, rc string) error {
+	e := &NoCandidateError{ResourceClass: rc}
+	nodes, err := sc.inv.ListClass(ctx, rc)
+	if err != nil {
+		return e // an unknown count is no reason to wait
+	}
+	for _, n := range nodes {
+		switch n.ProvisionState {
+		case ironic.StateDeleting, ironic.StateCleaning, ironic.StateCleanWait:
+			if !n.Maintenance {
+				e.Returning++
+			}
+		}
+	}
+	return e
 }
 
 // logWait says a build waits for a node: at INFO for the first wait of a

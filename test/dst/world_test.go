@@ -40,6 +40,7 @@ var lcfg = lifecycle.Config{
 	DeleteTimeout:    3 * time.Minute,
 	MaintenanceGrace: time.Minute,
 	MaxAttempts:      3,
+	CapacityWait:     30 * time.Second,
 }
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)

@@ -117,12 +117,25 @@ func scanServer(sc scanner) (*lifecycle.Server, error) {
 // serverExt is the ext column: lifecycle fields no query filters on. A
 // field added here needs no migration (absent reads as its zero value).
 type serverExt struct {
-	VolumesStrandedOn string `json:"volumes_stranded_on,omitempty"`
+	VolumesStrandedOn string     `json:"volumes_stranded_on,omitempty"`
+	CapacityWaitSince *time.Time `json:"capacity_wait_since,omitempty"`
 }
 
-func extOf(s *lifecycle.Server) serverExt { return serverExt{VolumesStrandedOn: s.VolumesStrandedOn} }
+func extOf(s *lifecycle.Server) serverExt {
+	e := serverExt{VolumesStrandedOn: s.VolumesStrandedOn}
+	if !s.CapacityWaitSince.IsZero() {
+		t := s.CapacityWaitSince.UTC()
+		e.CapacityWaitSince = &t
+	}
+	return e
+}
 
-func (e serverExt) to(s *lifecycle.Server) { s.VolumesStrandedOn = e.VolumesStrandedOn }
+func (e serverExt) to(s *lifecycle.Server) {
+	s.VolumesStrandedOn = e.VolumesStrandedOn
+	if e.CapacityWaitSince != nil {
+		s.CapacityWaitSince = e.CapacityWaitSince.UTC()
+	}
+}
 
 // lifecycleDocs holds the JSON columns SaveServer and CreateServer write.
 type lifecycleDocs struct {

@@ -132,7 +132,7 @@ func FullServer(id string) *lifecycle.Server {
 func Normalize(s *lifecycle.Server) *lifecycle.Server {
 	c := s.Clone()
 	for _, p := range []*time.Time{&c.MaintenanceSince, &c.CreatedAt, &c.UpdatedAt, &c.PhaseSince,
-		&c.Deadline, &c.DeleteRequestedAt, &c.LaunchedAt} {
+		&c.Deadline, &c.DeleteRequestedAt, &c.LaunchedAt, &c.CapacityWaitSince} {
 		*p = p.UTC()
 	}
 	for i := range c.Attempts {
