@@ -58,6 +58,9 @@ type Sim struct {
 	DeployTime    time.Duration `yaml:"deploy_time"`
 	UndeployTime  time.Duration `yaml:"undeploy_time"`
 	Listen        string        `yaml:"listen"` // default 127.0.0.1:0 (a free port)
+	// State is the file the simulator keeps its nodes in across restarts
+	// (default: beside the database, see SimStatePath).
+	State string `yaml:"state"`
 }
 
 // Flavor maps a flavor to a resource class.
@@ -95,9 +98,10 @@ type Network struct {
 func Default() Config {
 	lc := lifecycle.DefaultConfig()
 	return Config{
-		Listen:           "127.0.0.1:8774",
-		Database:         "ingot.db",
-		Ironic:           Ironic{URL: "http://127.0.0.1:6385", Microversion: "1.78", Timeout: 30 * time.Second},
+		Listen:   "127.0.0.1:8774",
+		Database: "ingot.db",
+		Ironic: Ironic{URL: "http://127.0.0.1:6385", Microversion: "1.78", Timeout: 30 * time.Second,
+			Sim: Sim{Nodes: 8, ResourceClass: "baremetal", DeployTime: 3 * time.Second, UndeployTime: time.Second}},
 		PollInterval:     2 * time.Second,
 		DriftInterval:    30 * time.Second,
 		BuildTimeout:     lc.BuildTimeout,
@@ -116,7 +120,6 @@ func Dev(dataDir string) Config {
 	c := Default()
 	c.Database = dataDir + "/ingot.db"
 	c.Ironic.URL = "sim"
-	c.Ironic.Sim = Sim{Nodes: 8, ResourceClass: "baremetal", DeployTime: 3 * time.Second, UndeployTime: time.Second}
 	c.Flavors = []Flavor{{Name: "bm.small", ResourceClass: "baremetal", VCPUs: 8, RAMMB: 16384, DiskGB: 100}}
 	c.Images = []Image{{Name: "debian-12", URL: "http://images.example/debian-12.qcow2"}}
 	c.Networks = []Network{{Name: "provisioning", CIDR: "10.0.0.0/24"}}
@@ -126,16 +129,25 @@ func Dev(dataDir string) Config {
 // Load reads a YAML file over the defaults and validates the result.
 // Unknown keys are errors, so a typo never passes silently.
 func Load(path string) (Config, error) {
+	return LoadOver(Default(), path)
+}
+
+// LoadOver reads a YAML file over base (e.g. Dev's configuration): keys in
+// the file replace base's, lists as a whole. The result is validated.
+func LoadOver(base Config, path string) (Config, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return Config{}, fmt.Errorf("config: %w", err)
 	}
-	return Parse(raw)
+	return parseOver(base, raw)
 }
 
 // Parse decodes YAML over the defaults and validates the result.
 func Parse(raw []byte) (Config, error) {
-	c := Default()
+	return parseOver(Default(), raw)
+}
+
+func parseOver(c Config, raw []byte) (Config, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(raw))
 	dec.KnownFields(true)
 	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) { // empty file: all defaults
@@ -170,6 +182,9 @@ func (c *Config) Normalize() error {
 	}
 	if c.Ironic.Sim.ResourceClass == "" {
 		c.Ironic.Sim.ResourceClass = "baremetal"
+	}
+	if c.Ironic.Sim.DeployTime < 0 || c.Ironic.Sim.UndeployTime < 0 {
+		bad("ironic.sim", "deploy_time and undeploy_time must not be negative")
 	}
 	positive := map[string]time.Duration{"poll_interval": c.PollInterval, "drift_interval": c.DriftInterval,
 		"build_timeout": c.BuildTimeout, "delete_timeout": c.DeleteTimeout, "maintenance_grace": c.MaintenanceGrace, "ironic.timeout": c.Ironic.Timeout}
@@ -263,6 +278,16 @@ func (c *Config) Normalize() error {
 		seen["n"+n.ID], seen["nn"+n.Name] = true, true
 	}
 	return errors.Join(errs...)
+}
+
+// SimStatePath is where the built-in simulator keeps its state: ironic.sim.state,
+// or the database's path with ".ironicsim.json" appended, so the simulated
+// Ironic lives and dies with the database that refers to its nodes.
+func (c *Config) SimStatePath() string {
+	if c.Ironic.Sim.State != "" {
+		return c.Ironic.Sim.State
+	}
+	return c.Database + ".ironicsim.json"
 }
 
 // stableUUID derives a UUID from a name, so an id left out of the file stays

@@ -111,6 +111,10 @@ type Sim struct {
 	faults []*faultRule
 	counts map[string]int
 
+	// changes counts state changes; persist, when set, saves them (Persist).
+	changes uint64
+	persist *persister
+
 	handler http.Handler
 }
 
@@ -156,13 +160,20 @@ func (s *Sim) Handler() http.Handler { return s.handler }
 // now reads the clock in UTC. Callers hold s.mu or not; the clock is safe.
 func (s *Sim) now() time.Time { return s.clk.Now().UTC() }
 
-// newUUID draws a UUID from the seeded generator. Caller holds s.mu.
+// newUUID draws a UUID from the seeded generator, skipping any already in
+// use (a restored state holds UUIDs drawn by an earlier run with the same
+// seed). Caller holds s.mu.
 func (s *Sim) newUUID() string {
-	u, err := uuid.NewRandomFromReader(s.rng)
-	if err != nil { // cannot happen with math/rand
-		return uuid.NewString()
+	for {
+		u, err := uuid.NewRandomFromReader(s.rng)
+		id := u.String()
+		if err != nil { // cannot happen with math/rand
+			id = uuid.NewString()
+		}
+		if s.nodes[id] == nil && s.ports[id] == nil && s.conns[id] == nil && s.targets[id] == nil {
+			return id
+		}
 	}
-	return u.String()
 }
 
 // lookup finds a node by UUID or name and brings it up to date. Caller holds s.mu.
@@ -281,6 +292,7 @@ type NodeSpec struct {
 // a power call). It returns their UUIDs in creation order. Names that would
 // collide get a numeric suffix from the running node count instead.
 func (s *Sim) AddNodes(count int, spec NodeSpec) []string {
+	defer s.changed()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
@@ -397,6 +409,7 @@ func (s *Sim) ResetCounts() {
 // failed (target stays active), cleaning → clean failed, verifying → enroll,
 // deleting → error. Nodes in wait call-back stay there. Idempotent.
 func (s *Sim) Restart() {
+	defer s.changed()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()

@@ -288,6 +288,7 @@ func (s *Sim) restartNode(n *node, at time.Time) {
 
 // withNode runs f on the up-to-date node named by id under the lock.
 func (s *Sim) withNode(id string, f func(n *node, now time.Time) error) error {
+	defer s.changed()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"log/slog"
 	"strconv"
 
 	"github.com/ingot-dev/ingot/internal/ironic"
@@ -72,7 +73,7 @@ func (r *Reconciler) process(ctx context.Context, s *lifecycle.Server, b *bulk) 
 		applied := lifecycle.Apply(s, a, res, r.clock.Now(), r.cfg.Lifecycle)
 		r.setDown(s.ID, applied.IronicDown)
 		if res.Outcome != lifecycle.OK {
-			log.Info("action did not complete", logAction, a.Kind.String(), logNode, s.NodeID,
+			log.Log(ctx, outcomeLevel(a, res), "action did not complete", logAction, a.Kind.String(), logNode, s.NodeID,
 				"outcome", res.Outcome.String(), "msg", res.Message)
 		}
 		if applied.Next != nil {
@@ -307,6 +308,17 @@ func (r *Reconciler) portsOf(ctx context.Context, s *lifecycle.Server) []store.P
 		r.log.Warn("ports for config drive", logServer, s.ID, "err", err)
 	}
 	return ports
+}
+
+// outcomeLevel is the log level of an effect that did not complete: INFO,
+// but DEBUG for a build waiting for the scheduler's next inventory listing,
+// which every waiting build repeats each tick (the scheduler logs one INFO
+// line per burst of them).
+func outcomeLevel(a lifecycle.Action, res lifecycle.Result) slog.Level {
+	if a.Kind == lifecycle.KindSchedule && res.Outcome == lifecycle.Transient && res.Message == scheduler.ErrRetryLater.Error() {
+		return slog.LevelDebug
+	}
+	return slog.LevelInfo
 }
 
 // resultOf maps the adapters' typed errors to lifecycle outcomes.

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"log/slog"
 	"slices"
 	"sync"
 	"time"
@@ -57,7 +58,15 @@ type Options struct {
 	// ClaimTTL is how long a node chosen for a server is kept from others
 	// while Ironic does not yet show the reservation.
 	ClaimTTL time.Duration
+	// Logger hears of builds waiting for a node (default: discard).
+	Logger *slog.Logger
 }
+
+// burstGap is how long no build may wait for a node of a class before the
+// next wait starts a new burst, logged at INFO again. A burst of creates
+// retries every tick for as long as it lasts: one line per server per tick at
+// INFO was thousands of lines for 200 creates.
+const burstGap = time.Minute
 
 // Scheduler picks nodes. Safe for concurrent use.
 type Scheduler struct {
@@ -67,7 +76,8 @@ type Scheduler struct {
 
 	mu      sync.Mutex
 	classes map[string]*class
-	claims  map[string]claim // node -> server
+	claims  map[string]claim     // node -> server
+	waiting map[string]time.Time // resource class -> last ErrRetryLater
 
 	// refreshing serializes inventory listings per resource class, so a
 	// burst of builds lists the inventory once, not once per worker.
@@ -96,7 +106,11 @@ func New(inv Inventory, clk clock.Clock, opts Options) *Scheduler {
 	if opts.ClaimTTL <= 0 {
 		opts.ClaimTTL = 2 * time.Minute
 	}
-	return &Scheduler{inv: inv, clock: clk, opts: opts, classes: map[string]*class{}, claims: map[string]claim{}}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Scheduler{inv: inv, clock: clk, opts: opts, classes: map[string]*class{}, claims: map[string]claim{},
+		waiting: map[string]time.Time{}}
 }
 
 // Pick chooses a node for s and claims it for s until the claim expires or is
@@ -118,6 +132,7 @@ func (sc *Scheduler) Pick(ctx context.Context, s *lifecycle.Server) (string, err
 	if !refreshed {
 		// The inventory was refreshed moments ago and may not show a node
 		// that was just released: ask again next tick rather than fail.
+		sc.logWait(ctx, s)
 		return "", ErrRetryLater
 	}
 	return "", sc.noCandidate(ctx, rc)
@@ -141,6 +156,23 @@ func (sc *Scheduler) noCandidate(ctx context.Context, rc string) error {
 		}
 	}
 	return e
+}
+
+// logWait says a build waits for a node: at INFO for the first wait of a
+// burst in its resource class, at DEBUG for the others.
+func (sc *Scheduler) logWait(ctx context.Context, s *lifecycle.Server) {
+	rc := s.Spec.ResourceClass
+	now := sc.clock.Now()
+	sc.mu.Lock()
+	last, seen := sc.waiting[rc]
+	sc.waiting[rc] = now
+	sc.mu.Unlock()
+	if !seen || now.Sub(last) >= burstGap {
+		sc.opts.Logger.InfoContext(ctx, "builds wait for a free node; each retries every tick (further waits logged at debug)",
+			"resource_class", rc, "server", s.ID)
+		return
+	}
+	sc.opts.Logger.DebugContext(ctx, "build waits for a free node", "resource_class", rc, "server", s.ID)
 }
 
 func (sc *Scheduler) pickCached(s *lifecycle.Server, fresh bool) (string, bool) {

@@ -94,6 +94,9 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if path == "" || path == ":memory:" || strings.HasPrefix(path, "file:") {
 		return nil, fmt.Errorf("sqlite: want a file path, got %q", path)
 	}
+	if err := ownerOnly(path); err != nil {
+		return nil, err
+	}
 	w, err := sql.Open("sqlite", dsn(path, writerParams))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
