@@ -73,7 +73,7 @@ func (r *Reconciler) process(ctx context.Context, s *lifecycle.Server, b *bulk) 
 		applied := lifecycle.Apply(s, a, res, r.clock.Now(), r.cfg.Lifecycle)
 		r.setDown(s.ID, applied.IronicDown)
 		if res.Outcome != lifecycle.OK {
-			log.Log(ctx, outcomeLevel(a, res), "action did not complete", logAction, a.Kind.String(), logNode, s.NodeID,
+			log.Log(ctx, outcomeLevel(a, res, applied), "action did not complete", logAction, a.Kind.String(), logNode, s.NodeID,
 				"outcome", res.Outcome.String(), "msg", res.Message)
 		}
 		if applied.Next != nil {
@@ -313,9 +313,13 @@ func (r *Reconciler) portsOf(ctx context.Context, s *lifecycle.Server) []store.P
 // outcomeLevel is the log level of an effect that did not complete: INFO,
 // but DEBUG for a build waiting for the scheduler's next inventory listing,
 // which every waiting build repeats each tick (the scheduler logs one INFO
-// line per burst of them).
-func outcomeLevel(a lifecycle.Action, res lifecycle.Result) slog.Level {
+// line per burst of them), and for one waiting for capacity on its way back
+// (its first wait is recorded, with an event, as a transition).
+func outcomeLevel(a lifecycle.Action, res lifecycle.Result, ap lifecycle.Applied) slog.Level {
 	if a.Kind == lifecycle.KindSchedule && res.Outcome == lifecycle.Transient && res.Message == scheduler.ErrRetryLater.Error() {
+		return slog.LevelDebug
+	}
+	if a.Kind == lifecycle.KindSchedule && res.Outcome == lifecycle.NoCandidate && ap.Next == nil {
 		return slog.LevelDebug
 	}
 	return slog.LevelInfo
