@@ -153,7 +153,8 @@ func (a *App) startSim(c config.Sim, statePath string) error {
 		return fmt.Errorf("simulated ironic: %w", err)
 	}
 	if !restored {
-		sim.AddNodes(c.Nodes, ironicsim.NodeSpec{ResourceClass: c.ResourceClass})
+		// The built-in simulator's nodes can be rescued (fake rescue interface).
+		sim.AddNodes(c.Nodes, ironicsim.NodeSpec{ResourceClass: c.ResourceClass, RescueInterface: "fake"})
 	}
 	listen := c.Listen
 	if listen == "" {

@@ -278,6 +278,8 @@ type NodeSpec struct {
 	Traits []string
 	// DeployInterface, e.g. "custom-agent" (default "fake").
 	DeployInterface string
+	// RescueInterface, "fake" to allow rescue (default "no-rescue", which refuses it).
+	RescueInterface string
 	// NetworkInterface (default from Options.VIFMode: noop or flat).
 	NetworkInterface string
 	// Ports is the number of ports (with generated MACs) per node (default 0).
@@ -317,6 +319,9 @@ func (s *Sim) AddNodes(count int, spec NodeSpec) []string {
 		}
 		if len(spec.Traits) > 0 {
 			n.Traits = append([]string(nil), spec.Traits...)
+		}
+		if spec.RescueInterface != "" {
+			n.RescueInterface = spec.RescueInterface
 		}
 		if spec.DeployInterface != "" {
 			n.DeployInterface = spec.DeployInterface

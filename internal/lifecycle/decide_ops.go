@@ -219,14 +219,15 @@ func decideOp(in Input, cfg Config) Action {
 		}
 		return opFinished(in, restingPhase(s, v), ResultError, why)
 	}
-	if v.Observed() {
-		switch {
-		case v.State == NodeGone:
-			return opFailed(in, ReasonNodeDeleted, fmt.Sprintf("node %s was deleted during the %s", s.NodeID, s.Op.Kind))
-		case v.Holder != HeldByUs:
-			reason, msg := lostReason(s, v)
-			return opFailed(in, reason, msg+" during the "+string(s.Op.Kind))
-		}
+	switch {
+	case !v.Observed():
+		// Never act on a node not seen this tick: it may no longer be ours (I7).
+		return wait("node not observed")
+	case v.State == NodeGone:
+		return opFailed(in, ReasonNodeDeleted, fmt.Sprintf("node %s was deleted during the %s", s.NodeID, s.Op.Kind))
+	case v.Holder != HeldByUs:
+		reason, msg := lostReason(s, v)
+		return opFailed(in, reason, msg+" during the "+string(s.Op.Kind))
 	}
 	switch s.Phase {
 	case PhaseRebooting:

@@ -24,6 +24,8 @@ type model struct {
 	stranded map[string]bool // nodes another tenant reserved while our volume targets were there
 	failOn   map[string]bool // node -> its next deploy fails
 	down     bool            // Ironic unreachable
+	// violation is set by exec when ingot acts on a node not ours (I7).
+	violation string
 }
 
 type mnode struct {
@@ -74,6 +76,9 @@ func (m *model) view(s *Server) NodeView {
 	if s.NodeID == "" || m.down {
 		return NodeView{}
 	}
+	if m.rng.IntN(12) == 0 {
+		return NodeView{} // this read was lost (a dropped connection), Ironic is up
+	}
 	n, ok := m.nodes[s.NodeID]
 	if !ok {
 		return NodeView{State: NodeGone}
@@ -102,6 +107,12 @@ func (m *model) exec(s *Server, a Action) Result {
 		return Result{Outcome: Unreachable}
 	}
 	n := m.nodes[s.NodeID]
+	switch a.Kind {
+	case KindDeploy, KindUndeploy, KindReboot, KindPowerOn, KindPowerOff, KindRebuild, KindRescue, KindUnrescue:
+		if n != nil && n.inst != s.ID {
+			m.violation = fmt.Sprintf("I7: %v on node %s, which carries %q", a.Kind, s.NodeID, n.inst)
+		}
+	}
 	switch a.Kind {
 	case KindSchedule:
 		for _, id := range m.order {
@@ -346,6 +357,9 @@ func TestConvergesFromAnySchedule(t *testing.T) {
 					continue
 				}
 				ap := Apply(s, a, m.exec(s, a), m.now, c)
+				if m.violation != "" {
+					t.Fatalf("seed %d step %d: %s", seed, step, m.violation)
+				}
 				down = ap.IronicDown
 				if ap.Next != nil {
 					s = ap.Next
