@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"math/rand/v2"
 	"net/http"
 	"net/netip"
+	"os"
 	"path/filepath"
 	"time"
 
