@@ -138,6 +138,10 @@ func LifecycleConfig(c config.Config) lifecycle.Config {
 		MaintenanceGrace: c.MaintenanceGrace,
 		MaxAttempts:      c.MaxAttempts,
 		CapacityWait:     c.CapacityWait,
+		RebootTimeout:    c.RebootTimeout,
+		PowerTimeout:     c.PowerTimeout,
+		RebuildTimeout:   c.RebuildTimeout,
+		RescueTimeout:    c.RescueTimeout,
 	}
 }
 

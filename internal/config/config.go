@@ -34,6 +34,10 @@ type Config struct {
 	DeleteTimeout    time.Duration `yaml:"delete_timeout"`
 	MaintenanceGrace time.Duration `yaml:"maintenance_grace"`
 	CapacityWait     time.Duration `yaml:"capacity_wait"`
+	RebootTimeout    time.Duration `yaml:"reboot_timeout"`
+	PowerTimeout     time.Duration `yaml:"power_timeout"`
+	RebuildTimeout   time.Duration `yaml:"rebuild_timeout"`
+	RescueTimeout    time.Duration `yaml:"rescue_timeout"`
 	MaxAttempts      int           `yaml:"max_attempts"`
 	Workers          int           `yaml:"workers"`
 	LogLevel         string        `yaml:"log_level"`
@@ -108,6 +112,10 @@ func Default() Config {
 		DeleteTimeout:    lc.DeleteTimeout,
 		MaintenanceGrace: lc.MaintenanceGrace,
 		CapacityWait:     lc.CapacityWait,
+		RebootTimeout:    lc.RebootTimeout,
+		PowerTimeout:     lc.PowerTimeout,
+		RebuildTimeout:   lc.RebuildTimeout,
+		RescueTimeout:    lc.RescueTimeout,
 		MaxAttempts:      lc.MaxAttempts,
 		Workers:          32,
 		LogLevel:         "info",
@@ -187,7 +195,9 @@ func (c *Config) Normalize() error {
 		bad("ironic.sim", "deploy_time and undeploy_time must not be negative")
 	}
 	positive := map[string]time.Duration{"poll_interval": c.PollInterval, "drift_interval": c.DriftInterval,
-		"build_timeout": c.BuildTimeout, "delete_timeout": c.DeleteTimeout, "maintenance_grace": c.MaintenanceGrace, "ironic.timeout": c.Ironic.Timeout}
+		"build_timeout": c.BuildTimeout, "delete_timeout": c.DeleteTimeout, "maintenance_grace": c.MaintenanceGrace, "ironic.timeout": c.Ironic.Timeout,
+		"reboot_timeout": c.RebootTimeout, "power_timeout": c.PowerTimeout, "rebuild_timeout": c.RebuildTimeout,
+		"rescue_timeout": c.RescueTimeout}
 	if c.CapacityWait < 0 {
 		bad("capacity_wait", "must not be negative (0 turns the wait off), got %s", c.CapacityWait)
 	}
