@@ -103,6 +103,8 @@ type Sim struct {
 	ports      map[string]*port
 	portOrd    []*port
 	macs       map[string]*port
+	pgs        map[string]*portgroup // by UUID
+	pgOrd      []*portgroup
 	conns      map[string]*volConnector
 	connOrd    []*volConnector
 	targets    map[string]*volTarget
@@ -142,6 +144,7 @@ func New(opts Options) *Sim {
 		busy:       map[*node]struct{}{},
 		ports:      map[string]*port{},
 		macs:       map[string]*port{},
+		pgs:        map[string]*portgroup{},
 		conns:      map[string]*volConnector{},
 		targets:    map[string]*volTarget{},
 		counts:     map[string]int{},
@@ -234,6 +237,9 @@ func (s *Sim) removeNode(n *node) {
 	for _, p := range append([]*port(nil), n.ports...) {
 		s.removePort(p)
 	}
+	for _, pg := range append([]*portgroup(nil), n.portgroups...) {
+		s.removePortgroup(pg)
+	}
 	keepC := s.connOrd[:0]
 	for _, c := range s.connOrd {
 		if c.nodeUUID == n.UUID {
@@ -271,6 +277,10 @@ type NodeSpec struct {
 	NetworkInterface string
 	// Ports is the number of ports (with generated MACs) per node (default 0).
 	Ports int
+	// BondPorts more ports per node form one portgroup of mode BondMode
+	// (default Ironic's active-backup), after the Ports.
+	BondPorts int
+	BondMode  string
 	// DeployTime and UndeployTime override the Options for these nodes when > 0.
 	DeployTime   time.Duration
 	UndeployTime time.Duration
@@ -284,7 +294,7 @@ func (s *Sim) AddNodes(count int, spec NodeSpec) []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
-	s.reserve(count, spec.Ports)
+	s.reserve(count, spec.Ports+spec.BondPorts)
 	prefix := spec.NamePrefix
 	if prefix == "" {
 		prefix = "node"
@@ -323,6 +333,19 @@ func (s *Sim) AddNodes(count int, spec NodeSpec) []string {
 		s.insertNode(n)
 		for j := 0; j < spec.Ports; j++ {
 			s.addPortLocked(n, fakeMAC(n.seq, j), now)
+		}
+		if spec.BondPorts > 0 {
+			mode := spec.BondMode
+			if mode == "" {
+				mode = defaultPortgroupMode
+			}
+			pg := &portgroup{UUID: s.newUUID(), nodeUUID: n.UUID, Mode: mode, StandalonePorts: true, CreatedAt: now}
+			s.pgs[pg.UUID] = pg
+			s.pgOrd = append(s.pgOrd, pg)
+			n.portgroups = append(n.portgroups, pg)
+			for j := 0; j < spec.BondPorts; j++ {
+				s.addPortLocked(n, fakeMAC(n.seq, spec.Ports+j), now).portgroup = pg
+			}
 		}
 		ids = append(ids, n.UUID)
 	}
