@@ -213,6 +213,9 @@ func applyNetwork(s *Server, r Result, now time.Time) Applied {
 		if len(s.Spec.Networks) > 0 {
 			details = fmt.Sprintf("%d port(s) attached to node %s", len(s.Spec.Networks), s.NodeID)
 		}
+		if r.Message != "" { // a warning from the attach (a node without Ironic ports)
+			details += "; " + r.Message
+		}
 		evs := []Event{event(s, now, "compute_attach_networks", ResultSuccess, details)}
 		if len(s.Spec.Volumes) > 0 {
 			// Record before act, in the same write: volume targets come next.
