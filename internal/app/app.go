@@ -80,7 +80,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	}
 	a.Ironic = ic
 	nets := cfg.NetworkList()
-	sched := scheduler.New(ic, opts.Clock, scheduler.Options{})
+	sched := scheduler.New(ic, opts.Clock, scheduler.Options{Networks: nets})
 	a.Reconciler = reconciler.New(reconciler.Deps{
 		Store: st, Ironic: ic, Scheduler: sched, IPAM: network.NewIPAM(st, nets), Volumes: st, Networks: nets, Clock: opts.Clock, Logger: opts.Logger,
 		Hooks: reconciler.Hooks{Tick: a.Metrics.Tick, Transition: a.Metrics.Transition, PastDue: a.Metrics.PastDue, Step: opts.Step},

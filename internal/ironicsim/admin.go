@@ -56,6 +56,7 @@ type adminNodes struct {
 	Ports            int            `json:"ports"`
 	BondPorts        int            `json:"bond_ports"`
 	BondMode         string         `json:"bond_mode"`
+	PhysicalNetwork  string         `json:"physical_network"`
 	DeployTime       duration       `json:"deploy_time"`
 	UndeployTime     duration       `json:"undeploy_time"`
 }
@@ -145,7 +146,7 @@ func (s *Sim) serveAdmin(w http.ResponseWriter, r *http.Request) {
 		}
 		ids := s.AddNodes(b.Count, NodeSpec{NamePrefix: b.NamePrefix, ResourceClass: b.ResourceClass,
 			Properties: b.Properties, Traits: b.Traits, DeployInterface: b.DeployInterface,
-			NetworkInterface: b.NetworkInterface, Ports: b.Ports, BondPorts: b.BondPorts, BondMode: b.BondMode, DeployTime: time.Duration(b.DeployTime),
+			NetworkInterface: b.NetworkInterface, Ports: b.Ports, BondPorts: b.BondPorts, BondMode: b.BondMode, PhysicalNetwork: b.PhysicalNetwork, DeployTime: time.Duration(b.DeployTime),
 			UndeployTime: time.Duration(b.UndeployTime)})
 		writeJSON(w, http.StatusCreated, map[string]any{"uuids": ids})
 	case "GET nodes/{node}":

@@ -110,7 +110,7 @@
 //	POST   /_sim/nodes                       201 {"uuids": [...]} from {"count": 10, "name_prefix": "n",
 //	                                          "resource_class": "baremetal", "properties": {...}, "traits": [...],
 //	                                          "deploy_interface": "custom-agent", "network_interface": "flat",
-//	                                          "ports": 1, "bond_ports": 2, "bond_mode": "802.3ad",
+//	                                          "ports": 1, "bond_ports": 2, "bond_mode": "802.3ad", "physical_network": "p",
 //	                                          "deploy_time": "5s", "undeploy_time": "2s"}
 //	GET    /_sim/nodes/{node}                200 snapshot: {"uuid", "name", "resource_class", "provision_state",
 //	                                          "target_provision_state", "power_state", "maintenance",

@@ -281,6 +281,8 @@ type NodeSpec struct {
 	// (default Ironic's active-backup), after the Ports.
 	BondPorts int
 	BondMode  string
+	// PhysicalNetwork of every port created (default none).
+	PhysicalNetwork string
 	// DeployTime and UndeployTime override the Options for these nodes when > 0.
 	DeployTime   time.Duration
 	UndeployTime time.Duration
@@ -332,7 +334,7 @@ func (s *Sim) AddNodes(count int, spec NodeSpec) []string {
 		}
 		s.insertNode(n)
 		for j := 0; j < spec.Ports; j++ {
-			s.addPortLocked(n, fakeMAC(n.seq, j), now)
+			s.addPortLocked(n, fakeMAC(n.seq, j), now).PhysicalNetwork = spec.PhysicalNetwork
 		}
 		if spec.BondPorts > 0 {
 			mode := spec.BondMode
@@ -344,7 +346,8 @@ func (s *Sim) AddNodes(count int, spec NodeSpec) []string {
 			s.pgOrd = append(s.pgOrd, pg)
 			n.portgroups = append(n.portgroups, pg)
 			for j := 0; j < spec.BondPorts; j++ {
-				s.addPortLocked(n, fakeMAC(n.seq, spec.Ports+j), now).portgroup = pg
+				p := s.addPortLocked(n, fakeMAC(n.seq, spec.Ports+j), now)
+				p.portgroup, p.PhysicalNetwork = pg, spec.PhysicalNetwork
 			}
 		}
 		ids = append(ids, n.UUID)

@@ -191,7 +191,7 @@ func (r *Reconciler) execute(ctx context.Context, s *lifecycle.Server, a lifecyc
 	case lifecycle.KindSchedule:
 		node, err := r.sched.Pick(ctx, s)
 		if errors.Is(err, scheduler.ErrNoCandidate) {
-			return lifecycle.Result{Outcome: lifecycle.NoCandidate}, nil
+			return lifecycle.Result{Outcome: lifecycle.NoCandidate, Message: scheduler.Why(err)}, nil
 		}
 		if err != nil {
 			return resultOf(err), nil

@@ -1,6 +1,8 @@
 // Package scheduler chooses an Ironic node for a server: available, not in
-// maintenance, unreserved, of the flavor's resource class, and not tried
-// before by that server. It keeps an inventory cache refreshed on its own
+// maintenance, unreserved, of the flavor's resource class, with the
+// flavor's required traits and capabilities and none of its forbidden
+// traits, with a free Ironic port (or portgroup) per requested network
+// unless it has no ports at all, and not tried before by that server. It keeps an inventory cache refreshed on its own
 // cadence or on demand, so choosing costs no Ironic call in the common case.
 package scheduler
 
@@ -15,6 +17,8 @@ import (
 	"github.com/ingot-dev/ingot/internal/clock"
 	"github.com/ingot-dev/ingot/internal/ironic"
 	"github.com/ingot-dev/ingot/internal/lifecycle"
+	"github.com/ingot-dev/ingot/internal/network"
+	"github.com/ingot-dev/ingot/internal/portbind"
 )
 
 // ErrNoCandidate: no node fits the server, even in a freshly listed inventory.
@@ -27,6 +31,7 @@ var ErrRetryLater = errors.New("scheduler: inventory refreshed moments ago; retr
 // Inventory lists scheduling candidates (implemented by *ironic.Client).
 type Inventory interface {
 	ListAvailable(ctx context.Context, resourceClass string) ([]ironic.Node, error)
+	ListPorts(ctx context.Context) ([]portbind.Port, error)
 }
 
 // Options tune the scheduler.
@@ -39,6 +44,8 @@ type Options struct {
 	// ClaimTTL is how long a node chosen for a server is kept from others
 	// while Ironic does not yet show the reservation.
 	ClaimTTL time.Duration
+	// Networks name the physical network of each network a server asks for.
+	Networks network.Networks
 }
 
 // Scheduler picks nodes. Safe for concurrent use.
@@ -50,6 +57,7 @@ type Scheduler struct {
 	mu      sync.Mutex
 	classes map[string]*class
 	claims  map[string]claim // node -> server
+	ports   portIndex        // byNode and fetchedAt guarded by mu
 
 	// refreshing serializes inventory listings per resource class, so a
 	// burst of builds lists the inventory once, not once per worker.
@@ -87,12 +95,22 @@ func New(inv Inventory, clk clock.Clock, opts Options) *Scheduler {
 // fits even after a fresh inventory; Ironic errors are returned as they come.
 func (sc *Scheduler) Pick(ctx context.Context, s *lifecycle.Server) (string, error) {
 	rc := s.Spec.ResourceClass
+	if len(s.Spec.Networks) > 0 {
+		if err := sc.refreshPorts(ctx, sc.opts.Refresh); err != nil {
+			return "", err
+		}
+	}
 	if node, ok := sc.pickCached(s, false); ok {
 		return node, nil
 	}
 	refreshed, err := sc.refresh(ctx, rc, true)
 	if err != nil {
 		return "", err
+	}
+	if refreshed && len(s.Spec.Networks) > 0 {
+		if err := sc.refreshPorts(ctx, sc.opts.MinRefresh); err != nil {
+			return "", err
+		}
 	}
 	if node, ok := sc.pickCached(s, true); ok {
 		return node, nil
@@ -101,6 +119,9 @@ func (sc *Scheduler) Pick(ctx context.Context, s *lifecycle.Server) (string, err
 		// The inventory was refreshed moments ago and may not show a node
 		// that was just released: ask again next tick rather than fail.
 		return "", ErrRetryLater
+	}
+	if why := sc.whyNone(s); why != "" {
+		return "", &NoFit{Reason: why}
 	}
 	return "", ErrNoCandidate
 }
@@ -122,6 +143,7 @@ func (sc *Scheduler) pickCached(s *lifecycle.Server, fresh bool) (string, bool) 
 	h := fnv.New32a()
 	h.Write([]byte(s.ID))
 	start := int(h.Sum32() % uint32(len(c.nodes)))
+	physnets := sc.physnets(s)
 	for k := range len(c.nodes) {
 		n := c.nodes[(start+k)%len(c.nodes)]
 		if c.taken[n.UUID] {
@@ -130,7 +152,7 @@ func (sc *Scheduler) pickCached(s *lifecycle.Server, fresh bool) (string, bool) 
 		if cl, ok := sc.claims[n.UUID]; ok && cl.server != s.ID && now.Sub(cl.at) < sc.opts.ClaimTTL {
 			continue
 		}
-		if slices.Contains(s.Excluded, n.UUID) {
+		if slices.Contains(s.Excluded, n.UUID) || sc.misfit(n, s, physnets) != "" {
 			continue
 		}
 		sc.claims[n.UUID] = claim{server: s.ID, at: now}
