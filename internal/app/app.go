@@ -82,7 +82,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	nets := cfg.NetworkList()
 	sched := scheduler.New(ic, opts.Clock, scheduler.Options{Networks: nets})
 	a.Reconciler = reconciler.New(reconciler.Deps{
-		Store: st, Ironic: ic, Scheduler: sched, IPAM: network.NewIPAM(st, nets), Volumes: st, Networks: nets, Clock: opts.Clock, Logger: opts.Logger,
+		Store: st, Ironic: ic, Scheduler: sched, IPAM: network.NewIPAM(st, nets), Networks: nets, Clock: opts.Clock, Logger: opts.Logger,
 		Hooks: reconciler.Hooks{Tick: a.Metrics.Tick, Transition: a.Metrics.Transition, PastDue: a.Metrics.PastDue, Step: opts.Step},
 	}, reconciler.Config{
 		Interval: cfg.PollInterval, DriftInterval: cfg.DriftInterval, Workers: cfg.Workers,
@@ -111,6 +111,7 @@ func LifecycleConfig(c config.Config) lifecycle.Config {
 		DeleteTimeout:    c.DeleteTimeout,
 		MaintenanceGrace: c.MaintenanceGrace,
 		MaxAttempts:      c.MaxAttempts,
+		CapacityWait:     c.CapacityWait,
 	}
 }
 

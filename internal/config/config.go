@@ -19,6 +19,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/ingot-dev/ingot/internal/catalog"
+	"github.com/ingot-dev/ingot/internal/lifecycle"
 	"github.com/ingot-dev/ingot/internal/network"
 )
 
@@ -32,6 +33,7 @@ type Config struct {
 	BuildTimeout     time.Duration `yaml:"build_timeout"`
 	DeleteTimeout    time.Duration `yaml:"delete_timeout"`
 	MaintenanceGrace time.Duration `yaml:"maintenance_grace"`
+	CapacityWait     time.Duration `yaml:"capacity_wait"`
 	MaxAttempts      int           `yaml:"max_attempts"`
 	Workers          int           `yaml:"workers"`
 	LogLevel         string        `yaml:"log_level"`
@@ -108,16 +110,18 @@ type Route struct {
 
 // Default returns the configuration with every default applied and no catalogue.
 func Default() Config {
+	lc := lifecycle.DefaultConfig()
 	return Config{
 		Listen:           "127.0.0.1:8774",
 		Database:         "ingot.db",
 		Ironic:           Ironic{URL: "http://127.0.0.1:6385", Microversion: "1.78", Timeout: 30 * time.Second},
 		PollInterval:     2 * time.Second,
 		DriftInterval:    30 * time.Second,
-		BuildTimeout:     60 * time.Minute,
-		DeleteTimeout:    10 * time.Minute,
-		MaintenanceGrace: 5 * time.Minute,
-		MaxAttempts:      3,
+		BuildTimeout:     lc.BuildTimeout,
+		DeleteTimeout:    lc.DeleteTimeout,
+		MaintenanceGrace: lc.MaintenanceGrace,
+		CapacityWait:     lc.CapacityWait,
+		MaxAttempts:      lc.MaxAttempts,
 		Workers:          32,
 		LogLevel:         "info",
 	}
@@ -186,6 +190,9 @@ func (c *Config) Normalize() error {
 	}
 	positive := map[string]time.Duration{"poll_interval": c.PollInterval, "drift_interval": c.DriftInterval,
 		"build_timeout": c.BuildTimeout, "delete_timeout": c.DeleteTimeout, "maintenance_grace": c.MaintenanceGrace, "ironic.timeout": c.Ironic.Timeout}
+	if c.CapacityWait < 0 {
+		bad("capacity_wait", "must not be negative (0 turns the wait off), got %s", c.CapacityWait)
+	}
 	for k, d := range positive {
 		if d <= 0 {
 			bad(k, "must be a positive duration such as 2s or 60m, got %s", d)

@@ -140,6 +140,14 @@ func (c *Client) ListAvailable(ctx context.Context, resourceClass string) ([]Nod
 	return c.listNodes(ctx, q, inventoryFields)
 }
 
+// ListClass returns every node of resourceClass, whatever its state (the
+// scheduler counts those on their way back when none is available).
+func (c *Client) ListClass(ctx context.Context, resourceClass string) ([]Node, error) {
+	q := url.Values{}
+	q.Set("resource_class", resourceClass)
+	return c.listNodes(ctx, q, viewFields)
+}
+
 // ListNodes returns every node (the inventory, for `ingot node list`).
 func (c *Client) ListNodes(ctx context.Context) ([]Node, error) {
 	return c.listNodes(ctx, url.Values{}, inventoryFields)
@@ -168,7 +176,7 @@ func (c *Client) listNodes(ctx context.Context, filters url.Values, fields strin
 //
 // NOTE: Ironic 21.4 drops most filters (associated=False, maintenance=False,
 // provision_state, resource_class, …) from the `next` link it returns
-// (library-notes.md, "Filtered pagination loses its filters"), and
+// (docs/ironic.md §11, filtered pagination), and
 // gophercloud's pager follows `next` as given, so a filtered list longer than
 // one page would silently return unfiltered items. We therefore take only
 // Ironic's paging parameters (marker, sort) from `next` and rebuild the

@@ -55,7 +55,7 @@ type Node struct {
 	Capabilities map[string]string
 }
 
-// Ironic provision states ingot distinguishes.
+// Ironic provision states (2023.1), as the API spells them.
 const (
 	StateEnroll        = "enroll"
 	StateManageable    = "manageable"
@@ -79,6 +79,13 @@ const (
 	StateRescueFailed  = "rescue failed"
 	StateRescuing      = "rescuing"
 	StateServiceFailed = "service failed"
+	StateInspectWait   = "inspect wait"
+	StateInspectFailed = "inspect failed"
+	StateAdopting      = "adopting"
+	StateCleanHold     = "clean hold"
+	StateServicing     = "servicing"
+	StateServiceWait   = "service wait"
+	StateUnrescueFail  = "unrescue failed"
 )
 
 // DeployRequest is what a deploy sends: instance_info (merged into the node's,

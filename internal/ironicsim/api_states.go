@@ -99,7 +99,7 @@ func (s *Sim) handleProvision(c *rctx) {
 	}
 	if !isActionable(n.ProvisionState, target) {
 		// NOTE: Ironic answers NodeLocked instead of 400 while the node
-		// is reserved (facts §7A).
+		// is reserved (docs/ironic.md §7A).
 		if n.Reservation != "" {
 			writeErr(c.w, errNodeLocked(n.UUID, n.Reservation))
 			return
@@ -186,7 +186,7 @@ func verbOf(target string) string {
 }
 
 // checkImageSource checks the form of instance_info.image_source as the
-// conductor does (facts §6): http(s), file and glance URLs or a bare UUID.
+// conductor does (docs/ironic.md §6): http(s), file and glance URLs or a bare UUID.
 func checkImageSource(v any) *apiErr {
 	src, ok := v.(string)
 	if !ok || src == "" {

@@ -180,7 +180,7 @@ func (s *Sim) defaultInterface(kind string) string {
 
 // newNodeDefaults returns a node holding only the default interfaces:
 // fake-hardware with fake boot/deploy/management/power, noop network (flat in
-// store mode) and noop storage (facts §1, §5).
+// store mode) and noop storage (docs/ironic.md §1, §5).
 func (s *Sim) newNodeDefaults() *node {
 	network := "noop"
 	if s.opts.VIFMode == VIFModeStore {

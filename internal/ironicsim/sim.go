@@ -21,7 +21,7 @@ type VIFMode string
 
 const (
 	// VIFModeNoop is Ironic's network_interface=noop: every attach and detach
-	// answers 204, nothing is stored, and the list is always empty (facts §4).
+	// answers 204, nothing is stored, and the list is always empty (docs/ironic.md §4).
 	VIFModeNoop VIFMode = "noop"
 	// VIFModeStore is like network_interface=flat: an attach needs a free
 	// port on the node and is recorded on it (internal_info.tenant_vif_port_id),
@@ -71,7 +71,7 @@ type Options struct {
 }
 
 // agentPrepareTime is how long a custom-agent (or held) deploy stays
-// `deploying` and locked before it reaches `wait call-back` (measured 0.14–0.45 s, facts §8).
+// `deploying` and locked before it reaches `wait call-back` (measured 0.14–0.45 s, docs/ironic.md §8).
 const agentPrepareTime = 200 * time.Millisecond
 
 // defaultCallbackTimeout is Ironic's [conductor]deploy_callback_timeout default.

@@ -101,7 +101,7 @@ func (s *Sim) advancePending(n *node, now time.Time) {
 		if n.pending == pendCallback {
 			// NOTE: Ironic's _check_deploy_timeouts skips nodes in
 			// maintenance; once maintenance is off the timeout fires at the
-			// next check (facts §7B).
+			// next check (docs/ironic.md §7B).
 			if n.Maintenance {
 				return
 			}
@@ -151,7 +151,7 @@ func (s *Sim) complete(n *node, at time.Time) {
 		s.setPending(n, pendNone, time.Time{}, false)
 	case pendUndeploy:
 		// NOTE: instance_uuid and instance_info are cleared at the end of
-		// deleting, not at its start (facts §7D), with the tenant VIFs.
+		// deleting, not at its start (docs/ironic.md §7D), with the tenant VIFs.
 		s.setInstance(n, "")
 		n.InstanceInfo = map[string]any{}
 		delete(n.DriverInternalInfo, "is_whole_disk_image")

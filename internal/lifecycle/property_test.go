@@ -70,10 +70,19 @@ func (m *model) view(s *Server) NodeView {
 	}
 	n, ok := m.nodes[s.NodeID]
 	if !ok {
-		return NodeView{Observed: true}
+		return NodeView{State: NodeGone}
 	}
-	return NodeView{Observed: true, Exists: true, InstanceUUID: n.inst, ProvisionState: n.state, TargetProvisionState: n.target,
-		Maintenance: n.maint, Locked: m.now.Before(n.lockedUntil)}
+	v := NodeView{State: classify(n.state), Shown: n.state, Settling: n.target != "", Maintenance: n.maint,
+		Locked: m.now.Before(n.lockedUntil)}
+	switch n.inst {
+	case "":
+		v.Holder = HeldByNobody
+	case s.ID:
+		v.Holder = HeldByUs
+	default:
+		v.Holder, v.Other = HeldByOther, n.inst
+	}
+	return v
 }
 
 func (m *model) exec(s *Server, a Action) Result {
@@ -163,7 +172,7 @@ func (m *model) fault(s *Server) {
 		id = s.NodeID
 	}
 	n, ok := m.nodes[id]
-	switch m.rng.IntN(7) {
+	switch m.rng.IntN(8) {
 	case 0: // operator deletes the node (maintenance + delete)
 		if ok {
 			delete(m.nodes, id)
@@ -192,6 +201,10 @@ func (m *model) fault(s *Server) {
 	case 6: // Ironic restart kills a running deploy
 		if ok && n.state == "deploying" {
 			n.state, n.target, n.until, n.lockedUntil = "deploy failed", "active", time.Time{}, time.Time{}
+		}
+	case 7: // another tenant reserves a free node (perhaps one still carrying our volume targets)
+		if ok && n.state == "available" && n.inst == "" && !n.maint {
+			n.inst = "22222222-2222-2222-2222-222222222222"
 		}
 	}
 }
@@ -243,6 +256,10 @@ func TestConvergesFromAnySchedule(t *testing.T) {
 				s.Desired, s.DeleteRequestedAt, s.DeleteRequestID = DesiredDeleted, m.now, "req-d"
 			}
 			m.settle()
+			// I8: a volume has targets on at most one node at any time.
+			if len(m.tgts) > 1 {
+				t.Fatalf("seed %d step %d: our volume targets on %d nodes at once (I8): %v", seed, step, len(m.tgts), m.tgts)
+			}
 			down := false
 			for range 12 {
 				a := Decide(Input{Server: s, Node: m.view(s), Now: m.now, IronicDown: down}, c)

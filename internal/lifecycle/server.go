@@ -74,6 +74,13 @@ const (
 	ReasonVIFAttachFailed         Reason = "vif_attach_failed"
 	ReasonVolumeAttachFailed      Reason = "volume_attach_failed"
 	ReasonInvalidRequest          Reason = "invalid_request"
+	// ReasonVolumeStranded: a volume's target is left on a node another
+	// instance holds, so it cannot be attached anywhere else (I8).
+	ReasonVolumeStranded Reason = "volume_stranded"
+	// ReasonNodeUnsuitable: the reserved node turned out to be in maintenance
+	// or not available (the scheduler's view was stale); it is given back and
+	// another chosen without spending an attempt.
+	ReasonNodeUnsuitable Reason = "node_unsuitable"
 )
 
 // Reschedulable reports whether another node may succeed where this failure happened.
@@ -166,8 +173,6 @@ type Server struct {
 	// NodeID is the node this server holds or may hold (recorded before the
 	// reservation is attempted, cleared only once released).
 	NodeID string
-	// Reserved: our instance_uuid PATCH on NodeID succeeded.
-	Reserved bool
 	// DeployRequested: we asked (or were about to ask) Ironic to deploy NodeID.
 	DeployRequested bool
 	// PortsAllocated: ports may exist for this server (set before allocation,
@@ -180,6 +185,11 @@ type Server struct {
 	// VolumesReleased: the server's hold on its volumes (Spec.Volumes) has
 	// ended — they are available again, or deleted with the server.
 	VolumesReleased bool
+	// VolumesStrandedOn is the node our volume targets were left on when it
+	// turned out to be another instance's (I7 forbids touching it): those
+	// volumes can never be attached anywhere else (I8) until an operator
+	// removes the targets. Set once, never cleared.
+	VolumesStrandedOn string
 
 	Excluded []string  // nodes this server must not be scheduled on again
 	Attempts []Attempt // failed attempts, oldest first
@@ -187,6 +197,9 @@ type Server struct {
 
 	// MaintenanceSince is when the current node was first seen in maintenance during a deploy.
 	MaintenanceSince time.Time
+	// CapacityWaitSince is when the scheduler first found no node while
+	// nodes of the class were on their way back (zero: not waiting).
+	CapacityWaitSince time.Time
 
 	CreatedAt         time.Time
 	UpdatedAt         time.Time

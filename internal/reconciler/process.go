@@ -30,7 +30,7 @@ func (r *Reconciler) process(ctx context.Context, s *lifecycle.Server, b *bulk) 
 		if ctx.Err() != nil {
 			return
 		}
-		if s.NodeID != "" && !observed && needsView(s) {
+		if !observed && lifecycle.NeedsNode(s) {
 			v, observed = r.fetchView(ctx, s, b), true
 		}
 		in := lifecycle.Input{Server: s, Node: v, Now: r.clock.Now(), IronicDown: r.isDown(s.ID) || !b.up}
@@ -54,6 +54,15 @@ func (r *Reconciler) process(ctx context.Context, s *lifecycle.Server, b *bulk) 
 			}
 			s = next
 			continue
+		}
+		if a.Kind == lifecycle.KindAttachVolumes || a.Kind == lifecycle.KindReleaseVolumes {
+			// Record before act: the registry shows the node a target is
+			// about to be created on, and a stranded volume its error,
+			// before the effect runs.
+			if err := r.syncVolumes(ctx, s); err != nil {
+				log.Warn("volume registry", logAction, a.Kind.String(), "err", err)
+				return
+			}
 		}
 		r.step("before:" + a.Kind.String())
 		res, node := r.execute(ctx, s, a)
@@ -85,7 +94,7 @@ func (r *Reconciler) process(ctx context.Context, s *lifecycle.Server, b *bulk) 
 			s = next
 		}
 		if node != nil {
-			v, observed = toView(*node), true
+			v, observed = toView(*node, s.ID), true
 		}
 		if applied.Stop {
 			return
@@ -114,8 +123,10 @@ func (r *Reconciler) save(ctx context.Context, before, next *lifecycle.Server, e
 	if r.hooks.Transition != nil && before.Phase != next.Phase {
 		r.hooks.Transition(before, next)
 	}
-	if before.Phase != next.Phase && (next.Phase == lifecycle.PhaseDeleting || next.Phase == lifecycle.PhaseError) {
-		r.noteVolumes(ctx, next)
+	if err := r.syncVolumes(ctx, next); err != nil {
+		// The record is saved; the registry catches up before the next
+		// volume effect (and on every later transition).
+		r.log.Warn("volume registry", logServer, next.ID, "err", err)
 	}
 	r.step("saved:" + string(next.Phase))
 	return next, nil
@@ -127,20 +138,6 @@ func (r *Reconciler) step(point string) {
 	}
 }
 
-// needsView reports whether Decide will look at the node for this server.
-func needsView(s *lifecycle.Server) bool {
-	if s.Desired == lifecycle.DesiredDeleted || s.Phase == lifecycle.PhaseDeleting {
-		return true
-	}
-	switch s.Phase {
-	case lifecycle.PhasePending, lifecycle.PhaseReserving, lifecycle.PhaseNetworking, lifecycle.PhaseVolumes:
-		return false
-	case lifecycle.PhaseDeploying:
-		return s.DeployRequested
-	}
-	return true
-}
-
 // nodeView takes the server's node from the bulk view when it is there.
 func (r *Reconciler) nodeView(ctx context.Context, s *lifecycle.Server, b *bulk) (lifecycle.NodeView, bool) {
 	if s.NodeID == "" {
@@ -150,7 +147,7 @@ func (r *Reconciler) nodeView(ctx context.Context, s *lifecycle.Server, b *bulk)
 		return lifecycle.NodeView{}, true // not observed: Decide waits
 	}
 	if n, ok := b.nodes[s.NodeID]; ok {
-		return toView(n), true
+		return toView(n, s.ID), true
 	}
 	return lifecycle.NodeView{}, false
 }
@@ -165,22 +162,14 @@ func (r *Reconciler) fetchView(ctx context.Context, s *lifecycle.Server, b *bulk
 	switch {
 	case err == nil:
 		r.setDown(s.ID, false)
-		return toView(n)
+		return toView(n, s.ID)
 	case errors.Is(err, ironic.ErrNotFound):
 		r.setDown(s.ID, false)
-		return lifecycle.NodeView{Observed: true, Exists: false}
+		return lifecycle.NodeView{State: lifecycle.NodeGone}
 	default:
 		r.setDown(s.ID, errors.Is(err, ironic.ErrUnavailable))
 		r.log.Info("node view failed", logServer, s.ID, logNode, s.NodeID, "err", err)
 		return lifecycle.NodeView{}
-	}
-}
-
-func toView(n ironic.Node) lifecycle.NodeView {
-	return lifecycle.NodeView{
-		Observed: true, Exists: true,
-		InstanceUUID: n.InstanceUUID, ProvisionState: n.ProvisionState, TargetProvisionState: n.TargetProvisionState,
-		LastError: n.LastError, Maintenance: n.Maintenance, Locked: n.Reservation != "",
 	}
 }
 
@@ -191,7 +180,12 @@ func (r *Reconciler) execute(ctx context.Context, s *lifecycle.Server, a lifecyc
 	case lifecycle.KindSchedule:
 		node, err := r.sched.Pick(ctx, s)
 		if errors.Is(err, scheduler.ErrNoCandidate) {
-			return lifecycle.Result{Outcome: lifecycle.NoCandidate, Message: scheduler.Why(err)}, nil
+			res := lifecycle.Result{Outcome: lifecycle.NoCandidate, Returning: r.releasingIn(s.Spec.ResourceClass), Message: scheduler.Why(err)}
+			var nc *scheduler.NoCandidateError
+			if errors.As(err, &nc) {
+				res.Returning += nc.Returning
+			}
+			return res, nil
 		}
 		if err != nil {
 			return resultOf(err), nil
@@ -203,10 +197,20 @@ func (r *Reconciler) execute(ctx context.Context, s *lifecycle.Server, a lifecyc
 			if errors.Is(err, ironic.ErrNodeAssociated) || errors.Is(err, ironic.ErrNotFound) {
 				r.sched.Taken(s.NodeID)
 			}
-			return resultOf(err), nil
+			res := resultOf(err)
+			if errors.Is(err, ironic.ErrNodeLocked) {
+				// Locked for a moment, or busy with something that makes it
+				// no candidate (cleaning, say): the core tells them apart.
+				if cur, gerr := r.ironic.GetNode(ctx, s.NodeID); gerr == nil {
+					v := toView(cur, s.ID)
+					res.View = &v
+				}
+			}
+			return res, nil
 		}
 		r.sched.Taken(s.NodeID)
-		return lifecycle.Result{Outcome: lifecycle.OK}, &n
+		v := toView(n, s.ID)
+		return lifecycle.Result{Outcome: lifecycle.OK, View: &v}, &n
 	case lifecycle.KindNetwork:
 		return r.attachNetworks(ctx, s), nil
 	case lifecycle.KindDeploy:
@@ -223,8 +227,6 @@ func (r *Reconciler) execute(ctx context.Context, s *lifecycle.Server, a lifecyc
 		return r.detachVolumes(ctx, s), nil
 	case lifecycle.KindReleaseVolumes:
 		return r.releaseVolumes(ctx, s), nil
-	case lifecycle.KindStrandVolumes:
-		return r.strandVolumes(ctx, s), nil
 	}
 	return lifecycle.Result{Outcome: lifecycle.Transient, Message: "unknown action " + a.Kind.String()}, nil
 }

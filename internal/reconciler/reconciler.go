@@ -81,21 +81,21 @@ type Config struct {
 // Reconciler is the loop. Create with New, run with Run, or drive tick by
 // tick with Tick (tests and the deterministic simulation).
 type Reconciler struct {
-	store   store.Store
-	ironic  Ironic
-	sched   Scheduler
-	ipam    IPAM
-	volumes VolumeStore // nil: no volume registry
-	nets    network.Networks
-	clock   clock.Clock
-	log     *slog.Logger
-	cfg     Config
-	hooks   Hooks
+	store  store.Store
+	ironic Ironic
+	sched  Scheduler
+	ipam   IPAM
+	nets   network.Networks
+	clock  clock.Clock
+	log    *slog.Logger
+	cfg    Config
+	hooks  Hooks
 
 	kick chan struct{}
 
 	mu         sync.Mutex
 	ironicDown map[string]bool // server -> last Ironic call failed as unreachable
+	releasing  map[string]int  // resource class -> nodes our servers are letting go of (this tick)
 	lastDrift  time.Time
 }
 
@@ -105,7 +105,6 @@ type Deps struct {
 	Ironic    Ironic
 	Scheduler Scheduler
 	IPAM      IPAM
-	Volumes   VolumeStore
 	Networks  network.Networks // for network_data.json and physical networks
 	Clock     clock.Clock
 	Logger    *slog.Logger
@@ -139,7 +138,7 @@ func New(d Deps, cfg Config) *Reconciler {
 		d.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &Reconciler{
-		store: d.Store, ironic: d.Ironic, sched: d.Scheduler, ipam: d.IPAM, volumes: d.Volumes, nets: d.Networks, clock: d.Clock, log: d.Logger,
+		store: d.Store, ironic: d.Ironic, sched: d.Scheduler, ipam: d.IPAM, nets: d.Networks, clock: d.Clock, log: d.Logger,
 		cfg: cfg, hooks: d.Hooks, kick: make(chan struct{}, 1), ironicDown: map[string]bool{},
 	}
 }
@@ -193,6 +192,7 @@ func (r *Reconciler) Tick(ctx context.Context) (TickStats, error) {
 		servers = append(servers, active...)
 		r.lastDrift = start
 	}
+	r.countReleasing(servers)
 	stats := TickStats{Servers: len(servers)}
 	if len(servers) == 0 {
 		r.report(start, stats)
@@ -223,7 +223,7 @@ func (r *Reconciler) Tick(ctx context.Context) (TickStats, error) {
 
 	now := r.clock.Now()
 	for _, s := range servers {
-		if !s.Phase.Stable() && now.After(r.deadline(s).Add(r.cfg.Interval)) {
+		if lifecycle.PastDue(s, r.cfg.Lifecycle, now, r.cfg.Interval) {
 			stats.PastDue++
 		}
 	}
@@ -238,13 +238,6 @@ func (r *Reconciler) report(start time.Time, stats TickStats) {
 	if r.hooks.PastDue != nil {
 		r.hooks.PastDue(stats.PastDue)
 	}
-}
-
-func (r *Reconciler) deadline(s *lifecycle.Server) time.Time {
-	if s.Desired == lifecycle.DesiredDeleted {
-		return s.DeleteRequestedAt.Add(r.cfg.Lifecycle.DeleteTimeout)
-	}
-	return s.Deadline
 }
 
 func (r *Reconciler) allInPhase(ctx context.Context, p lifecycle.Phase) ([]*lifecycle.Server, error) {
@@ -290,6 +283,30 @@ func (r *Reconciler) bulkView(ctx context.Context, servers []*lifecycle.Server) 
 		b.nodes[n.UUID] = n
 	}
 	return b
+}
+
+// countReleasing notes, per resource class, the nodes that servers of ours
+// are letting go of: capacity on its way back for a build that finds none.
+func (r *Reconciler) countReleasing(servers []*lifecycle.Server) {
+	m := map[string]int{}
+	for _, s := range servers {
+		if s.NodeID == "" {
+			continue
+		}
+		switch {
+		case s.Desired == lifecycle.DesiredDeleted, s.Phase == lifecycle.PhaseReleasing, s.Phase == lifecycle.PhaseError:
+			m[s.Spec.ResourceClass]++
+		}
+	}
+	r.mu.Lock()
+	r.releasing = m
+	r.mu.Unlock()
+}
+
+func (r *Reconciler) releasingIn(rc string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.releasing[rc]
 }
 
 func (r *Reconciler) setDown(id string, down bool) {

@@ -15,18 +15,11 @@ import (
 	"github.com/ingot-dev/ingot/internal/portbind"
 )
 
-// NoFit is ErrNoCandidate with the reason the flavor's filters found: a
-// required trait no node has, or how many nodes each filter left out.
-type NoFit struct{ Reason string }
-
-func (e *NoFit) Error() string        { return ErrNoCandidate.Error() + ": " + e.Reason }
-func (e *NoFit) Is(target error) bool { return target == ErrNoCandidate }
-
-// Why returns the reason carried by a NoFit error ("" for any other).
+// Why returns the reason a *NoCandidateError carries ("" for any other error).
 func Why(err error) string {
-	var nf *NoFit
-	if errors.As(err, &nf) {
-		return nf.Reason
+	var nc *NoCandidateError
+	if errors.As(err, &nc) {
+		return nc.Reason
 	}
 	return ""
 }

@@ -9,6 +9,7 @@ package scheduler
 import (
 	"context"
 	"errors"
+	"fmt"
 	"hash/fnv"
 	"slices"
 	"sync"
@@ -22,7 +23,24 @@ import (
 )
 
 // ErrNoCandidate: no node fits the server, even in a freshly listed inventory.
+// Pick wraps it in a *NoCandidateError.
 var ErrNoCandidate = errors.New("scheduler: no node fits")
+
+// NoCandidateError says how many nodes of the class are on their way back
+// (being undeployed or cleaned, not in maintenance): a build may wait for
+// them rather than fail at once. Reason says which of the flavor's filters
+// left the available nodes out ("" when none did).
+type NoCandidateError struct {
+	ResourceClass string
+	Returning     int
+	Reason        string
+}
+
+func (e *NoCandidateError) Error() string {
+	return fmt.Sprintf("scheduler: no node of resource class %q fits (%d on the way back)", e.ResourceClass, e.Returning)
+}
+
+func (e *NoCandidateError) Unwrap() error { return ErrNoCandidate }
 
 // ErrRetryLater: nothing fits in the cached inventory and it was refreshed
 // too recently to list again; try again on a later tick.
@@ -32,6 +50,8 @@ var ErrRetryLater = errors.New("scheduler: inventory refreshed moments ago; retr
 type Inventory interface {
 	ListAvailable(ctx context.Context, resourceClass string) ([]ironic.Node, error)
 	ListPorts(ctx context.Context) ([]portbind.Port, error)
+	// ListClass lists every node of a class, whatever its state.
+	ListClass(ctx context.Context, resourceClass string) ([]ironic.Node, error)
 }
 
 // Options tune the scheduler.
@@ -120,10 +140,29 @@ func (sc *Scheduler) Pick(ctx context.Context, s *lifecycle.Server) (string, err
 		// that was just released: ask again next tick rather than fail.
 		return "", ErrRetryLater
 	}
-	if why := sc.whyNone(s); why != "" {
-		return "", &NoFit{Reason: why}
+	return "", sc.noCandidate(ctx, s)
+}
+
+// noCandidate says why nothing fits (the flavor's filters) and counts the
+// nodes of the class that are on their way back to available. It costs one
+// listing, only when nothing fits a fresh inventory (which is itself
+// rate-limited per class).
+func (sc *Scheduler) noCandidate(ctx context.Context, s *lifecycle.Server) error {
+	rc := s.Spec.ResourceClass
+	e := &NoCandidateError{ResourceClass: rc, Reason: sc.whyNone(s)}
+	nodes, err := sc.inv.ListClass(ctx, rc)
+	if err != nil {
+		return e // an unknown count is no reason to wait
 	}
-	return "", ErrNoCandidate
+	for _, n := range nodes {
+		switch n.ProvisionState {
+		case ironic.StateDeleting, ironic.StateCleaning, ironic.StateCleanWait:
+			if !n.Maintenance {
+				e.Returning++
+			}
+		}
+	}
+	return e
 }
 
 func (sc *Scheduler) pickCached(s *lifecycle.Server, fresh bool) (string, bool) {

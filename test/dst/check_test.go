@@ -83,6 +83,32 @@ func (w *world) checkStep(v view) {
 		}
 		carried[n.InstanceUUID] = w.nname(n.UUID)
 	}
+	w.checkOneNodePerVolume()
+}
+
+// checkOneNodePerVolume checks I8 after every step: no volume has Ironic
+// targets on two nodes, and a volume in use is carried by its server's node
+// alone.
+func (w *world) checkOneNodePerVolume() {
+	on := map[string]string{} // volume id -> a node carrying a target of it
+	for _, n := range w.nodes {
+		for _, vid := range w.volumeTargetIDs(n) {
+			if prev, ok := on[vid]; ok && prev != n {
+				w.violate("I8: volume %s has targets on nodes %s and %s", w.vname(vid), w.nname(prev), w.nname(n))
+			}
+			on[vid] = n
+		}
+	}
+	vols, err := w.st.ListVolumes(context.Background(), "", 100)
+	if err != nil {
+		w.violate("volumes: %v", err)
+		return
+	}
+	for _, v := range vols {
+		if n, ok := on[v.ID]; ok && v.Status == store.VolumeInUse && v.NodeID != n {
+			w.violate("I8: volume %s is in-use on node %s while a target of it is on node %s", v.Name, w.nname(v.NodeID), w.nname(n))
+		}
+	}
 }
 
 // checkFinal checks, once the healed world is quiet, that every server is

@@ -36,8 +36,14 @@ var defaultParams = params{nodes: 4, steps: 20}
 //     still on it, and another tenant reserves the node; I7 forbids touching
 //     it, and the release freed the volume with the target still pointing at
 //     it. Fixed: such volumes are stranded (status error, with the reason),
-//     never handed out again (lifecycle KindStrandVolumes).
-var regressionSeeds = []int64{3, 52, 193, 67, 196, 213, 218, 243, 7497, 9735}
+//     never handed out again (the core's strand transition).
+//   - 7706028: after a failed deploy, an outage and a crash, another tenant
+//     reserves the first node while our volume target is still on it; the
+//     volume was stranded, then attached to the next node and shown in-use
+//     with its old target left behind (I8). Fixed: stranded volumes end the
+//     build in ERROR volume_stranded (lifecycle.afterRelease), never a
+//     second node; I8 is now checked after every step.
+var regressionSeeds = []int64{3, 52, 193, 67, 196, 213, 218, 243, 7497, 9735, 7706028}
 
 // dbDir is where the seeds' SQLite files live (a tmpfs when there is
 // one), with the bytes of an empty migrated database to start each from.

@@ -244,3 +244,12 @@ func phaseOf(s *lifecycle.Server) string {
 	}
 	return fmt.Sprintf("%s%s%s", d, s.Phase, r)
 }
+
+func (w *world) vname(id string) string {
+	for i, v := range w.vols {
+		if v == id {
+			return fmt.Sprintf("v%d", i)
+		}
+	}
+	return "v?"
+}

@@ -40,6 +40,7 @@ var lcfg = lifecycle.Config{
 	DeleteTimeout:    3 * time.Minute,
 	MaintenanceGrace: time.Minute,
 	MaxAttempts:      3,
+	CapacityWait:     30 * time.Second,
 }
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -141,7 +142,7 @@ func (w *world) start() error {
 	}
 	sched := scheduler.New(ic, w.clk, scheduler.Options{})
 	w.rec = reconciler.New(reconciler.Deps{
-		Store: w.cst, Ironic: ic, Scheduler: sched, IPAM: network.NewIPAM(w.cst, w.nets), Volumes: w.cst, Networks: w.nets, Clock: w.clk,
+		Store: w.cst, Ironic: ic, Scheduler: sched, IPAM: network.NewIPAM(w.cst, w.nets), Networks: w.nets, Clock: w.clk,
 		Logger: slog.New(slog.DiscardHandler), Hooks: reconciler.Hooks{Step: w.step},
 	}, reconciler.Config{Lifecycle: lcfg, Interval: interval, DriftInterval: driftEvery, Workers: 1, Decide: w.p.decide})
 	w.tr.dead = false

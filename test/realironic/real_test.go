@@ -37,9 +37,15 @@ type stack struct {
 // rc; configure, if given, changes the configuration first.
 func newStack(t *testing.T, ir *ironictest.Env, rc string, configure ...func(*config.Config)) *stack {
 	t.Helper()
+	return newStackVia(t, ir, rc, ir.URL, configure...)
+}
+
+// newStackVia is newStack with ingot talking to ir through url (a proxy).
+func newStackVia(t *testing.T, ir *ironictest.Env, rc, url string, configure ...func(*config.Config)) *stack {
+	t.Helper()
 	cfg := config.Default()
 	cfg.Database = filepath.Join(t.TempDir(), "ingot.db")
-	cfg.Ironic.URL = ir.URL
+	cfg.Ironic.URL = url
 	cfg.Ironic.Timeout = 10 * time.Second
 	cfg.PollInterval = 200 * time.Millisecond
 	cfg.DriftInterval = 500 * time.Millisecond
@@ -227,6 +233,8 @@ func TestRealIronic(t *testing.T) {
 		s.WaitGone(id, 30*time.Second)
 		s.noPorts(id)
 	})
+
+	t.Run("S21 chosen node put in maintenance after the inventory refresh", func(t *testing.T) { testS21(t, ir) })
 
 	t.Run("S12 active node deleted or torn down", func(t *testing.T) {
 		s := newStack(t, ir, "rc-s12")

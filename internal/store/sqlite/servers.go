@@ -29,7 +29,7 @@ const (
 		updated_at = ?, version = version + 1, needs_work = ? WHERE id = ?`
 	// qSaveServer: desired is never written; needs_work is picked for the
 	// stored desired (see needsWork).
-	qSaveServer = `UPDATE servers SET phase = ?, node_id = ?, reserved = ?,
+	qSaveServer = `UPDATE servers SET phase = ?, node_id = ?, ext = ?,
 		deploy_requested = ?, ports_allocated = ?, volumes_on_node = ?, volumes_released = ?,
 		excluded = ?, attempts = ?, fault = ?,
 		maintenance_since = ?, updated_at = ?, phase_since = ?, deadline = ?, launched_at = ?,
@@ -97,7 +97,7 @@ func (st *Store) CreateServer(ctx context.Context, s *lifecycle.Server) error {
 	err = st.write(ctx, func(tx txn) error {
 		_, err := tx.ExecContext(ctx, qInsertServer,
 			c.ID, c.Name, c.ProjectID, c.UserID, string(spec), string(c.Desired), string(c.Phase), c.NodeID,
-			c.Reserved, c.DeployRequested, c.PortsAllocated, docs.excluded, docs.attempts, docs.fault,
+			docs.ext, c.DeployRequested, c.PortsAllocated, docs.excluded, docs.attempts, docs.fault,
 			encTime(c.MaintenanceSince), encTimeNN(c.CreatedAt), encTime(c.UpdatedAt), encTime(c.PhaseSince),
 			encTime(c.Deadline), encTime(c.DeleteRequestedAt), encTime(c.LaunchedAt),
 			c.CreateRequestID, c.DeleteRequestID, c.Version, c.VolumesOnNode, c.VolumesReleased, c.NeedsWork())
@@ -262,7 +262,7 @@ func (st *Store) SaveServer(ctx context.Context, s *lifecycle.Server, events ...
 	ifDeleted, ifActive := needsWork(s)
 	err = st.write(ctx, func(tx txn) error {
 		res, err := tx.ExecContext(ctx, qSaveServer,
-			string(s.Phase), s.NodeID, s.Reserved, s.DeployRequested, s.PortsAllocated,
+			string(s.Phase), s.NodeID, docs.ext, s.DeployRequested, s.PortsAllocated,
 			s.VolumesOnNode, s.VolumesReleased, docs.excluded, docs.attempts, docs.fault,
 			encTime(s.MaintenanceSince), encTime(s.UpdatedAt), encTime(s.PhaseSince), encTime(s.Deadline),
 			encTime(s.LaunchedAt), ifDeleted, ifActive, s.ID, s.Version)

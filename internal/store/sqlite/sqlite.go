@@ -69,7 +69,7 @@ var writerQueries = []string{qInsertServer, qServerExists, qDeleteTarget, qReque
 
 var _ store.Store = (*Store)(nil)
 
-// writerParams follow library-notes.md (SQLite section): WAL, a busy
+// writerParams follow docs/DESIGN.md §2.8: WAL, a busy
 // timeout for other processes, synchronous=NORMAL (survives kill -9),
 // foreign keys, immediate transactions.
 const writerParams = "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)" +

@@ -43,7 +43,8 @@ func testCreateGet(t *testing.T, st store.Store) {
 func lifecycleStep(s *lifecycle.Server, d time.Duration) {
 	s.Phase = lifecycle.PhaseReleasing
 	s.NodeID = s.NodeID + "-2"
-	s.Reserved = !s.Reserved
+	s.VolumesStrandedOn = "node-stranded-" + s.ID
+	s.CapacityWaitSince = T0.Add(d + 8)
 	s.DeployRequested = !s.DeployRequested
 	s.PortsAllocated = !s.PortsAllocated
 	s.VolumesOnNode = !s.VolumesOnNode

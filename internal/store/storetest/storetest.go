@@ -106,7 +106,7 @@ func FullServer(id string) *lifecycle.Server {
 			// server with volumes needs them created first (see testVolumesServer).
 		},
 		Desired: lifecycle.DesiredActive, Phase: lifecycle.PhaseDeploying,
-		NodeID: "node-" + id, Reserved: true, DeployRequested: true, PortsAllocated: true,
+		NodeID: "node-" + id, DeployRequested: true, PortsAllocated: true,
 		VolumesOnNode: true, VolumesReleased: true,
 		Excluded: []string{"node-x", "node-y"},
 		Attempts: []lifecycle.Attempt{
@@ -132,7 +132,7 @@ func FullServer(id string) *lifecycle.Server {
 func Normalize(s *lifecycle.Server) *lifecycle.Server {
 	c := s.Clone()
 	for _, p := range []*time.Time{&c.MaintenanceSince, &c.CreatedAt, &c.UpdatedAt, &c.PhaseSince,
-		&c.Deadline, &c.DeleteRequestedAt, &c.LaunchedAt} {
+		&c.Deadline, &c.DeleteRequestedAt, &c.LaunchedAt, &c.CapacityWaitSince} {
 		*p = p.UTC()
 	}
 	for i := range c.Attempts {
