@@ -119,7 +119,8 @@ func LifecycleConfig(c config.Config) lifecycle.Config {
 // talks to it over HTTP exactly as to a real Ironic.
 func (a *App) startSim(c config.Sim) error {
 	sim := ironicsim.New(ironicsim.Options{DeployTime: c.DeployTime, UndeployTime: c.UndeployTime})
-	sim.AddNodes(c.Nodes, ironicsim.NodeSpec{ResourceClass: c.ResourceClass})
+	// Two NICs per node, so servers get real MACs in their config drive.
+	sim.AddNodes(c.Nodes, ironicsim.NodeSpec{ResourceClass: c.ResourceClass, Ports: 2})
 	listen := c.Listen
 	if listen == "" {
 		listen = "127.0.0.1:0"
