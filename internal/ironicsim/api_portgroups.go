@@ -11,12 +11,13 @@ import (
 // ports. A port joins one with portgroup_uuid at create; ports of a
 // portgroup carry VIFs only through it (flat network interface).
 
-// portgroup is an Ironic portgroup.
+// portgroup is an Ironic portgroup. It lives in its node's Portgroups (so
+// whatever keeps nodes keeps it); ports name it by PortgroupUUID.
 type portgroup struct {
 	UUID            string
 	Name            string
 	Address         string
-	nodeUUID        string
+	NodeUUID        string
 	Mode            string
 	Properties      map[string]any
 	Extra           map[string]any
@@ -40,7 +41,7 @@ var portgroupFields = []string{"uuid", "address", "name", "node_uuid", "standalo
 
 func renderPortgroup(pg *portgroup, fields []string, ver int, base string) map[string]any {
 	all := map[string]any{
-		"uuid": pg.UUID, "address": strOrNil(pg.Address), "name": strOrNil(pg.Name), "node_uuid": pg.nodeUUID,
+		"uuid": pg.UUID, "address": strOrNil(pg.Address), "name": strOrNil(pg.Name), "node_uuid": pg.NodeUUID,
 		"standalone_ports_supported": pg.StandalonePorts, "extra": mapOrEmpty(pg.Extra),
 		"internal_info": mapOrEmpty(pg.InternalInfo), "created_at": pyTime(pg.CreatedAt),
 		"updated_at": timeOrNil(pg.UpdatedAt), "ports": links(base, "portgroups", pg.UUID+"/ports"),
@@ -84,13 +85,25 @@ func checkPortgroupFields(fields []string, ver int) *apiErr {
 	return nil
 }
 
-func (s *Sim) findPortgroup(ident string) (*portgroup, *apiErr) {
-	if pg := s.pgs[canonicalUUID(ident)]; pg != nil {
-		return pg, nil
+// allPortgroups lists every portgroup, node by node in creation order (Ironic
+// orders by creation alone). Caller holds s.mu.
+func (s *Sim) allPortgroups() []*portgroup {
+	var out []*portgroup
+	for _, n := range s.order {
+		out = append(out, n.Portgroups...)
 	}
-	for _, pg := range s.pgOrd {
-		if pg.Name != "" && pg.Name == ident {
-			return pg, nil
+	return out
+}
+
+// findPortgroup resolves a portgroup UUID or name (a scan: portgroups are few
+// and looked up rarely). Caller holds s.mu.
+func (s *Sim) findPortgroup(ident string) (*portgroup, *apiErr) {
+	id := canonicalUUID(ident)
+	for _, n := range s.order {
+		for _, pg := range n.Portgroups {
+			if pg.UUID == id || (pg.Name != "" && pg.Name == ident) {
+				return pg, nil
+			}
 		}
 	}
 	return nil, clientErr(http.StatusNotFound, "Portgroup %s could not be found.", ident)
@@ -98,17 +111,10 @@ func (s *Sim) findPortgroup(ident string) (*portgroup, *apiErr) {
 
 // removePortgroup deletes a portgroup. Caller holds s.mu.
 func (s *Sim) removePortgroup(pg *portgroup) {
-	delete(s.pgs, pg.UUID)
-	for i, x := range s.pgOrd {
-		if x == pg {
-			s.pgOrd = append(s.pgOrd[:i], s.pgOrd[i+1:]...)
-			break
-		}
-	}
-	if n := s.nodes[pg.nodeUUID]; n != nil {
-		for i, x := range n.portgroups {
+	if n := s.nodes[pg.NodeUUID]; n != nil {
+		for i, x := range n.Portgroups {
 			if x == pg {
-				n.portgroups = append(n.portgroups[:i:i], n.portgroups[i+1:]...)
+				n.Portgroups = append(n.Portgroups[:i:i], n.Portgroups[i+1:]...)
 				break
 			}
 		}
@@ -197,7 +203,7 @@ func (s *Sim) handleCreatePortgroup(c *rctx) {
 		}
 		id = canonicalUUID(id)
 	}
-	for _, pg := range s.pgOrd {
+	for _, pg := range s.allPortgroups() {
 		switch {
 		case name != "" && pg.Name == name:
 			writeErr(c.w, conflict("A portgroup with name %s already exists.", name))
@@ -216,7 +222,7 @@ func (s *Sim) handleCreatePortgroup(c *rctx) {
 	if mode == "" {
 		mode = defaultPortgroupMode
 	}
-	pg := &portgroup{UUID: id, Name: name, Address: addr, nodeUUID: n.UUID, Mode: mode,
+	pg := &portgroup{UUID: id, Name: name, Address: addr, NodeUUID: n.UUID, Mode: mode,
 		StandalonePorts: standalone, CreatedAt: s.now()}
 	if props != nil {
 		pg.Properties = cloneMap(props)
@@ -224,9 +230,7 @@ func (s *Sim) handleCreatePortgroup(c *rctx) {
 	if m, ok := body["extra"].(map[string]any); ok {
 		pg.Extra = cloneMap(m)
 	}
-	s.pgs[pg.UUID] = pg
-	s.pgOrd = append(s.pgOrd, pg)
-	n.portgroups = append(n.portgroups, pg)
+	n.Portgroups = append(n.Portgroups, pg)
 	c.w.Header().Set("Location", c.base+"/v1/portgroups/"+pg.UUID)
 	writeRaw(c.w, http.StatusCreated, encodeJSON(renderPortgroup(pg, nil, c.ver, c.base)))
 }
@@ -278,14 +282,14 @@ func (s *Sim) listPortgroups(c *rctx, detailURL bool, parent string) {
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	src := s.pgOrd
+	src := s.allPortgroups()
 	if nodeIdent != "" {
 		n, e := s.findNode(c, nodeIdent, s.now())
 		if e != nil {
 			writeErr(c.w, e)
 			return
 		}
-		src = n.portgroups
+		src = n.Portgroups
 	}
 	start := 0
 	if marker != "" {
@@ -368,7 +372,7 @@ func (s *Sim) handleDeletePortgroup(c *rctx) {
 		return
 	}
 	for _, p := range s.portOrd {
-		if p.portgroup == pg {
+		if p.PortgroupUUID == pg.UUID {
 			writeErr(c.w, serverErr(http.StatusInternalServerError, "(sqlite3.IntegrityError) FOREIGN KEY constraint failed"))
 			return
 		}

@@ -18,7 +18,7 @@ type port struct {
 	PhysicalNetwork     string
 	PXEEnabled          bool
 	IsSmartNIC          bool
-	portgroup           *portgroup // nil: not in a portgroup
+	PortgroupUUID       string // "" when not in a portgroup
 	CreatedAt           time.Time
 	UpdatedAt           time.Time
 }
@@ -69,7 +69,7 @@ func (s *Sim) nodeVIFs(n *node) []string {
 			out = append(out, v)
 		}
 	}
-	for _, pg := range n.portgroups {
+	for _, pg := range n.Portgroups {
 		if v := pg.vif(); v != "" {
 			out = append(out, v)
 		}
@@ -82,7 +82,7 @@ func (s *Sim) detachAllVIFs(n *node) {
 	for _, p := range n.ports {
 		delete(p.InternalInfo, vifKey)
 	}
-	for _, pg := range n.portgroups {
+	for _, pg := range n.Portgroups {
 		delete(pg.InternalInfo, vifKey)
 	}
 }
@@ -104,8 +104,8 @@ func renderPort(p *port, fields []string, ver int, base string) map[string]any {
 	}
 	if ver >= 24 {
 		all["portgroup_uuid"] = nil
-		if p.portgroup != nil {
-			all["portgroup_uuid"] = p.portgroup.UUID
+		if p.PortgroupUUID != "" {
+			all["portgroup_uuid"] = p.PortgroupUUID
 		}
 	}
 	if ver >= 34 {
@@ -192,11 +192,11 @@ func (s *Sim) handleCreatePort(c *rctx) {
 			writeErr(c.w, badRequest("Expected UUID for portgroup_uuid: %s", id))
 			return
 		}
-		if pg = s.pgs[canonicalUUID(id)]; pg == nil {
+		if pg, _ = s.findPortgroup(canonicalUUID(id)); pg == nil {
 			writeErr(c.w, badRequest("Portgroup %s could not be found.", id))
 			return
 		}
-		if pg.nodeUUID != n.UUID {
+		if pg.NodeUUID != n.UUID {
 			// NOTE: Ironic 21.4 raises a plain BadRequest here, which its API
 			// answers as a 500 with faultcode "Server".
 			writeErr(c.w, serverErr(http.StatusInternalServerError, "Port can not be added to a portgroup belonging to a different node."))
@@ -236,7 +236,9 @@ func (s *Sim) handleCreatePort(c *rctx) {
 	if v, ok := body["physical_network"].(string); ok {
 		p.PhysicalNetwork = v
 	}
-	p.portgroup = pg
+	if pg != nil {
+		p.PortgroupUUID = pg.UUID
+	}
 	if v, ok := body["pxe_enabled"]; ok && v != nil {
 		b, e := boolValue("pxe_enabled", v)
 		if e != nil {
@@ -342,7 +344,7 @@ func (s *Sim) listPorts(c *rctx, detailURL bool, parent string) {
 	last := ""
 	for i := start; i < len(src) && len(items) < limit; i++ {
 		p := src[i]
-		if (addr != "" && p.Address != addr) || (inPG != nil && p.portgroup != inPG) {
+		if (addr != "" && p.Address != addr) || (inPG != nil && p.PortgroupUUID != inPG.UUID) {
 			continue
 		}
 		items = append(items, renderPort(p, renderFields, c.ver, c.base))

@@ -88,7 +88,7 @@ func (s *Sim) handleAttachVIF(c *rctx) {
 			return
 		}
 	}
-	for _, pg := range n.portgroups {
+	for _, pg := range n.Portgroups {
 		if pg.vif() == id {
 			writeErr(c.w, conflict("Unable to attach VIF because VIF %s is already attached to Ironic Portgroup %s", id, pg.UUID))
 			return
@@ -140,37 +140,37 @@ func (pl portLike) key() int {
 // ports); port_uuid or portgroup_uuid narrows the choice to that one.
 func freePortLikes(n *node, wantPort, wantPG string) []portLike {
 	var out []portLike
-	byPG := map[*portgroup][]*port{}
-	unusable := map[*portgroup]bool{}
+	byPG := map[string][]*port{}
+	unusable := map[string]bool{}
 	for _, p := range n.ports {
 		if wantPort != "" && p.UUID != wantPort {
 			continue
 		}
 		if p.vif() != "" {
-			unusable[p.portgroup] = true
+			unusable[p.PortgroupUUID] = true
 			continue
 		}
-		if p.portgroup == nil && wantPG == "" {
+		if p.PortgroupUUID == "" && wantPG == "" {
 			out = append(out, portLike{port: p})
-		} else if p.portgroup != nil {
-			byPG[p.portgroup] = append(byPG[p.portgroup], p)
+		} else if p.PortgroupUUID != "" {
+			byPG[p.PortgroupUUID] = append(byPG[p.PortgroupUUID], p)
 		}
 	}
 	if wantPort != "" {
 		return out
 	}
-	for _, pg := range n.portgroups {
+	for _, pg := range n.Portgroups {
 		if (wantPG != "" && pg.UUID != wantPG) || pg.vif() != "" {
 			continue
 		}
 		switch {
-		case unusable[pg]:
+		case unusable[pg.UUID]:
 			if wantPG == "" {
-				for _, p := range byPG[pg] {
+				for _, p := range byPG[pg.UUID] {
 					out = append(out, portLike{port: p})
 				}
 			}
-		case len(byPG[pg]) > 0:
+		case len(byPG[pg.UUID]) > 0:
 			out = append(out, portLike{pg: pg})
 		}
 	}
@@ -209,7 +209,7 @@ func (s *Sim) handleDetachVIF(c *rctx) {
 				break
 			}
 		}
-		for _, pg := range n.portgroups {
+		for _, pg := range n.Portgroups {
 			if !found && pg.vif() == id {
 				delete(pg.InternalInfo, vifKey)
 				pg.UpdatedAt, found = now, true

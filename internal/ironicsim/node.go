@@ -96,8 +96,10 @@ type node struct {
 	UpdatedAt          time.Time // zero: null
 	ProvisionUpdatedAt time.Time // zero: null
 
-	ports      []*port      // in creation order
-	portgroups []*portgroup // in creation order
+	// Portgroups are the node's portgroups, in creation order.
+	Portgroups []*portgroup
+
+	ports []*port // in creation order
 
 	// Simulation state.
 	pending      pendingKind
@@ -258,9 +260,7 @@ func (s *Sim) snapshot(n *node) NodeSnapshot {
 	}
 	for _, p := range n.ports {
 		ps := PortSnapshot{UUID: p.UUID, Address: p.Address, PXEEnabled: p.PXEEnabled, PhysicalNetwork: p.PhysicalNetwork, VIF: p.vif()}
-		if p.portgroup != nil {
-			ps.Portgroup = p.portgroup.UUID
-		}
+		ps.Portgroup = p.PortgroupUUID
 		snap.Ports = append(snap.Ports, ps)
 	}
 	if n.ResourceClass != nil {

@@ -103,8 +103,6 @@ type Sim struct {
 	ports      map[string]*port
 	portOrd    []*port
 	macs       map[string]*port
-	pgs        map[string]*portgroup // by UUID
-	pgOrd      []*portgroup
 	conns      map[string]*volConnector
 	connOrd    []*volConnector
 	targets    map[string]*volTarget
@@ -144,7 +142,6 @@ func New(opts Options) *Sim {
 		busy:       map[*node]struct{}{},
 		ports:      map[string]*port{},
 		macs:       map[string]*port{},
-		pgs:        map[string]*portgroup{},
 		conns:      map[string]*volConnector{},
 		targets:    map[string]*volTarget{},
 		counts:     map[string]int{},
@@ -236,9 +233,6 @@ func (s *Sim) removeNode(n *node) {
 	}
 	for _, p := range append([]*port(nil), n.ports...) {
 		s.removePort(p)
-	}
-	for _, pg := range append([]*portgroup(nil), n.portgroups...) {
-		s.removePortgroup(pg)
 	}
 	keepC := s.connOrd[:0]
 	for _, c := range s.connOrd {
@@ -341,13 +335,11 @@ func (s *Sim) AddNodes(count int, spec NodeSpec) []string {
 			if mode == "" {
 				mode = defaultPortgroupMode
 			}
-			pg := &portgroup{UUID: s.newUUID(), nodeUUID: n.UUID, Mode: mode, StandalonePorts: true, CreatedAt: now}
-			s.pgs[pg.UUID] = pg
-			s.pgOrd = append(s.pgOrd, pg)
-			n.portgroups = append(n.portgroups, pg)
+			pg := &portgroup{UUID: s.newUUID(), NodeUUID: n.UUID, Mode: mode, StandalonePorts: true, CreatedAt: now}
+			n.Portgroups = append(n.Portgroups, pg)
 			for j := 0; j < spec.BondPorts; j++ {
 				p := s.addPortLocked(n, fakeMAC(n.seq, spec.Ports+j), now)
-				p.portgroup, p.PhysicalNetwork = pg, spec.PhysicalNetwork
+				p.PortgroupUUID, p.PhysicalNetwork = pg.UUID, spec.PhysicalNetwork
 			}
 		}
 		ids = append(ids, n.UUID)
