@@ -16,7 +16,7 @@ import (
 // viewFields is what the per-tick bulk view asks for: Node without Traits,
 // which cost Ironic a join per node and which the reconciler does not need.
 var viewFields = strings.Join([]string{
-	"uuid", "name", "instance_uuid", "provision_state", "target_provision_state", "power_state",
+	"uuid", "name", "instance_uuid", "provision_state", "target_provision_state", "power_state", "target_power_state",
 	"maintenance", "maintenance_reason", "last_error", "reservation", "resource_class",
 	"provision_updated_at",
 }, ",")
@@ -38,6 +38,7 @@ type rawNode struct {
 	ProvisionState       string         `json:"provision_state"`
 	TargetProvisionState string         `json:"target_provision_state"`
 	PowerState           string         `json:"power_state"`
+	TargetPowerState     string         `json:"target_power_state"`
 	Maintenance          bool           `json:"maintenance"`
 	MaintenanceReason    string         `json:"maintenance_reason"`
 	LastError            string         `json:"last_error"`
@@ -56,6 +57,7 @@ func (r rawNode) node() Node {
 		ProvisionState:       r.ProvisionState,
 		TargetProvisionState: r.TargetProvisionState,
 		PowerState:           r.PowerState,
+		TargetPowerState:     r.TargetPowerState,
 		Maintenance:          r.Maintenance,
 		MaintenanceReason:    r.MaintenanceReason,
 		LastError:            r.LastError,

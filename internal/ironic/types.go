@@ -43,6 +43,7 @@ type Node struct {
 	ProvisionState       string
 	TargetProvisionState string
 	PowerState           string
+	TargetPowerState     string
 	Maintenance          bool
 	MaintenanceReason    string
 	LastError            string

@@ -38,10 +38,23 @@ const (
 	// deleted with the server when delete_on_termination; a stranded volume
 	// keeps its error).
 	KindReleaseVolumes
+	// KindReboot: ask Ironic to reboot Server.NodeID (soft unless Action.Hard).
+	KindReboot
+	// KindPowerOff: ask Ironic to power Server.NodeID off.
+	KindPowerOff
+	// KindPowerOn: ask Ironic to power Server.NodeID on.
+	KindPowerOn
+	// KindRebuild: set instance_info from the server's Spec and ask Ironic to
+	// redeploy Server.NodeID (provision "rebuild") with a new config drive.
+	KindRebuild
+	// KindRescue: ask Ironic to boot Server.NodeID into rescue (Op.RescuePassword).
+	KindRescue
+	// KindUnrescue: ask Ironic to take Server.NodeID out of rescue.
+	KindUnrescue
 )
 
 var kindNames = [...]string{"wait", "save", "schedule", "reserve", "network", "deploy", "undeploy", "unreserve", "free_ports",
-	"attach_volumes", "detach_volumes", "release_volumes"}
+	"attach_volumes", "detach_volumes", "release_volumes", "reboot", "power_off", "power_on", "rebuild", "rescue", "unrescue"}
 
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {
@@ -57,7 +70,9 @@ type Action struct {
 	Events []Event // KindSave: what to record with it
 	// RemoveInstance (KindUnreserve): the node still carries our instance_uuid.
 	RemoveInstance bool
-	Why            string // for logs
+	// Hard (KindReboot): a hard reboot.
+	Hard bool
+	Why  string // for logs
 }
 
 func wait(why string) Action { return Action{Kind: KindWait, Why: why} }

@@ -137,6 +137,16 @@ func Apply(s *Server, a Action, r Result, now time.Time, cfg Config) Applied {
 			n.VolumesReleased = true
 			return applied(n, now, event(s, now, "compute_release_volumes", ResultSuccess, "volumes released"))
 		}
+	case KindPowerOn:
+		if s.Phase == PhaseDeploying {
+			if r.Outcome == Gone {
+				return failed(s, now, ReasonNodeDeleted, StepDeploy, fmt.Sprintf("node %s was deleted while being powered on", s.NodeID))
+			}
+			return Applied{Stop: true} // look again; the build deadline bounds it
+		}
+		return applyOp(s, a, r, now)
+	case KindReboot, KindPowerOff, KindRebuild, KindRescue, KindUnrescue:
+		return applyOp(s, a, r, now)
 	case KindFreePorts:
 		if r.Outcome == OK {
 			n := s.Clone()

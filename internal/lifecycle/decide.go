@@ -15,6 +15,11 @@ type Config struct {
 	// CapacityWait is how long a build waits for nodes of its class that are
 	// on their way back (being cleaned or released) before no_valid_host.
 	CapacityWait time.Duration
+	// The deadlines of the day-2 operations, from the moment each starts.
+	RebootTimeout  time.Duration
+	PowerTimeout   time.Duration // stop and start
+	RebuildTimeout time.Duration
+	RescueTimeout  time.Duration // rescue and unrescue
 }
 
 // DefaultConfig is what ingot runs with unless configured otherwise.
@@ -25,6 +30,10 @@ func DefaultConfig() Config {
 		MaintenanceGrace: 5 * time.Minute,
 		MaxAttempts:      3,
 		CapacityWait:     2 * time.Minute,
+		RebootTimeout:    10 * time.Minute,
+		PowerTimeout:     5 * time.Minute,
+		RebuildTimeout:   60 * time.Minute,
+		RescueTimeout:    30 * time.Minute,
 	}
 }
 
@@ -105,8 +114,10 @@ func Decide(in Input, cfg Config) Action {
 		return Action{Kind: KindAttachVolumes, Why: "networks wired"}
 	case PhaseDeploying:
 		return decideDeploying(in, cfg)
-	case PhaseActive:
-		return decideActive(in)
+	case PhaseActive, PhaseStopped, PhaseRescued:
+		return decideUp(in, cfg)
+	case PhaseRebooting, PhasePoweringOff, PhasePoweringOn, PhaseRebuilding, PhaseRescuing, PhaseUnrescuing:
+		return decideOp(in, cfg)
 	case PhaseReleasing:
 		if s.NodeID != "" || s.PortsAllocated {
 			return decideRelease(in)
@@ -150,7 +161,18 @@ func decideDeploying(in Input, cfg Config) Action {
 	}
 	switch v.State {
 	case NodeActive:
-		return save(toActive(s, in.Now), in.Now, "node active",
+		switch {
+		case v.PowerSettling:
+			return wait("deployed; power settling")
+		case v.Power == PowerOff:
+			// A deploy ends with the machine running; a deploy interface that
+			// leaves it off (Ironic's fake one) gets it powered on, so an
+			// ACTIVE server is a running one.
+			return Action{Kind: KindPowerOn, Why: "deployed node is powered off"}
+		}
+		n := toActive(s, in.Now)
+		n.PowerSeen = v.Power
+		return save(n, in.Now, "node active",
 			event(s, in.Now, "compute__do_build_and_run_instance", ResultSuccess, fmt.Sprintf("node %s is active", s.NodeID)))
 	case NodeDeployFailed, NodeFailed:
 		msg := fmt.Sprintf("deploy failed on node %s", s.NodeID)
@@ -216,28 +238,6 @@ func lostReason(s *Server, v NodeView) (Reason, string) {
 		return ReasonNodeDisassociated, fmt.Sprintf("node %s now belongs to instance %s", s.NodeID, v.Other)
 	}
 	return ReasonNodeDisassociated, fmt.Sprintf("instance_uuid of node %s was removed behind ingot's back", s.NodeID)
-}
-
-func decideActive(in Input) Action {
-	s, v := in.Server, in.Node
-	var reason Reason
-	var msg string
-	switch {
-	case !v.Observed():
-		return wait("node not observed")
-	case v.State == NodeGone:
-		reason, msg = ReasonNodeDeleted, fmt.Sprintf("node %s was deleted while the server was active", s.NodeID)
-	case v.Holder != HeldByUs:
-		reason, msg = lostReason(s, v)
-	case v.State != NodeActive:
-		reason, msg = ReasonNodeTornDown, fmt.Sprintf("node %s left active while the server was active (%s)", s.NodeID, v.Shown)
-	default:
-		return wait("active")
-	}
-	f := &Fault{Reason: reason, Message: msg, Node: s.NodeID, Step: StepActive, At: in.Now}
-	n := toError(s, in.Now, f)
-	n.Attempts = append(n.Attempts, Attempt{Node: s.NodeID, Step: StepActive, Reason: reason, Message: msg, At: in.Now})
-	return save(n, in.Now, "node lost while active", errorEvent(n, in.Now))
 }
 
 // afterRelease decides, once a failed attempt holds nothing, between a

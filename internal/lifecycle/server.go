@@ -33,6 +33,24 @@ const (
 	PhaseDeploying Phase = "deploying"
 	// PhaseActive: Ironic shows the node active with our instance_uuid.
 	PhaseActive Phase = "active"
+	// PhaseStopped: the node is deployed and powered off, as the user asked
+	// (or as a power sync found it).
+	PhaseStopped Phase = "stopped"
+	// PhaseRescued: the node runs its rescue ramdisk.
+	PhaseRescued Phase = "rescued"
+	// PhaseRebooting: a reboot of the node is under way (Op reboot).
+	PhaseRebooting Phase = "rebooting"
+	// PhasePoweringOff: the node is being powered off (Op stop).
+	PhasePoweringOff Phase = "powering_off"
+	// PhasePoweringOn: the node is being powered on (Op start).
+	PhasePoweringOn Phase = "powering_on"
+	// PhaseRebuilding: the node is being redeployed with the server's
+	// current Spec (Op rebuild); same node, same ports.
+	PhaseRebuilding Phase = "rebuilding"
+	// PhaseRescuing: the node is being booted into rescue (Op rescue).
+	PhaseRescuing Phase = "rescuing"
+	// PhaseUnrescuing: the node is leaving rescue (Op unrescue).
+	PhaseUnrescuing Phase = "unrescuing"
 	// PhaseReleasing: an attempt failed; what it holds is being released before a reschedule or ERROR.
 	PhaseReleasing Phase = "releasing"
 	// PhaseError: stable failure with a fault. May still hold resources being cleaned up.
@@ -45,14 +63,22 @@ const (
 
 // Stable reports whether the phase is one a server may rest in.
 func (p Phase) Stable() bool {
-	return p == PhaseActive || p == PhaseError || p == PhaseDeleted
+	return p.Up() || p == PhaseError || p == PhaseDeleted
+}
+
+// Up reports whether the phase is a stable one of a built server that holds
+// its node: active, stopped or rescued. Day-2 operations start from these.
+func (p Phase) Up() bool {
+	return p == PhaseActive || p == PhaseStopped || p == PhaseRescued
 }
 
 // Valid reports whether p is a known phase.
 func (p Phase) Valid() bool {
 	switch p {
 	case PhasePending, PhaseReserving, PhaseNetworking, PhaseVolumes, PhaseDeploying, PhaseActive,
-		PhaseReleasing, PhaseError, PhaseDeleting, PhaseDeleted:
+		PhaseReleasing, PhaseError, PhaseDeleting, PhaseDeleted,
+		PhaseStopped, PhaseRescued, PhaseRebooting, PhasePoweringOff, PhasePoweringOn,
+		PhaseRebuilding, PhaseRescuing, PhaseUnrescuing:
 		return true
 	}
 	return false
@@ -77,6 +103,10 @@ const (
 	// ReasonVolumeStranded: a volume's target is left on a node another
 	// instance holds, so it cannot be attached anywhere else (I8).
 	ReasonVolumeStranded Reason = "volume_stranded"
+	// ReasonRebuildTimeout: a rebuild did not finish within rebuild_timeout.
+	ReasonRebuildTimeout Reason = "rebuild_timeout"
+	// ReasonRescueFailed: Ironic failed to rescue or unrescue the node.
+	ReasonRescueFailed Reason = "rescue_failed"
 	// ReasonNodeUnsuitable: the reserved node turned out to be in maintenance
 	// or not available (the scheduler's view was stale); it is given back and
 	// another chosen without spending an attempt.
@@ -104,6 +134,12 @@ const (
 	StepDeploy   Step = "deploy"
 	StepActive   Step = "active"
 	StepRelease  Step = "release"
+	StepReboot   Step = "reboot"
+	StepStop     Step = "stop"
+	StepStart    Step = "start"
+	StepRebuild  Step = "rebuild"
+	StepRescue   Step = "rescue"
+	StepUnrescue Step = "unrescue"
 )
 
 // Fault explains an ERROR (or, while releasing, the failure being handled).
@@ -201,6 +237,26 @@ type Server struct {
 	// nodes of the class were on their way back (zero: not waiting).
 	CapacityWaitSince time.Time
 
+	// Op is the latest day-2 operation the user asked for. The API writes it,
+	// with OpGen+1, before its 202; the reconciler never does.
+	Op    Op
+	OpGen int64
+	// OpDone is the OpGen the reconciler has carried out or given up on;
+	// an operation is pending while OpGen > OpDone.
+	OpDone int64
+	// OpSent: Ironic accepted the call of the operation in progress.
+	OpSent bool
+	// OpFallback: a soft reboot was refused; the reboot goes on hard.
+	OpFallback bool
+	// StopAfterRebuild: the rebuild started from stopped, so the node is
+	// powered off again once it is redeployed (as Nova does).
+	StopAfterRebuild bool
+	// PowerSeen is the node's power as last seen.
+	PowerSeen Power
+	// Lock is the server's lock (API-owned): a locked server refuses
+	// actions and deletes from non-admins.
+	Lock Lock
+
 	CreatedAt         time.Time
 	UpdatedAt         time.Time
 	PhaseSince        time.Time
@@ -237,8 +293,8 @@ func (s *Server) NeedsWork() bool {
 	if s.Desired == DesiredDeleted && s.Phase != PhaseDeleted {
 		return true
 	}
-	if s.Phase == PhaseActive {
-		return false
+	if s.Phase.Up() {
+		return s.OpPending()
 	}
 	return s.Holds()
 }

@@ -97,6 +97,10 @@ type NodeView struct {
 	Maintenance bool
 	Locked      bool // a conductor holds the node's lock
 	LastError   string
+	// Power is the node's power state; PowerSettling: Ironic shows a target
+	// power state, so a power change is under way.
+	Power         Power
+	PowerSettling bool
 	// Shown is the provision state as Ironic spells it, for messages only;
 	// no decision reads it.
 	Shown string

@@ -227,6 +227,18 @@ func (r *Reconciler) execute(ctx context.Context, s *lifecycle.Server, a lifecyc
 		return r.detachVolumes(ctx, s), nil
 	case lifecycle.KindReleaseVolumes:
 		return r.releaseVolumes(ctx, s), nil
+	case lifecycle.KindReboot:
+		return resultOf(r.ironic.Reboot(ctx, s.NodeID, a.Hard)), nil
+	case lifecycle.KindPowerOff:
+		return resultOf(r.ironic.SetPowerOff(ctx, s.NodeID)), nil
+	case lifecycle.KindPowerOn:
+		return resultOf(r.ironic.SetPowerOn(ctx, s.NodeID)), nil
+	case lifecycle.KindRebuild:
+		return resultOf(r.ironic.Rebuild(ctx, s.NodeID, r.deployRequest(ctx, s))), nil
+	case lifecycle.KindRescue:
+		return resultOf(r.ironic.Rescue(ctx, s.NodeID, s.Op.RescuePassword)), nil
+	case lifecycle.KindUnrescue:
+		return resultOf(r.ironic.Unrescue(ctx, s.NodeID)), nil
 	}
 	return lifecycle.Result{Outcome: lifecycle.Transient, Message: "unknown action " + a.Kind.String()}, nil
 }

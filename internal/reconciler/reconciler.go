@@ -32,6 +32,11 @@ type Ironic interface {
 	Deploy(ctx context.Context, nodeID string, req ironic.DeployRequest) error
 	Undeploy(ctx context.Context, nodeID string) error
 	SetPowerOff(ctx context.Context, nodeID string) error
+	SetPowerOn(ctx context.Context, nodeID string) error
+	Reboot(ctx context.Context, nodeID string, hard bool) error
+	Rebuild(ctx context.Context, nodeID string, req ironic.DeployRequest) error
+	Rescue(ctx context.Context, nodeID, password string) error
+	Unrescue(ctx context.Context, nodeID string) error
 	SetStorageInterface(ctx context.Context, nodeID, iface string) error
 	CreateVolumeConnector(ctx context.Context, nodeID, connType, connectorID string) (string, error)
 	ListVolumeConnectors(ctx context.Context, nodeID string) ([]ironic.VolumeConnector, error)
@@ -185,11 +190,19 @@ func (r *Reconciler) Tick(ctx context.Context) (TickStats, error) {
 		return TickStats{}, err
 	}
 	if start.Sub(r.lastDrift) >= r.cfg.DriftInterval {
-		active, err := r.allInPhase(ctx, lifecycle.PhaseActive)
-		if err != nil {
-			return TickStats{}, err
+		// Built servers at rest are checked for drift on their own cadence
+		// (those with an operation pending already need work).
+		for _, p := range []lifecycle.Phase{lifecycle.PhaseActive, lifecycle.PhaseStopped, lifecycle.PhaseRescued} {
+			resting, err := r.allInPhase(ctx, p)
+			if err != nil {
+				return TickStats{}, err
+			}
+			for _, s := range resting {
+				if !s.NeedsWork() {
+					servers = append(servers, s)
+				}
+			}
 		}
-		servers = append(servers, active...)
 		r.lastDrift = start
 	}
 	r.countReleasing(servers)

@@ -42,6 +42,13 @@ func toView(n ironic.Node, server string) lifecycle.NodeView {
 	v := lifecycle.NodeView{
 		State: classify(n.ProvisionState), Settling: n.TargetProvisionState != "", Maintenance: n.Maintenance,
 		Locked: n.Reservation != "", LastError: n.LastError, Shown: n.ProvisionState,
+		PowerSettling: n.TargetPowerState != "",
+	}
+	switch n.PowerState {
+	case ironic.PowerOn:
+		v.Power = lifecycle.PowerOn
+	case ironic.PowerOff:
+		v.Power = lifecycle.PowerOff
 	}
 	switch n.InstanceUUID {
 	case "":

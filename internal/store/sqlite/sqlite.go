@@ -64,7 +64,7 @@ type Store struct {
 }
 
 // writerQueries are the statements write transactions run.
-var writerQueries = []string{qInsertServer, qServerExists, qDeleteTarget, qRequestDelete, qSaveServer,
+var writerQueries = []string{qInsertServer, qServerExists, qDeleteTarget, qRequestDelete, qSaveServer, qUpdateRequests,
 	qInsertAction, qInsertEvent, qInsertPort, qSetPortVIF, qDeletePort}
 
 var _ store.Store = (*Store)(nil)

@@ -153,6 +153,7 @@ func TestStoredForm(t *testing.T) {
 	defer st.Close()
 	s := storetest.FullServer("s1")
 	s.Phase = lifecycle.PhaseActive
+	s.OpDone = s.OpGen // no operation pending
 	if err := st.CreateServer(ctx, s); err != nil {
 		t.Fatal(err)
 	}
