@@ -10,7 +10,7 @@ import (
 
 // extraSpecs are the flavor's extra specs as Nova sets them for bare metal:
 // one unit of the node's custom resource class and nothing of the standard
-// resources, plus the required traits.
+// resources, plus the required and forbidden traits and the capabilities.
 func extraSpecs(f catalog.Flavor) map[string]string {
 	specs := map[string]string{
 		"resources:" + resourceClassName(f.ResourceClass): "1",
@@ -20,6 +20,12 @@ func extraSpecs(f catalog.Flavor) map[string]string {
 	}
 	for _, t := range f.Traits {
 		specs["trait:"+t] = "required"
+	}
+	for _, t := range f.ForbiddenTraits {
+		specs["trait:"+t] = "forbidden"
+	}
+	for k, v := range f.Capabilities {
+		specs["capabilities:"+k] = v
 	}
 	return specs
 }

@@ -39,7 +39,8 @@ func testCatalog() *catalog.Catalog {
 	return &catalog.Catalog{
 		Flavors: []catalog.Flavor{
 			{ID: "1", Name: "bm.small", ResourceClass: "baremetal", VCPUs: 2, RAMMB: 4096, DiskGB: 40, Description: "small"},
-			{ID: "2", Name: "bm.large", ResourceClass: "bm-large.v2", VCPUs: 32, RAMMB: 262144, DiskGB: 900, Traits: []string{"CUSTOM_GPU"}},
+			{ID: "2", Name: "bm.large", ResourceClass: "bm-large.v2", VCPUs: 32, RAMMB: 262144, DiskGB: 900, Traits: []string{"CUSTOM_GPU"},
+				ForbiddenTraits: []string{"CUSTOM_SLOW"}, Capabilities: map[string]string{"boot_mode": "uefi"}},
 		},
 		Images: []catalog.Image{
 			{ID: imageID, Name: "debian-12", URL: "http://images/debian-12.qcow2", Checksum: "0123456789abcdef0123456789abcdef", MinDisk: 10, OSDistro: "debian"},

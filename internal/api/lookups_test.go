@@ -68,7 +68,8 @@ func TestFlavors(t *testing.T) {
 
 	specs := obj(t, f.do("GET", "/v2.1/flavors/2/os-extra_specs", "2.1", nil).want(t, 200).body, "extra_specs")
 	for k, want := range map[string]string{"resources:CUSTOM_BM_LARGE_V2": "1", "resources:VCPU": "0",
-		"resources:MEMORY_MB": "0", "resources:DISK_GB": "0", "trait:CUSTOM_GPU": "required"} {
+		"resources:MEMORY_MB": "0", "resources:DISK_GB": "0", "trait:CUSTOM_GPU": "required",
+		"trait:CUSTOM_SLOW": "forbidden", "capabilities:boot_mode": "uefi"} {
 		if specs[k] != want {
 			t.Errorf("extra spec %s = %v, want %s", k, specs[k], want)
 		}

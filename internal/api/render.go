@@ -211,13 +211,7 @@ func (rd *renderer) versioned(v *serverView, sv *lifecycle.Server) {
 	if mv.atLeast(3) {
 		v.ReservationID = "r-" + sv.ID[:min(8, len(sv.ID))]
 		v.LaunchIndex = 0
-		// The hostname the node's config drive gets: the requested one,
-		// else the server's name (Nova likewise derives it from the name).
-		hostname := sv.Spec.Hostname
-		if hostname == "" {
-			hostname = sv.Name
-		}
-		v.Hostname = hostname
+		v.Hostname = hostnameOf(sv) // what the node's config drive gets
 		v.KernelID, v.RamdiskID = "", ""
 		v.RootDevice = jsonNull
 		v.UserData = orNull(sv.Spec.UserData)

@@ -52,6 +52,7 @@ func (s *server) createServer(w http.ResponseWriter, r *request) error {
 		Deadline:        lifecycle.Config{BuildTimeout: s.cfg.BuildTimeout}.BuildDeadline(now),
 		CreateRequestID: r.id, // the same id the client sees in x-openstack-request-id
 	}
+	resolveGuest(sv, c.flavor)
 	if err := s.cfg.Store.CreateServer(r.Context(), sv); err != nil {
 		if len(sv.Spec.Volumes) > 0 {
 			err = volumeCreateError(err)

@@ -87,9 +87,9 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	}
 	a.Ironic = ic
 	nets := cfg.NetworkList()
-	sched := scheduler.New(ic, opts.Clock, scheduler.Options{Logger: opts.Logger})
+	sched := scheduler.New(ic, opts.Clock, scheduler.Options{Logger: opts.Logger, Networks: nets})
 	a.Reconciler = reconciler.New(reconciler.Deps{
-		Store: st, Ironic: ic, Scheduler: sched, IPAM: network.NewIPAM(st, nets), Clock: opts.Clock, Logger: opts.Logger,
+		Store: st, Ironic: ic, Scheduler: sched, IPAM: network.NewIPAM(st, nets), Networks: nets, Clock: opts.Clock, Logger: opts.Logger,
 		Hooks: reconciler.Hooks{Tick: a.Metrics.Tick, Transition: a.Metrics.Transition, PastDue: a.Metrics.PastDue, Step: opts.Step},
 	}, reconciler.Config{
 		Interval: cfg.PollInterval, DriftInterval: cfg.DriftInterval, Workers: cfg.Workers,
@@ -157,8 +157,9 @@ func (a *App) startSim(c config.Sim, statePath string) error {
 		return fmt.Errorf("simulated ironic: %w", err)
 	}
 	if !restored {
-		// The built-in simulator's nodes can be rescued (fake rescue interface).
-		sim.AddNodes(c.Nodes, ironicsim.NodeSpec{ResourceClass: c.ResourceClass, RescueInterface: "fake"})
+		// Two NICs per node, so servers get real MACs in their config drive,
+		// and the fake rescue interface, so they can be rescued.
+		sim.AddNodes(c.Nodes, ironicsim.NodeSpec{ResourceClass: c.ResourceClass, RescueInterface: "fake", Ports: 2})
 	}
 	listen := c.Listen
 	if listen == "" {

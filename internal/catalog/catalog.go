@@ -15,7 +15,12 @@ type Flavor struct {
 	RAMMB         int
 	DiskGB        int // becomes instance_info root_gb
 	Description   string
-	Traits        []string // required traits (extra_specs trait:X=required)
+	Traits        []string // required traits (extra_specs trait:X=required), sorted
+	// ForbiddenTraits are traits the node must not have (trait:X=forbidden), sorted.
+	ForbiddenTraits []string
+	// Capabilities must match the node's properties.capabilities
+	// (capabilities:K=V); they also go into instance_info.capabilities.
+	Capabilities map[string]string
 }
 
 // Image is a deployable image.

@@ -77,6 +77,9 @@ type Flavor struct {
 	DiskGB        int      `yaml:"disk_gb"`
 	Description   string   `yaml:"description"`
 	Traits        []string `yaml:"traits"`
+	// ExtraSpecs are Nova-style flavor extra specs ingot schedules on:
+	// trait:<NAME>: required|forbidden and capabilities:<key>: <value>.
+	ExtraSpecs map[string]string `yaml:"extra_specs"`
 }
 
 // Image is a deployable image.
@@ -96,6 +99,20 @@ type Network struct {
 	RangeStart string `yaml:"range_start"`
 	RangeEnd   string `yaml:"range_end"`
 	MTU        int    `yaml:"mtu"`
+	// DNSNameservers are told to the machine (network_data.json services).
+	DNSNameservers []string `yaml:"dns_nameservers"`
+	// Routes are static routes beyond the default route via gateway.
+	Routes []Route `yaml:"routes"`
+	// PhysicalNetwork is the Ironic physical_network the network is on.
+	PhysicalNetwork string `yaml:"physical_network"`
+	// DHCP: an external DHCP server hands out the address (ipv4_dhcp).
+	DHCP bool `yaml:"dhcp"`
+}
+
+// Route is one static route of a network.
+type Route struct {
+	Destination string `yaml:"destination"` // IPv4 CIDR, e.g. 192.168.0.0/16
+	Gateway     string `yaml:"gateway"`     // next hop, inside the network's cidr
 }
 
 // Default returns the configuration with every default applied and no catalogue.
@@ -233,6 +250,7 @@ func (c *Config) Normalize() error {
 		if f.DiskGB < 0 || f.VCPUs < 0 || f.RAMMB < 0 {
 			bad(key, "sizes must not be negative")
 		}
+		checkFlavorSpecs(key, f, bad)
 		if seen["f"+f.ID] || seen["fn"+f.Name] {
 			bad(key, "duplicate flavor id or name %q", f.ID)
 		}
@@ -282,6 +300,7 @@ func (c *Config) Normalize() error {
 				bad(key+"."+a.k, "want an address inside %s, got %q", n.CIDR, a.v)
 			}
 		}
+		checkNetworkExtras(key, n, p, bad)
 		if seen["n"+n.ID] || seen["nn"+n.Name] {
 			bad(key, "duplicate network id or name %q", n.Name)
 		}
@@ -310,8 +329,7 @@ func stableUUID(kind, name string) string {
 func (c *Config) Catalog() *catalog.Catalog {
 	cat := &catalog.Catalog{}
 	for _, f := range c.Flavors {
-		cat.Flavors = append(cat.Flavors, catalog.Flavor{ID: f.ID, Name: f.Name, ResourceClass: f.ResourceClass,
-			VCPUs: f.VCPUs, RAMMB: f.RAMMB, DiskGB: f.DiskGB, Description: f.Description, Traits: f.Traits})
+		cat.Flavors = append(cat.Flavors, catalogFlavor(f))
 	}
 	for _, im := range c.Images {
 		cat.Images = append(cat.Images, catalog.Image{ID: im.ID, Name: im.Name, URL: im.URL, Checksum: im.Checksum})
@@ -331,6 +349,7 @@ func (c *Config) NetworkList() network.Networks {
 		nw.Gateway, _ = netip.ParseAddr(n.Gateway) // zero when unset
 		nw.RangeStart, _ = netip.ParseAddr(n.RangeStart)
 		nw.RangeEnd, _ = netip.ParseAddr(n.RangeEnd)
+		addNetworkExtras(&nw, n)
 		out = append(out, nw)
 	}
 	return out

@@ -39,6 +39,45 @@ networks:
 	}
 }
 
+func TestParseNetworkAndFlavorExtras(t *testing.T) {
+	c, err := Parse([]byte(`
+flavors:
+  - name: bm.gpu
+    resource_class: baremetal
+    traits: [CUSTOM_RAID]
+    extra_specs:
+      trait:CUSTOM_GPU: required
+      trait:CUSTOM_SLOW: forbidden
+      capabilities:boot_mode: uefi
+networks:
+  - name: prov
+    cidr: 10.0.0.0/24
+    mtu: 9000
+    dns_nameservers: [10.0.0.2, 192.0.2.53]
+    routes: [{destination: 192.168.0.0/16, gateway: 10.0.0.254}]
+    physical_network: physnet1
+  - {name: dhcp, cidr: 10.1.0.0/24, dhcp: true}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _ := c.Catalog().Flavor("bm.gpu")
+	if strings.Join(f.Traits, ",") != "CUSTOM_GPU,CUSTOM_RAID" || strings.Join(f.ForbiddenTraits, ",") != "CUSTOM_SLOW" ||
+		len(f.Capabilities) != 1 || f.Capabilities["boot_mode"] != "uefi" {
+		t.Errorf("flavor = %+v", f)
+	}
+	nets := c.NetworkList()
+	n := nets[0]
+	if n.MTU != 9000 || len(n.DNS) != 2 || n.DNS[1].String() != "192.0.2.53" || len(n.Routes) != 1 ||
+		n.Routes[0].Destination.String() != "192.168.0.0/16" || n.Routes[0].Gateway.String() != "10.0.0.254" ||
+		n.PhysicalNetwork != "physnet1" || n.DHCP {
+		t.Errorf("network = %+v", n)
+	}
+	if !nets[1].DHCP {
+		t.Errorf("dhcp network = %+v", nets[1])
+	}
+}
+
 func TestParseEmptyIsDefaults(t *testing.T) {
 	c, err := Parse(nil)
 	if err != nil {
@@ -64,6 +103,24 @@ func TestParseErrorsNameTheKey(t *testing.T) {
 		{"pol_interval: 2s", "pol_interval"},
 		{"build_timeout: soon", "build_timeout"},
 		{"database: postgres://u@h/db", "database"},
+		{"networks: [{name: a, cidr: 10.0.0.0/24, mtu: 20}]", "networks[0].mtu"},
+		{"networks: [{name: a, cidr: 10.0.0.0/24, dns_nameservers: [10.0.0.1, nope]}]", "networks[0].dns_nameservers[1]"},
+		{"networks: [{name: a, cidr: 10.0.0.0/24, dns_nameservers: [10.0.0.1, 10.0.0.1]}]", "networks[0].dns_nameservers[1]"},
+		{"networks: [{name: a, cidr: 10.0.0.0/24, routes: [{destination: 192.168.0.0/33, gateway: 10.0.0.9}]}]", "networks[0].routes[0].destination"},
+		{"networks: [{name: a, cidr: 10.0.0.0/24, routes: [{destination: 192.168.1.0/16, gateway: 10.0.0.9}]}]", "networks[0].routes[0].destination"},
+		{"networks: [{name: a, cidr: 10.0.0.0/24, routes: [{destination: 0.0.0.0/0, gateway: 10.0.0.9}]}]", "networks[0].routes[0].destination"},
+		{"networks: [{name: a, cidr: 10.0.0.0/24, routes: [{destination: 192.168.0.0/16, gateway: 10.9.0.9}]}]", "networks[0].routes[0].gateway"},
+		{"networks: [{name: a, cidr: 10.0.0.0/24, routes: [{destination: 192.168.0.0/16, gateway: 10.0.0.9}, {destination: 192.168.0.0/16, gateway: 10.0.0.8}]}]", "networks[0].routes[1].destination"},
+		{"networks: [{name: a, cidr: 10.0.0.0/24, physical_network: 'has space'}]", "networks[0].physical_network"},
+		{"networks:\n  - name: a\n    cidr: 10.0.0.0/24\n    dhcp: maybe\n", "networks[0].dhcp"},
+		{"flavors: [{name: a, resource_class: rc, traits: [gpu]}]", "flavors[0].traits[0]"},
+		{"flavors: [{name: a, resource_class: rc, extra_specs: {'trait:CUSTOM_GPU': yes}}]", "flavors[0].extra_specs.trait:CUSTOM_GPU"},
+		{"flavors: [{name: a, resource_class: rc, extra_specs: {'trait:gpu': required}}]", "flavors[0].extra_specs.trait:gpu"},
+		{"flavors: [{name: a, resource_class: rc, traits: [CUSTOM_A], extra_specs: {'trait:CUSTOM_A': forbidden}}]", "flavors[0].extra_specs.trait:CUSTOM_A"},
+		{"flavors: [{name: a, resource_class: rc, extra_specs: {'capabilities:boot_mode': '<in> uefi'}}]", "flavors[0].extra_specs.capabilities:boot_mode"},
+		{"flavors: [{name: a, resource_class: rc, extra_specs: {'capabilities:boot_mode': 'a,b'}}]", "flavors[0].extra_specs.capabilities:boot_mode"},
+		{"flavors: [{name: a, resource_class: rc, extra_specs: {'resources:VCPU': '1'}}]", "flavors[0].extra_specs.resources:VCPU"},
+		{"flavors: [{name: a, resource_class: rc, extra_specs: {'hw:cpu_policy': dedicated}}]", "flavors[0].extra_specs.hw:cpu_policy"},
 	}
 	for _, tt := range tests {
 		_, err := Parse([]byte(tt.yaml))

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ingot-dev/ingot/internal/ironic"
 	"github.com/ingot-dev/ingot/internal/ironictest"
+	"github.com/ingot-dev/ingot/internal/portbind"
 )
 
 // enroll adds an available Fast node of resource class rc.
@@ -483,6 +484,60 @@ func TestAdapter(t *testing.T) {
 		}
 		if conns, err := c.ListVolumeConnectors(ctx, id); err != nil || len(conns) != 0 {
 			t.Fatalf("connectors after delete: %+v, %v", conns, err)
+		}
+	})
+	t.Run("Ports", func(t *testing.T) {
+		c, cnt := newClient(t, h.URL, 0)
+		plain := h.EnrollNode(t, ironictest.NodeSpec{Name: "ports-plain", ResourceClass: "ports", Ports: 2, PhysicalNetwork: "physnet1"})
+		bond := h.EnrollNode(t, ironictest.NodeSpec{Name: "ports-bond", ResourceClass: "ports", Ports: 1, BondPorts: 2, BondMode: "802.3ad",
+			Properties: map[string]any{"capabilities": "boot_mode:uefi,secure_boot:true"}})
+		cnt.take()
+		inv, err := c.NodePorts(ctx, plain)
+		if err != nil || len(inv.Ports) != 2 || inv.Portgroups != nil || !inv.Ports[0].PXE || inv.Ports[0].Physnet != "physnet1" ||
+			inv.Ports[0].Node != plain || inv.Ports[0].MAC != h.Ports(t, plain)[0].Address {
+			t.Fatalf("NodePorts(plain) = %+v, %v", inv, err)
+		}
+		if got := cnt.take(); got["port.list"] != 1 || got["portgroup.list"] != 0 {
+			t.Errorf("calls for a node without a bond: %v, want one port list", got)
+		}
+		inv, err = c.NodePorts(ctx, bond)
+		if err != nil || len(inv.Ports) != 3 || len(inv.Portgroups) != 1 || inv.Portgroups[0].Mode != "802.3ad" ||
+			inv.Ports[1].Portgroup != inv.Portgroups[0].UUID || inv.Ports[0].Portgroup != "" {
+			t.Fatalf("NodePorts(bond) = %+v, %v", inv, err)
+		}
+		if got := cnt.take(); got["port.list"] != 1 || got["portgroup.list"] != 1 {
+			t.Errorf("calls for a node with a bond: %v, want a port list and a portgroup list", got)
+		}
+		all, err := c.ListPorts(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		per := map[string]int{}
+		for _, p := range all {
+			per[p.Node]++
+		}
+		if per[plain] != 2 || per[bond] != 3 {
+			t.Errorf("ListPorts: %v per node", per)
+		}
+		// VIF attach on a named port and portgroup (noop on the harness's Ironic).
+		if err := c.AttachVIFTo(ctx, bond, uuid.NewString(), portbind.Target{Portgroup: inv.Portgroups[0].UUID}); err != nil {
+			t.Errorf("AttachVIFTo portgroup: %v", err)
+		}
+		if err := c.AttachVIFTo(ctx, bond, uuid.NewString(), portbind.Target{Port: inv.Ports[0].UUID}); err != nil {
+			t.Errorf("AttachVIFTo port: %v", err)
+		}
+		nodes, err := c.ListAvailable(ctx, "ports")
+		if err != nil || len(nodes) != 2 {
+			t.Fatalf("ListAvailable = %d nodes, %v", len(nodes), err)
+		}
+		for _, n := range nodes {
+			want := map[string]string(nil)
+			if n.UUID == bond {
+				want = map[string]string{"boot_mode": "uefi", "secure_boot": "true"}
+			}
+			if fmt.Sprint(n.Capabilities) != fmt.Sprint(want) {
+				t.Errorf("node %s capabilities %v, want %v", n.Name, n.Capabilities, want)
+			}
 		}
 	})
 }

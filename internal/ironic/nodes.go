@@ -25,23 +25,28 @@ var viewFields = strings.Join([]string{
 // 1.78, checked against Ironic 21.4): for scheduling, the inventory and GetNode.
 var nodeFields = viewFields + ",traits"
 
+// inventoryFields adds properties (for properties.capabilities) to what the
+// scheduler lists.
+var inventoryFields = nodeFields + ",properties"
+
 // rawNode is a node as Ironic sends it. encoding/json leaves a string field
 // "" on JSON null, which is what Node promises for null strings.
 type rawNode struct {
-	UUID                 string   `json:"uuid"`
-	Name                 string   `json:"name"`
-	InstanceUUID         string   `json:"instance_uuid"`
-	ProvisionState       string   `json:"provision_state"`
-	TargetProvisionState string   `json:"target_provision_state"`
-	PowerState           string   `json:"power_state"`
-	TargetPowerState     string   `json:"target_power_state"`
-	Maintenance          bool     `json:"maintenance"`
-	MaintenanceReason    string   `json:"maintenance_reason"`
-	LastError            string   `json:"last_error"`
-	Reservation          string   `json:"reservation"`
-	ResourceClass        string   `json:"resource_class"`
-	Traits               []string `json:"traits"`
-	ProvisionUpdatedAt   string   `json:"provision_updated_at"`
+	UUID                 string         `json:"uuid"`
+	Name                 string         `json:"name"`
+	InstanceUUID         string         `json:"instance_uuid"`
+	ProvisionState       string         `json:"provision_state"`
+	TargetProvisionState string         `json:"target_provision_state"`
+	PowerState           string         `json:"power_state"`
+	TargetPowerState     string         `json:"target_power_state"`
+	Maintenance          bool           `json:"maintenance"`
+	MaintenanceReason    string         `json:"maintenance_reason"`
+	LastError            string         `json:"last_error"`
+	Reservation          string         `json:"reservation"`
+	ResourceClass        string         `json:"resource_class"`
+	Traits               []string       `json:"traits"`
+	ProvisionUpdatedAt   string         `json:"provision_updated_at"`
+	Properties           map[string]any `json:"properties"`
 }
 
 func (r rawNode) node() Node {
@@ -60,7 +65,42 @@ func (r rawNode) node() Node {
 		ResourceClass:        r.ResourceClass,
 		Traits:               r.Traits,
 		ProvisionUpdatedAt:   parseTime(r.ProvisionUpdatedAt),
+		Capabilities:         parseCapabilities(r.Properties["capabilities"]),
 	}
+}
+
+// parseCapabilities reads properties.capabilities, "key:value,key:value"
+// as Ironic keeps it (or an object, which Ironic also accepts). Malformed
+// entries are skipped: one odd node must not fail the inventory.
+func parseCapabilities(v any) map[string]string {
+	var out map[string]string
+	set := func(k, val string) {
+		k = strings.TrimSpace(k)
+		if k == "" {
+			return
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		out[k] = strings.TrimSpace(val)
+	}
+	switch c := v.(type) {
+	case string:
+		for _, kv := range strings.Split(c, ",") {
+			if k, val, ok := strings.Cut(kv, ":"); ok {
+				set(k, val)
+			}
+		}
+	case map[string]any:
+		for k, val := range c {
+			if s, ok := val.(string); ok {
+				set(k, s)
+			} else {
+				set(k, fmt.Sprint(val))
+			}
+		}
+	}
+	return out
 }
 
 // parseTime reads Ironic's timestamps ("2026-11-30T01:46:44.567001+00:00").
@@ -99,7 +139,7 @@ func (c *Client) ListAvailable(ctx context.Context, resourceClass string) ([]Nod
 	if resourceClass != "" {
 		q.Set("resource_class", resourceClass)
 	}
-	return c.listNodes(ctx, q, nodeFields)
+	return c.listNodes(ctx, q, inventoryFields)
 }
 
 // ListClass returns every node of resourceClass, whatever its state (the
@@ -112,7 +152,7 @@ func (c *Client) ListClass(ctx context.Context, resourceClass string) ([]Node, e
 
 // ListNodes returns every node (the inventory, for `ingot node list`).
 func (c *Client) ListNodes(ctx context.Context) ([]Node, error) {
-	return c.listNodes(ctx, url.Values{}, nodeFields)
+	return c.listNodes(ctx, url.Values{}, inventoryFields)
 }
 
 // listNodes pages through GET /v1/nodes with the filters in q.

@@ -51,6 +51,9 @@ type Node struct {
 	ResourceClass        string
 	Traits               []string
 	ProvisionUpdatedAt   time.Time
+	// Capabilities are properties.capabilities ("boot_mode:uefi,…"), read
+	// with the inventory only (ListAvailable, ListNodes); nil otherwise.
+	Capabilities map[string]string
 }
 
 // Ironic provision states (2023.1), as the API spells them.

@@ -7,21 +7,16 @@ import (
 	"strings"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/nodes"
+
+	"github.com/ingot-dev/ingot/internal/portbind"
 )
 
-// AttachVIF attaches a VIF (Neutron port id) to the node. Idempotent: a 409
-// "already attached" counts as success. With network_interface=noop Ironic
-// accepts anything and stores nothing (docs/ironic.md §4).
+// AttachVIF attaches a VIF (Neutron port id) to the node, on a port of
+// Ironic's choosing. Idempotent: a 409 "already attached" counts as
+// success. With network_interface=noop Ironic accepts anything and stores
+// nothing (docs/ironic.md §4).
 func (c *Client) AttachVIF(ctx context.Context, nodeID, vifID string) error {
-	return c.do(ctx, "vif.attach", fmt.Sprintf("POST node %s vif %s", nodeID, vifID), func(ctx context.Context) error {
-		err := nodes.AttachVirtualInterface(ctx, c.sc, nodeID, nodes.VirtualInterfaceOpts{ID: vifID}).ExtractErr()
-		// NOTE: "Unable to attach VIF because VIF <v> is already attached to
-		// Ironic Port <p>" (409, network_interface=flat).
-		if status, fault := httpFault(err); status == http.StatusConflict && strings.Contains(fault, "already attached") {
-			return nil
-		}
-		return err
-	})
+	return c.AttachVIFTo(ctx, nodeID, vifID, portbind.Target{})
 }
 
 // DetachVIF detaches a VIF from the node. A VIF that is not attached, or a

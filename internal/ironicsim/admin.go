@@ -54,6 +54,9 @@ type adminNodes struct {
 	DeployInterface  string         `json:"deploy_interface"`
 	NetworkInterface string         `json:"network_interface"`
 	Ports            int            `json:"ports"`
+	BondPorts        int            `json:"bond_ports"`
+	BondMode         string         `json:"bond_mode"`
+	PhysicalNetwork  string         `json:"physical_network"`
 	DeployTime       duration       `json:"deploy_time"`
 	UndeployTime     duration       `json:"undeploy_time"`
 }
@@ -143,7 +146,7 @@ func (s *Sim) serveAdmin(w http.ResponseWriter, r *http.Request) {
 		}
 		ids := s.AddNodes(b.Count, NodeSpec{NamePrefix: b.NamePrefix, ResourceClass: b.ResourceClass,
 			Properties: b.Properties, Traits: b.Traits, DeployInterface: b.DeployInterface,
-			NetworkInterface: b.NetworkInterface, Ports: b.Ports, DeployTime: time.Duration(b.DeployTime),
+			NetworkInterface: b.NetworkInterface, Ports: b.Ports, BondPorts: b.BondPorts, BondMode: b.BondMode, PhysicalNetwork: b.PhysicalNetwork, DeployTime: time.Duration(b.DeployTime),
 			UndeployTime: time.Duration(b.UndeployTime)})
 		writeJSON(w, http.StatusCreated, map[string]any{"uuids": ids})
 	case "GET nodes/{node}":

@@ -18,6 +18,7 @@ type port struct {
 	PhysicalNetwork     string
 	PXEEnabled          bool
 	IsSmartNIC          bool
+	PortgroupUUID       string // "" when not in a portgroup
 	CreatedAt           time.Time
 	UpdatedAt           time.Time
 }
@@ -59,7 +60,8 @@ func (s *Sim) removePort(p *port) {
 	}
 }
 
-// nodeVIFs lists the VIFs recorded on the node's ports. Caller holds s.mu.
+// nodeVIFs lists the VIFs recorded on the node's ports, then on its
+// portgroups. Caller holds s.mu.
 func (s *Sim) nodeVIFs(n *node) []string {
 	var out []string
 	for _, p := range n.ports {
@@ -67,13 +69,21 @@ func (s *Sim) nodeVIFs(n *node) []string {
 			out = append(out, v)
 		}
 	}
+	for _, pg := range n.Portgroups {
+		if v := pg.vif(); v != "" {
+			out = append(out, v)
+		}
+	}
 	return out
 }
 
-// detachAllVIFs removes every tenant VIF from the node's ports.
+// detachAllVIFs removes every tenant VIF from the node's ports and portgroups.
 func (s *Sim) detachAllVIFs(n *node) {
 	for _, p := range n.ports {
 		delete(p.InternalInfo, vifKey)
+	}
+	for _, pg := range n.Portgroups {
+		delete(pg.InternalInfo, vifKey)
 	}
 }
 
@@ -94,6 +104,9 @@ func renderPort(p *port, fields []string, ver int, base string) map[string]any {
 	}
 	if ver >= 24 {
 		all["portgroup_uuid"] = nil
+		if p.PortgroupUUID != "" {
+			all["portgroup_uuid"] = p.PortgroupUUID
+		}
 	}
 	if ver >= 34 {
 		all["physical_network"] = strOrNil(p.PhysicalNetwork)
@@ -161,6 +174,10 @@ func (s *Sim) handleCreatePort(c *rctx) {
 			return
 		}
 	}
+	if v, ok := body["physical_network"].(string); ok && v == "" {
+		writeErr(c.w, badRequest("A non-empty value is required when setting physical_network"))
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
@@ -168,6 +185,27 @@ func (s *Sim) handleCreatePort(c *rctx) {
 	if n == nil {
 		writeErr(c.w, badRequest("Node %s could not be found.", nodeUUID))
 		return
+	}
+	var pg *portgroup
+	if id, ok := body["portgroup_uuid"].(string); ok && id != "" {
+		if !isUUIDLike(id) {
+			writeErr(c.w, badRequest("Expected UUID for portgroup_uuid: %s", id))
+			return
+		}
+		if pg, _ = s.findPortgroup(canonicalUUID(id)); pg == nil {
+			writeErr(c.w, badRequest("Portgroup %s could not be found.", id))
+			return
+		}
+		if pg.NodeUUID != n.UUID {
+			// NOTE: Ironic 21.4 raises a plain BadRequest here, which its API
+			// answers as a 500 with faultcode "Server".
+			writeErr(c.w, serverErr(http.StatusInternalServerError, "Port can not be added to a portgroup belonging to a different node."))
+			return
+		}
+		if pxe, e := boolValue("pxe_enabled", body["pxe_enabled"]); e == nil && pxe && !pg.StandalonePorts {
+			writeErr(c.w, conflict("Port group %s doesn't support standalone ports. This port cannot be created as a member of that portgroup as the port's 'pxe_enabled' field was set to True.", pg.UUID))
+			return
+		}
 	}
 	if s.macs[addr] != nil {
 		writeErr(c.w, conflict("A port with MAC address %s already exists.", addr))
@@ -197,6 +235,9 @@ func (s *Sim) handleCreatePort(c *rctx) {
 	}
 	if v, ok := body["physical_network"].(string); ok {
 		p.PhysicalNetwork = v
+	}
+	if pg != nil {
+		p.PortgroupUUID = pg.UUID
 	}
 	if v, ok := body["pxe_enabled"]; ok && v != nil {
 		b, e := boolValue("pxe_enabled", v)
@@ -258,6 +299,10 @@ func (s *Sim) listPorts(c *rctx, detailURL bool, parent string) {
 			nodeIdent = q.Get("node_uuid")
 		}
 	}
+	pgIdent := c.params["portgroup"]
+	if pgIdent == "" {
+		pgIdent = q.Get("portgroup")
+	}
 	marker := q.Get("marker")
 	addr := strings.ToLower(q.Get("address"))
 
@@ -271,6 +316,15 @@ func (s *Sim) listPorts(c *rctx, detailURL bool, parent string) {
 			return
 		}
 		src = n.ports
+	}
+	var inPG *portgroup
+	if pgIdent != "" {
+		pg, e := s.findPortgroup(pgIdent)
+		if e != nil {
+			writeErr(c.w, e)
+			return
+		}
+		inPG = pg
 	}
 	start := 0
 	if marker != "" {
@@ -290,7 +344,7 @@ func (s *Sim) listPorts(c *rctx, detailURL bool, parent string) {
 	last := ""
 	for i := start; i < len(src) && len(items) < limit; i++ {
 		p := src[i]
-		if addr != "" && p.Address != addr {
+		if (addr != "" && p.Address != addr) || (inPG != nil && p.PortgroupUUID != inPG.UUID) {
 			continue
 		}
 		items = append(items, renderPort(p, renderFields, c.ver, c.base))

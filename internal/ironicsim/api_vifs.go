@@ -88,31 +88,93 @@ func (s *Sim) handleAttachVIF(c *rctx) {
 			return
 		}
 	}
-	var free []*port
-	for _, p := range n.ports {
-		if p.vif() == "" {
-			free = append(free, p)
+	for _, pg := range n.Portgroups {
+		if pg.vif() == id {
+			writeErr(c.w, conflict("Unable to attach VIF because VIF %s is already attached to Ironic Portgroup %s", id, pg.UUID))
+			return
 		}
 	}
-	if want, ok := body["port_uuid"].(string); ok && c.ver >= 67 {
-		var chosen []*port
-		for _, p := range free {
-			if p.UUID == want {
-				chosen = append(chosen, p)
-			}
-		}
-		free = chosen
+	wantPort, wantPG := "", ""
+	if c.ver >= 67 {
+		wantPort, _ = body["port_uuid"].(string)
+		wantPG, _ = body["portgroup_uuid"].(string)
 	}
+	free := freePortLikes(n, wantPort, wantPG)
 	if len(free) == 0 {
 		writeErr(c.w, badRequest("Unable to attach VIF %s, not enough free physical ports.", id))
 		return
 	}
-	// Ironic prefers PXE-enabled ports.
-	sort.SliceStable(free, func(i, j int) bool { return free[i].PXEEnabled && !free[j].PXEEnabled })
-	p := free[0]
-	p.InternalInfo = setKey(p.InternalInfo, vifKey, id)
-	p.UpdatedAt = now
+	// Ironic prefers portgroups, then PXE-enabled ports (no physical
+	// networks here: the simulator has no Neutron to name them).
+	sort.SliceStable(free, func(i, j int) bool { return free[i].key() > free[j].key() })
+	if p := free[0].port; p != nil {
+		p.InternalInfo = setKey(p.InternalInfo, vifKey, id)
+		p.UpdatedAt = now
+	} else {
+		pg := free[0].pg
+		pg.InternalInfo = setKey(pg.InternalInfo, vifKey, id)
+		pg.UpdatedAt = now
+	}
 	writeEmpty(c.w, http.StatusNoContent)
+}
+
+// portLike is a port or a portgroup a VIF can go to.
+type portLike struct {
+	port *port
+	pg   *portgroup
+}
+
+func (pl portLike) key() int {
+	if pl.pg != nil {
+		return 2
+	}
+	if pl.port.PXEEnabled {
+		return 1
+	}
+	return 0
+}
+
+// freePortLikes is _get_free_portgroups_and_ports: ports outside
+// portgroups without a VIF, and portgroups with ports and without a VIF (a
+// portgroup one of whose ports carries a VIF is replaced by its free
+// ports); port_uuid or portgroup_uuid narrows the choice to that one.
+func freePortLikes(n *node, wantPort, wantPG string) []portLike {
+	var out []portLike
+	byPG := map[string][]*port{}
+	unusable := map[string]bool{}
+	for _, p := range n.ports {
+		if wantPort != "" && p.UUID != wantPort {
+			continue
+		}
+		if p.vif() != "" {
+			unusable[p.PortgroupUUID] = true
+			continue
+		}
+		if p.PortgroupUUID == "" && wantPG == "" {
+			out = append(out, portLike{port: p})
+		} else if p.PortgroupUUID != "" {
+			byPG[p.PortgroupUUID] = append(byPG[p.PortgroupUUID], p)
+		}
+	}
+	if wantPort != "" {
+		return out
+	}
+	for _, pg := range n.Portgroups {
+		if (wantPG != "" && pg.UUID != wantPG) || pg.vif() != "" {
+			continue
+		}
+		switch {
+		case unusable[pg.UUID]:
+			if wantPG == "" {
+				for _, p := range byPG[pg.UUID] {
+					out = append(out, portLike{port: p})
+				}
+			}
+		case len(byPG[pg.UUID]) > 0:
+			out = append(out, portLike{pg: pg})
+		}
+	}
+	return out
 }
 
 // handleDetachVIF serves DELETE /v1/nodes/{node}/vifs/{vif}.
@@ -139,19 +201,24 @@ func (s *Sim) handleDetachVIF(c *rctx) {
 		return
 	}
 	if storesVIFs(n) {
-		var found *port
+		found := false
 		for _, p := range n.ports {
 			if p.vif() == id {
-				found = p
+				delete(p.InternalInfo, vifKey)
+				p.UpdatedAt, found = now, true
 				break
 			}
 		}
-		if found == nil {
+		for _, pg := range n.Portgroups {
+			if !found && pg.vif() == id {
+				delete(pg.InternalInfo, vifKey)
+				pg.UpdatedAt, found = now, true
+			}
+		}
+		if !found {
 			writeErr(c.w, badRequest("Unable to detach VIF %s from node %s because it is not attached to it.", id, n.UUID))
 			return
 		}
-		delete(found.InternalInfo, vifKey)
-		found.UpdatedAt = now
 	}
 	writeEmpty(c.w, http.StatusNoContent)
 }

@@ -59,13 +59,28 @@
 //
 // VIFs follow the node's network_interface: noop (the default; Options.VIFMode
 // "store" makes new nodes flat) accepts everything and stores nothing; flat
-// needs a free port per VIF and refuses duplicates and unknown detaches.
+// needs a free port or portgroup per VIF (Ironic's preference: portgroups,
+// then PXE-enabled ports; port_uuid or portgroup_uuid from 1.67 names it),
+// and refuses duplicates and unknown detaches.
+//
+// Ports and portgroups: POST /v1/ports (address, node_uuid, pxe_enabled,
+// physical_network, local_link_connection, portgroup_uuid, …), GET
+// /v1/ports[/detail] (node, node_uuid, portgroup, address, fields, limit,
+// marker), GET /v1/nodes/{node}/ports; POST /v1/portgroups (node_uuid,
+// address, name, mode — default active-backup — properties,
+// standalone_ports_supported), GET /v1/portgroups[/detail], GET and
+// DELETE /v1/portgroups/{portgroup} (a 500 while it has ports, as Ironic
+// on SQLite answers), GET
+// /v1/portgroups/{portgroup}/ports and /v1/nodes/{node}/portgroups.
+// Ports and portgroups go with their node. NodeSpec.Ports and BondPorts
+// create them in AddNodes.
 //
 // Traits (≥ 1.37): GET, PUT (replace) and DELETE (all) /v1/nodes/{node}/traits,
 // PUT and DELETE /v1/nodes/{node}/traits/{trait}, with Ironic's schema
 // (CUSTOM_* or an os-traits name), its 50-trait limit and its texts.
 //
-// Not simulated: allocations, portgroups, chassis, drivers, conductors,
+// Not simulated: allocations, port and portgroup PATCH, physical network
+// consistency inside a portgroup, chassis, drivers, conductors,
 // inspection, rescue, manual cleaning, and the ~2 s lock retry of
 // conductor-side calls (NodeLocked is answered at once).
 //
@@ -115,7 +130,8 @@
 //	POST   /_sim/nodes                       201 {"uuids": [...]} from {"count": 10, "name_prefix": "n",
 //	                                          "resource_class": "baremetal", "properties": {...}, "traits": [...],
 //	                                          "deploy_interface": "custom-agent", "network_interface": "flat",
-//	                                          "ports": 1, "deploy_time": "5s", "undeploy_time": "2s"}
+//	                                          "ports": 1, "bond_ports": 2, "bond_mode": "802.3ad", "physical_network": "p",
+//	                                          "deploy_time": "5s", "undeploy_time": "2s"}
 //	GET    /_sim/nodes/{node}                200 snapshot: {"uuid", "name", "resource_class", "provision_state",
 //	                                          "target_provision_state", "power_state", "maintenance",
 //	                                          "maintenance_reason", "last_error", "reservation", "instance_uuid",

@@ -98,6 +98,9 @@ type node struct {
 	UpdatedAt          time.Time // zero: null
 	ProvisionUpdatedAt time.Time // zero: null
 
+	// Portgroups are the node's portgroups, in creation order.
+	Portgroups []*portgroup
+
 	ports []*port // in creation order
 
 	// Simulation state.
@@ -228,8 +231,20 @@ type NodeSnapshot struct {
 	ProvisionUpdatedAt   time.Time
 	// VIFs attached (store mode); always empty for noop nodes.
 	VIFs []string
+	// Ports are the node's Ironic ports, in creation order.
+	Ports []PortSnapshot
 	// Held reports a HoldDeploy that has not been released yet.
 	Held bool
+}
+
+// PortSnapshot is a copy of one Ironic port of a node.
+type PortSnapshot struct {
+	UUID            string
+	Address         string
+	PXEEnabled      bool
+	PhysicalNetwork string
+	Portgroup       string // portgroup UUID, "" when none
+	VIF             string // tenant VIF (store mode)
 }
 
 func (s *Sim) snapshot(n *node) NodeSnapshot {
@@ -244,6 +259,11 @@ func (s *Sim) snapshot(n *node) NodeSnapshot {
 		DeployInterface: n.DeployInterface, NetworkInterface: n.NetworkInterface,
 		StorageInterface: n.StorageInterface, ProvisionUpdatedAt: n.ProvisionUpdatedAt,
 		VIFs: s.nodeVIFs(n), Held: n.hold,
+	}
+	for _, p := range n.ports {
+		ps := PortSnapshot{UUID: p.UUID, Address: p.Address, PXEEnabled: p.PXEEnabled, PhysicalNetwork: p.PhysicalNetwork, VIF: p.vif()}
+		ps.Portgroup = p.PortgroupUUID
+		snap.Ports = append(snap.Ports, ps)
 	}
 	if n.ResourceClass != nil {
 		snap.ResourceClass = *n.ResourceClass

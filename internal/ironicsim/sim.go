@@ -284,6 +284,12 @@ type NodeSpec struct {
 	NetworkInterface string
 	// Ports is the number of ports (with generated MACs) per node (default 0).
 	Ports int
+	// BondPorts more ports per node form one portgroup of mode BondMode
+	// (default Ironic's active-backup), after the Ports.
+	BondPorts int
+	BondMode  string
+	// PhysicalNetwork of every port created (default none).
+	PhysicalNetwork string
 	// DeployTime and UndeployTime override the Options for these nodes when > 0.
 	DeployTime   time.Duration
 	UndeployTime time.Duration
@@ -298,7 +304,7 @@ func (s *Sim) AddNodes(count int, spec NodeSpec) []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
-	s.reserve(count, spec.Ports)
+	s.reserve(count, spec.Ports+spec.BondPorts)
 	prefix := spec.NamePrefix
 	if prefix == "" {
 		prefix = "node"
@@ -339,7 +345,19 @@ func (s *Sim) AddNodes(count int, spec NodeSpec) []string {
 		}
 		s.insertNode(n)
 		for j := 0; j < spec.Ports; j++ {
-			s.addPortLocked(n, fakeMAC(n.seq, j), now)
+			s.addPortLocked(n, fakeMAC(n.seq, j), now).PhysicalNetwork = spec.PhysicalNetwork
+		}
+		if spec.BondPorts > 0 {
+			mode := spec.BondMode
+			if mode == "" {
+				mode = defaultPortgroupMode
+			}
+			pg := &portgroup{UUID: s.newUUID(), NodeUUID: n.UUID, Mode: mode, StandalonePorts: true, CreatedAt: now}
+			n.Portgroups = append(n.Portgroups, pg)
+			for j := 0; j < spec.BondPorts; j++ {
+				p := s.addPortLocked(n, fakeMAC(n.seq, spec.Ports+j), now)
+				p.PortgroupUUID, p.PhysicalNetwork = pg.UUID, spec.PhysicalNetwork
+			}
 		}
 		ids = append(ids, n.UUID)
 	}

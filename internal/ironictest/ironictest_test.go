@@ -46,6 +46,38 @@ func walkHelpers(t *testing.T, env *Env) {
 			t.Errorf("node %d traits %v", i, n["traits"])
 		}
 	}
+	// Ports: PXE-enabled NICs, then a portgroup of two; MACs from the node.
+	nic := env.EnrollNode(t, NodeSpec{Name: "nics", Ports: 1, BondPorts: 2, BondMode: "802.3ad", PhysicalNetwork: "physnet1",
+		Properties: map[string]any{"capabilities": "boot_mode:uefi"}})
+	ports := env.Ports(t, nic)
+	if len(ports) != 3 || ports[0].Portgroup != "" || ports[1].Portgroup == "" || ports[2].Portgroup != ports[1].Portgroup ||
+		!ports[0].PXE || ports[0].Physnet != "physnet1" || ports[0].Address != nodeMAC(nic, 0) {
+		t.Errorf("ports of %s: %+v", nic, ports)
+	}
+	if pg := env.Request(t, "GET", "/v1/portgroups/"+ports[1].Portgroup, nil).JSON(); pg["mode"] != "802.3ad" || pg["node_uuid"] != nic {
+		t.Errorf("portgroup %v", pg)
+	}
+	if props, _ := env.GetNode(t, nic)["properties"].(map[string]any); props["capabilities"] != "boot_mode:uefi" || props["cpus"] == nil {
+		t.Errorf("properties %v", props)
+	}
+	// The config drive a deploy received, which the API masks.
+	if cd := env.ConfigDrive(t, nic); cd != nil {
+		t.Errorf("config drive before any deploy: %v", cd)
+	}
+	r0 := env.Request(t, "PATCH", "/v1/nodes/"+nic, []map[string]any{{"op": "add", "path": "/instance_uuid", "value": uuid.NewString()}})
+	if r0.Status != 200 {
+		t.Fatalf("reserve %s: %d %s", nic, r0.Status, r0.Fault())
+	}
+	cdSent := map[string]any{"meta_data": map[string]any{"uuid": "u-1", "hostname": "h"}, "network_data": map[string]any{"links": []any{}}}
+	env.expect(t, "PUT", "/v1/nodes/"+nic+"/states/provision", map[string]any{"target": "active", "configdrive": cdSent}, 202)
+	info := env.WaitProvisionState(t, nic, "active", 30*time.Second)["instance_info"].(map[string]any)
+	if info["configdrive"] != "******" {
+		t.Errorf("the API shows configdrive %v", info["configdrive"])
+	}
+	if cd := env.ConfigDrive(t, nic); cd == nil || cd["meta_data"].(map[string]any)["uuid"] != "u-1" || cd["network_data"] == nil {
+		t.Errorf("ConfigDrive = %v, want what was sent", cd)
+	}
+
 	long := env.EnrollNode(t, NodeSpec{Kind: LongDeploy})
 	if n := env.GetNode(t, long); n["deploy_interface"] != "custom-agent" || n["resource_class"] != "baremetal" {
 		t.Errorf("LongDeploy node: deploy_interface %v resource_class %v", n["deploy_interface"], n["resource_class"])

@@ -44,6 +44,16 @@ type NodeSpec struct {
 	// Rescue gives the node the fake rescue interface (default: no-rescue,
 	// which refuses a rescue).
 	Rescue bool
+	// Properties are merged over the defaults (cpus, memory_mb, local_gb,
+	// cpu_arch), e.g. {"capabilities": "boot_mode:uefi"}.
+	Properties map[string]any
+	// Ports PXE-enabled Ironic ports, then BondPorts more in one portgroup
+	// of mode BondMode (Ironic's default active-backup), all on
+	// PhysicalNetwork when set; MACs derived from the node's UUID.
+	Ports           int
+	BondPorts       int
+	BondMode        string
+	PhysicalNetwork string
 }
 
 // enrollVersion creates nodes directly in "available" (docs/ironic.md §2:
@@ -97,10 +107,11 @@ func (e *Env) EnrollNodes(t testing.TB, n int, spec NodeSpec) []string {
 }
 
 func (e *Env) enroll(spec NodeSpec) (string, error) {
-	body := map[string]any{
-		"driver":     "fake-hardware",
-		"properties": map[string]any{"cpus": 8, "memory_mb": 16384, "local_gb": 100, "cpu_arch": "x86_64"},
+	props := map[string]any{"cpus": 8, "memory_mb": 16384, "local_gb": 100, "cpu_arch": "x86_64"}
+	for k, v := range spec.Properties {
+		props[k] = v
 	}
+	body := map[string]any{"driver": "fake-hardware", "properties": props}
 	if spec.Name != "" {
 		body["name"] = spec.Name
 	}
@@ -151,7 +162,7 @@ func (e *Env) enroll(spec NodeSpec) (string, error) {
 			if n["provision_state"] != "available" {
 				return "", fmt.Errorf("node %s is %v, want available", id, n["provision_state"])
 			}
-			return id, nil
+			return id, e.addPorts(id, spec)
 		}
 		if time.Now().After(deadline) {
 			return "", fmt.Errorf("node %s: power_state not \"power off\" after 10 s: %d %s", id, r.Status, r.Body)

@@ -86,6 +86,9 @@ func Apply(s *Server, a Action, r Result, now time.Time, cfg Config) Applied {
 		switch r.Outcome {
 		case OK:
 			n, evs := afterNetworking(s, now)
+			if r.Message != "" { // a warning from the attach (a node without Ironic ports)
+				evs[0].Details += "; " + r.Message
+			}
 			return applied(n, now, evs...)
 		case Exhausted:
 			return failed(s, now, ReasonNetworkAllocationFailed, StepNetwork, "network allocation failed: "+r.Message)

@@ -4,6 +4,7 @@
 package lifecycle
 
 import (
+	"maps"
 	"slices"
 	"time"
 )
@@ -177,6 +178,13 @@ type Spec struct {
 	// Nova does (a later keypair delete does not change the server).
 	PublicKey string      `json:"public_key,omitempty"`
 	Volumes   []VolumeRef `json:"volumes,omitempty"`
+	// RequiredTraits and ForbiddenTraits are the flavor's trait:<NAME>
+	// extra specs, Capabilities its capabilities:<key> ones: the scheduler
+	// filters nodes on them, and the deploy passes the required traits and
+	// the capabilities in instance_info.
+	RequiredTraits  []string          `json:"required_traits,omitempty"`
+	ForbiddenTraits []string          `json:"forbidden_traits,omitempty"`
+	Capabilities    map[string]string `json:"capabilities,omitempty"`
 }
 
 // VolumeRef is a volume requested through block_device_mapping_v2.
@@ -296,6 +304,9 @@ func (s *Server) Clone() *Server {
 	c := *s
 	c.Spec.Networks = slices.Clone(s.Spec.Networks)
 	c.Spec.Volumes = slices.Clone(s.Spec.Volumes)
+	c.Spec.RequiredTraits = slices.Clone(s.Spec.RequiredTraits)
+	c.Spec.ForbiddenTraits = slices.Clone(s.Spec.ForbiddenTraits)
+	c.Spec.Capabilities = maps.Clone(s.Spec.Capabilities)
 	if s.Spec.Metadata != nil {
 		c.Spec.Metadata = make(map[string]string, len(s.Spec.Metadata))
 		for k, v := range s.Spec.Metadata {

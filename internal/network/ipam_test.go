@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"sync"
@@ -64,7 +65,7 @@ func TestDefaults(t *testing.T) {
 		}
 	}
 	v6 := Network{ID: "v6", CIDR: netip.MustParsePrefix("fd00::/64")}
-	if got := Defaults(v6); got != v6 {
+	if got := Defaults(v6); !reflect.DeepEqual(got, v6) {
 		t.Errorf("Defaults changed an IPv6 network: %+v", got)
 	}
 }
@@ -112,7 +113,7 @@ func TestAllocateIdempotent(t *testing.T) {
 	}
 	for _, ref := range []string{"net-a", "NET-A", "name-net-a"} {
 		again, err := m.Allocate(t.Context(), ids[0], ref)
-		if err != nil || again != a1 {
+		if err != nil || !reflect.DeepEqual(again, a1) {
 			t.Fatalf("Allocate(%s) again = %+v, %v; want %+v", ref, again, err, a1)
 		}
 	}
@@ -217,7 +218,7 @@ func TestTwoIPAMs(t *testing.T) {
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		if prev, ok := seen[id]; ok && prev != p {
+		if prev, ok := seen[id]; ok && !reflect.DeepEqual(prev, p) {
 			t.Errorf("server %s got two ports: %+v and %+v", id, prev, p)
 		}
 		seen[id] = p

@@ -15,7 +15,23 @@ type Network struct {
 	Gateway    netip.Addr // zero when none
 	RangeStart netip.Addr // first allocatable address
 	RangeEnd   netip.Addr // last allocatable address
-	MTU        int
+	MTU        int        // 0: not set (the machine keeps its default)
+	// DNS are the nameservers the machine is told about (network_data.json services).
+	DNS []netip.Addr
+	// Routes are static routes beyond the default route via Gateway.
+	Routes []Route
+	// PhysicalNetwork names the Ironic physical_network the network is on:
+	// only Ironic ports of that physical network (or of none) may carry it.
+	PhysicalNetwork string
+	// DHCP: an external DHCP server hands out the address; the machine is
+	// told to ask for it (ipv4_dhcp) instead of given a static address.
+	DHCP bool
+}
+
+// Route is a static route: Destination reached through Gateway.
+type Route struct {
+	Destination netip.Prefix
+	Gateway     netip.Addr
 }
 
 // Networks is the configured set, looked up by id or name.

@@ -2,10 +2,8 @@ package reconciler
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"log/slog"
-	"strconv"
 
 	"github.com/ingot-dev/ingot/internal/ironic"
 	"github.com/ingot-dev/ingot/internal/lifecycle"
@@ -183,7 +181,7 @@ func (r *Reconciler) execute(ctx context.Context, s *lifecycle.Server, a lifecyc
 	case lifecycle.KindSchedule:
 		node, err := r.sched.Pick(ctx, s)
 		if errors.Is(err, scheduler.ErrNoCandidate) {
-			res := lifecycle.Result{Outcome: lifecycle.NoCandidate, Returning: r.releasingIn(s.Spec.ResourceClass)}
+			res := lifecycle.Result{Outcome: lifecycle.NoCandidate, Returning: r.releasingIn(s.Spec.ResourceClass), Message: scheduler.Why(err)}
 			var nc *scheduler.NoCandidateError
 			if errors.As(err, &nc) {
 				res.Returning += nc.Returning
@@ -217,7 +215,7 @@ func (r *Reconciler) execute(ctx context.Context, s *lifecycle.Server, a lifecyc
 	case lifecycle.KindNetwork:
 		return r.attachNetworks(ctx, s), nil
 	case lifecycle.KindDeploy:
-		return resultOf(r.ironic.Deploy(ctx, s.NodeID, deployRequest(s, r.portsOf(ctx, s)))), nil
+		return resultOf(r.ironic.Deploy(ctx, s.NodeID, r.deployRequest(ctx, s))), nil
 	case lifecycle.KindUndeploy:
 		return resultOf(r.ironic.Undeploy(ctx, s.NodeID)), nil
 	case lifecycle.KindUnreserve:
@@ -237,32 +235,13 @@ func (r *Reconciler) execute(ctx context.Context, s *lifecycle.Server, a lifecyc
 	case lifecycle.KindPowerOn:
 		return resultOf(r.ironic.SetPowerOn(ctx, s.NodeID)), nil
 	case lifecycle.KindRebuild:
-		return resultOf(r.ironic.Rebuild(ctx, s.NodeID, deployRequest(s, r.portsOf(ctx, s)))), nil
+		return resultOf(r.ironic.Rebuild(ctx, s.NodeID, r.deployRequest(ctx, s))), nil
 	case lifecycle.KindRescue:
 		return resultOf(r.ironic.Rescue(ctx, s.NodeID, s.Op.RescuePassword)), nil
 	case lifecycle.KindUnrescue:
 		return resultOf(r.ironic.Unrescue(ctx, s.NodeID)), nil
 	}
 	return lifecycle.Result{Outcome: lifecycle.Transient, Message: "unknown action " + a.Kind.String()}, nil
-}
-
-func (r *Reconciler) attachNetworks(ctx context.Context, s *lifecycle.Server) lifecycle.Result {
-	for _, netID := range s.Spec.Networks {
-		p, err := r.ipam.Allocate(ctx, s.ID, netID)
-		if err != nil {
-			return resultOf(err)
-		}
-		if p.VIFNode != s.NodeID {
-			// Record before act: cleanup finds the VIF even if we crash mid-call.
-			if err := r.store.SetPortVIF(ctx, p.ID, s.NodeID); err != nil {
-				return resultOf(err)
-			}
-		}
-		if err := r.ironic.AttachVIF(ctx, s.NodeID, p.ID); err != nil {
-			return resultOf(err)
-		}
-	}
-	return lifecycle.Result{Outcome: lifecycle.OK}
 }
 
 func (r *Reconciler) unreserve(ctx context.Context, s *lifecycle.Server, removeInstance bool) lifecycle.Result {
@@ -277,7 +256,7 @@ func (r *Reconciler) unreserve(ctx context.Context, s *lifecycle.Server, removeI
 		if err := r.ironic.DetachVIF(ctx, s.NodeID, p.ID); err != nil && !errors.Is(err, ironic.ErrNotFound) {
 			return resultOf(err)
 		}
-		if err := r.store.SetPortVIF(ctx, p.ID, ""); err != nil {
+		if err := r.unbindPort(ctx, p); err != nil {
 			return resultOf(err)
 		}
 	}
@@ -348,46 +327,4 @@ func resultOf(err error) lifecycle.Result {
 		return lifecycle.Result{Outcome: lifecycle.Exhausted, Message: msg}
 	}
 	return lifecycle.Result{Outcome: lifecycle.Transient, Message: msg}
-}
-
-// deployRequest builds instance_info and the JSON config drive.
-func deployRequest(s *lifecycle.Server, ports []store.Port) ironic.DeployRequest {
-	info := map[string]any{
-		"image_source": s.Spec.ImageSource,
-		"root_gb":      s.Spec.RootGB,
-		"display_name": s.Name,
-	}
-	if s.Spec.ImageChecksum != "" {
-		info["image_checksum"] = s.Spec.ImageChecksum
-	}
-	hostname := s.Spec.Hostname
-	if hostname == "" {
-		hostname = s.Name
-	}
-	meta := map[string]any{"uuid": s.ID, "name": s.Name, "hostname": hostname}
-	if len(s.Spec.Metadata) > 0 {
-		meta["meta"] = s.Spec.Metadata
-	}
-	cd := &ironic.ConfigDrive{MetaData: meta, NetworkData: networkData(ports)}
-	if s.Spec.UserData != "" {
-		if raw, err := base64.StdEncoding.DecodeString(s.Spec.UserData); err == nil {
-			cd.UserData = string(raw)
-		} else {
-			cd.UserData = s.Spec.UserData
-		}
-	}
-	return ironic.DeployRequest{InstanceInfo: info, ConfigDrive: cd}
-}
-
-// networkData is OpenStack's network_data.json for the ports.
-func networkData(ports []store.Port) map[string]any {
-	links := []any{}
-	nets := []any{}
-	for i, p := range ports {
-		link := "port-" + p.ID
-		links = append(links, map[string]any{"id": link, "type": "phy", "ethernet_mac_address": p.MAC, "vif_id": p.ID})
-		nets = append(nets, map[string]any{"id": "network" + strconv.Itoa(i), "link": link, "type": "ipv4",
-			"ip_address": p.IP, "network_id": p.NetworkID})
-	}
-	return map[string]any{"links": links, "networks": nets, "services": []any{}}
 }

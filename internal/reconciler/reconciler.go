@@ -15,6 +15,8 @@ import (
 	"github.com/ingot-dev/ingot/internal/clock"
 	"github.com/ingot-dev/ingot/internal/ironic"
 	"github.com/ingot-dev/ingot/internal/lifecycle"
+	"github.com/ingot-dev/ingot/internal/network"
+	"github.com/ingot-dev/ingot/internal/portbind"
 	"github.com/ingot-dev/ingot/internal/store"
 )
 
@@ -24,7 +26,8 @@ type Ironic interface {
 	GetNode(ctx context.Context, id string) (ironic.Node, error)
 	Reserve(ctx context.Context, nodeID, instanceUUID string) (ironic.Node, error)
 	Unreserve(ctx context.Context, nodeID string) error
-	AttachVIF(ctx context.Context, nodeID, vifID string) error
+	NodePorts(ctx context.Context, nodeID string) (portbind.Inventory, error)
+	AttachVIFTo(ctx context.Context, nodeID, vifID string, to portbind.Target) error
 	DetachVIF(ctx context.Context, nodeID, vifID string) error
 	Deploy(ctx context.Context, nodeID string, req ironic.DeployRequest) error
 	Undeploy(ctx context.Context, nodeID string) error
@@ -87,6 +90,7 @@ type Reconciler struct {
 	ironic Ironic
 	sched  Scheduler
 	ipam   IPAM
+	nets   network.Networks
 	clock  clock.Clock
 	log    *slog.Logger
 	cfg    Config
@@ -106,6 +110,7 @@ type Deps struct {
 	Ironic    Ironic
 	Scheduler Scheduler
 	IPAM      IPAM
+	Networks  network.Networks // for network_data.json and physical networks
 	Clock     clock.Clock
 	Logger    *slog.Logger
 	Hooks     Hooks
@@ -138,7 +143,7 @@ func New(d Deps, cfg Config) *Reconciler {
 		d.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &Reconciler{
-		store: d.Store, ironic: d.Ironic, sched: d.Scheduler, ipam: d.IPAM, clock: d.Clock, log: d.Logger,
+		store: d.Store, ironic: d.Ironic, sched: d.Scheduler, ipam: d.IPAM, nets: d.Networks, clock: d.Clock, log: d.Logger,
 		cfg: cfg, hooks: d.Hooks, kick: make(chan struct{}, 1), ironicDown: map[string]bool{},
 	}
 }

@@ -1,6 +1,8 @@
 // Package scheduler chooses an Ironic node for a server: available, not in
-// maintenance, unreserved, of the flavor's resource class, and not tried
-// before by that server. It keeps an inventory cache refreshed on its own
+// maintenance, unreserved, of the flavor's resource class, with the
+// flavor's required traits and capabilities and none of its forbidden
+// traits, with a free Ironic port (or portgroup) per requested network
+// unless it has no ports at all, and not tried before by that server. It keeps an inventory cache refreshed on its own
 // cadence or on demand, so choosing costs no Ironic call in the common case.
 package scheduler
 
@@ -17,6 +19,8 @@ import (
 	"github.com/ingot-dev/ingot/internal/clock"
 	"github.com/ingot-dev/ingot/internal/ironic"
 	"github.com/ingot-dev/ingot/internal/lifecycle"
+	"github.com/ingot-dev/ingot/internal/network"
+	"github.com/ingot-dev/ingot/internal/portbind"
 )
 
 // ErrNoCandidate: no node fits the server, even in a freshly listed inventory.
@@ -25,10 +29,12 @@ var ErrNoCandidate = errors.New("scheduler: no node fits")
 
 // NoCandidateError says how many nodes of the class are on their way back
 // (being undeployed or cleaned, not in maintenance): a build may wait for
-// them rather than fail at once.
+// them rather than fail at once. Reason says which of the flavor's filters
+// left the available nodes out ("" when none did).
 type NoCandidateError struct {
 	ResourceClass string
 	Returning     int
+	Reason        string
 }
 
 func (e *NoCandidateError) Error() string {
@@ -44,6 +50,7 @@ var ErrRetryLater = errors.New("scheduler: inventory refreshed moments ago; retr
 // Inventory lists scheduling candidates (implemented by *ironic.Client).
 type Inventory interface {
 	ListAvailable(ctx context.Context, resourceClass string) ([]ironic.Node, error)
+	ListPorts(ctx context.Context) ([]portbind.Port, error)
 	// ListClass lists every node of a class, whatever its state.
 	ListClass(ctx context.Context, resourceClass string) ([]ironic.Node, error)
 }
@@ -60,6 +67,8 @@ type Options struct {
 	ClaimTTL time.Duration
 	// Logger hears of builds waiting for a node (default: discard).
 	Logger *slog.Logger
+	// Networks name the physical network of each network a server asks for.
+	Networks network.Networks
 }
 
 // burstGap is how long no build may wait for a node of a class before the
@@ -78,6 +87,7 @@ type Scheduler struct {
 	classes map[string]*class
 	claims  map[string]claim     // node -> server
 	waiting map[string]time.Time // resource class -> last ErrRetryLater
+	ports   portIndex            // byNode and fetchedAt guarded by mu
 
 	// refreshing serializes inventory listings per resource class, so a
 	// burst of builds lists the inventory once, not once per worker.
@@ -119,12 +129,22 @@ func New(inv Inventory, clk clock.Clock, opts Options) *Scheduler {
 // fits even after a fresh inventory; Ironic errors are returned as they come.
 func (sc *Scheduler) Pick(ctx context.Context, s *lifecycle.Server) (string, error) {
 	rc := s.Spec.ResourceClass
+	if len(s.Spec.Networks) > 0 {
+		if err := sc.refreshPorts(ctx, sc.opts.Refresh); err != nil {
+			return "", err
+		}
+	}
 	if node, ok := sc.pickCached(s, false); ok {
 		return node, nil
 	}
 	refreshed, err := sc.refresh(ctx, rc, true)
 	if err != nil {
 		return "", err
+	}
+	if refreshed && len(s.Spec.Networks) > 0 {
+		if err := sc.refreshPorts(ctx, sc.opts.MinRefresh); err != nil {
+			return "", err
+		}
 	}
 	if node, ok := sc.pickCached(s, true); ok {
 		return node, nil
@@ -135,14 +155,16 @@ func (sc *Scheduler) Pick(ctx context.Context, s *lifecycle.Server) (string, err
 		sc.logWait(ctx, s)
 		return "", ErrRetryLater
 	}
-	return "", sc.noCandidate(ctx, rc)
+	return "", sc.noCandidate(ctx, s)
 }
 
-// noCandidate counts the nodes of the class that are on their way back to
-// available. It costs one listing, only when nothing fits a fresh inventory
-// (which is itself rate-limited per class).
-func (sc *Scheduler) noCandidate(ctx context.Context, rc string) error {
-	e := &NoCandidateError{ResourceClass: rc}
+// noCandidate says why nothing fits (the flavor's filters) and counts the
+// nodes of the class that are on their way back to available. It costs one
+// listing, only when nothing fits a fresh inventory (which is itself
+// rate-limited per class).
+func (sc *Scheduler) noCandidate(ctx context.Context, s *lifecycle.Server) error {
+	rc := s.Spec.ResourceClass
+	e := &NoCandidateError{ResourceClass: rc, Reason: sc.whyNone(s)}
 	nodes, err := sc.inv.ListClass(ctx, rc)
 	if err != nil {
 		return e // an unknown count is no reason to wait
@@ -192,6 +214,7 @@ func (sc *Scheduler) pickCached(s *lifecycle.Server, fresh bool) (string, bool) 
 	h := fnv.New32a()
 	h.Write([]byte(s.ID))
 	start := int(h.Sum32() % uint32(len(c.nodes)))
+	physnets := sc.physnets(s)
 	for k := range len(c.nodes) {
 		n := c.nodes[(start+k)%len(c.nodes)]
 		if c.taken[n.UUID] {
@@ -200,7 +223,7 @@ func (sc *Scheduler) pickCached(s *lifecycle.Server, fresh bool) (string, bool) 
 		if cl, ok := sc.claims[n.UUID]; ok && cl.server != s.ID && now.Sub(cl.at) < sc.opts.ClaimTTL {
 			continue
 		}
-		if slices.Contains(s.Excluded, n.UUID) {
+		if slices.Contains(s.Excluded, n.UUID) || sc.misfit(n, s, physnets) != "" {
 			continue
 		}
 		sc.claims[n.UUID] = claim{server: s.ID, at: now}

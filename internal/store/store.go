@@ -34,9 +34,38 @@ type Port struct {
 	MAC       string
 	// VIFNode is the node the VIF is (or may be) attached to; recorded before
 	// the attach call, cleared after a successful detach.
-	VIFNode   string
+	VIFNode string
+	// Binding is the Ironic port or portgroup of VIFNode that carries the
+	// port, recorded with VIFNode before the attach (zero: none, e.g. the
+	// node has no Ironic ports). MAC is then that NIC's address.
+	Binding   Binding
 	CreatedAt time.Time
 }
+
+// Binding is the physical side of a port on its node: one Ironic port, or
+// one portgroup (a bond of several ports).
+type Binding struct {
+	PortUUID      string `json:"port_uuid,omitempty"`
+	PortgroupUUID string `json:"portgroup_uuid,omitempty"`
+	// BondMode and BondProperties are the portgroup's mode and properties
+	// (bonding driver options, e.g. xmit_hash_policy).
+	BondMode       string         `json:"bond_mode,omitempty"`
+	BondProperties map[string]any `json:"bond_properties,omitempty"`
+	// Members are the portgroup's ports (the bond's links).
+	Members []BondMember `json:"members,omitempty"`
+}
+
+// BondMember is one Ironic port of a portgroup.
+type BondMember struct {
+	PortUUID string `json:"port_uuid"`
+	MAC      string `json:"mac"`
+}
+
+// Bound reports whether the binding names an Ironic port or portgroup.
+func (b Binding) Bound() bool { return b.PortUUID != "" || b.PortgroupUUID != "" }
+
+// Bond reports whether the port is carried by a portgroup.
+func (b Binding) Bond() bool { return b.PortgroupUUID != "" }
 
 // ListOptions filters and pages a server listing. Deleted servers are never listed.
 type ListOptions struct {
@@ -120,6 +149,10 @@ type Store interface {
 	GetPort(ctx context.Context, id string) (Port, error)
 	// SetPortVIF records the node a port's VIF is attached to ("" = detached).
 	SetPortVIF(ctx context.Context, portID, node string) error
+	// BindPort records, in one write, the node a port's VIF goes to, the
+	// MAC it takes and its binding to an Ironic port or portgroup of that
+	// node (node "" and a zero binding: unbound). ErrNotFound when unknown.
+	BindPort(ctx context.Context, portID, node, mac string, b Binding) error
 	// DeletePort frees a port and its address. Idempotent.
 	DeletePort(ctx context.Context, portID string) error
 	// UsedAddresses lists the allocated addresses of a network.

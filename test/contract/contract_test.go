@@ -111,6 +111,31 @@ var breakages = []breakage{
 		},
 		catches: []string{"longdeploy.wait-callback", "longdeploy.maintenance-remove-instance", "locked.deploying"},
 	},
+	{
+		// Ports lose their portgroup and physical network in lists (ingot
+		// would then bind a bond's member as a NIC of its own).
+		name: "port-list-drops-portgroup",
+		wrap: rewrite(func(r *http.Request, status int, body []byte) (int, []byte) {
+			if r.Method != "GET" || !strings.HasSuffix(r.URL.Path, "/ports") || status != 200 {
+				return status, body
+			}
+			var m map[string][]map[string]any
+			if json.Unmarshal(body, &m) != nil {
+				return status, body
+			}
+			for _, p := range m["ports"] {
+				if _, ok := p["portgroup_uuid"]; ok {
+					p["portgroup_uuid"] = nil
+				}
+				if _, ok := p["physical_network"]; ok {
+					p["physical_network"] = nil
+				}
+			}
+			out, _ := json.Marshal(m)
+			return status, out
+		}),
+		catches: []string{"port.fields", "portgroup.create-list"},
+	},
 }
 
 // TestContractHasTeeth runs the checks meant to catch each breakage against

@@ -68,7 +68,7 @@ func allChecks() []check {
 	var all []check
 	for _, group := range [][]check{
 		versionChecks, nodeChecks, listChecks, reserveChecks, deployChecks, day2Checks,
-		longDeployChecks, failingChecks, lockedChecks, subresourceChecks,
+		longDeployChecks, failingChecks, lockedChecks, subresourceChecks, portChecks,
 	} {
 		all = append(all, group...)
 	}

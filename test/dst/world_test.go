@@ -144,7 +144,7 @@ func (w *world) start() error {
 	}
 	sched := scheduler.New(ic, w.clk, scheduler.Options{})
 	w.rec = reconciler.New(reconciler.Deps{
-		Store: w.cst, Ironic: ic, Scheduler: sched, IPAM: network.NewIPAM(w.cst, w.nets), Clock: w.clk,
+		Store: w.cst, Ironic: ic, Scheduler: sched, IPAM: network.NewIPAM(w.cst, w.nets), Networks: w.nets, Clock: w.clk,
 		Logger: slog.New(slog.DiscardHandler), Hooks: reconciler.Hooks{Step: w.step},
 	}, reconciler.Config{Lifecycle: lcfg, Interval: interval, DriftInterval: driftEvery, Workers: 1, Decide: w.p.decide})
 	w.tr.dead = false
@@ -343,6 +343,13 @@ func (c *crashStore) SetPortVIF(ctx context.Context, portID, node string) error 
 		return errKilled
 	}
 	return c.Store.SetPortVIF(ctx, portID, node)
+}
+
+func (c *crashStore) BindPort(ctx context.Context, portID, node, mac string, b store.Binding) error {
+	if c.dead {
+		return errKilled
+	}
+	return c.Store.BindPort(ctx, portID, node, mac, b)
 }
 
 func (c *crashStore) DeletePort(ctx context.Context, portID string) error {

@@ -33,14 +33,15 @@ type stack struct {
 	imgID string
 }
 
-// newStack runs an ingot against ir whose one flavor maps to resource class rc.
-func newStack(t *testing.T, ir *ironictest.Env, rc string) *stack {
+// newStack runs an ingot against ir whose one flavor maps to resource class
+// rc; configure, if given, changes the configuration first.
+func newStack(t *testing.T, ir *ironictest.Env, rc string, configure ...func(*config.Config)) *stack {
 	t.Helper()
-	return newStackVia(t, ir, rc, ir.URL)
+	return newStackVia(t, ir, rc, ir.URL, configure...)
 }
 
 // newStackVia is newStack with ingot talking to ir through url (a proxy).
-func newStackVia(t *testing.T, ir *ironictest.Env, rc, url string) *stack {
+func newStackVia(t *testing.T, ir *ironictest.Env, rc, url string, configure ...func(*config.Config)) *stack {
 	t.Helper()
 	cfg := config.Default()
 	cfg.Database = filepath.Join(t.TempDir(), "ingot.db")
@@ -53,6 +54,9 @@ func newStackVia(t *testing.T, ir *ironictest.Env, rc, url string) *stack {
 	cfg.Flavors = []config.Flavor{{Name: "bm", ResourceClass: rc, DiskGB: 10}, {Name: "none", ResourceClass: "rc-nothing"}}
 	cfg.Images = []config.Image{{Name: "debian-12", URL: "http://127.0.0.1:1/debian-12.qcow2"}}
 	cfg.Networks = []config.Network{{Name: "provisioning", CIDR: "10.0.0.0/24"}}
+	for _, f := range configure {
+		f(&cfg)
+	}
 	if err := cfg.Normalize(); err != nil {
 		t.Fatal(err)
 	}

@@ -36,6 +36,8 @@ type envOpts struct {
 	deployIface  string // "" = fake
 	cidr         string
 	callback     time.Duration
+	// configure, if set, changes the configuration before ingot starts.
+	configure func(*config.Config)
 }
 
 type env struct {
@@ -111,6 +113,9 @@ func newEnv(t *testing.T, o envOpts) *env {
 	cfg.Flavors = []config.Flavor{{Name: "bm.small", ResourceClass: rc, DiskGB: 10}, {Name: "bm.none", ResourceClass: "no-such-class"}}
 	cfg.Images = []config.Image{{Name: "debian-12", URL: "http://images.example/debian-12.qcow2"}}
 	cfg.Networks = []config.Network{{Name: "provisioning", CIDR: o.cidr}}
+	if o.configure != nil {
+		o.configure(&cfg)
+	}
 	if err := cfg.Normalize(); err != nil {
 		t.Fatal(err)
 	}

@@ -33,7 +33,11 @@ func TestIronicCallsPerBuild(t *testing.T) {
 	sort.Strings(keys)
 	t.Logf("Ironic calls for %d builds: %d (%.1f per build): %s", n, total, float64(total)/n, strings.Join(keys, " "))
 	perServer := total - counts["GET /v1/nodes"]
-	// Per build: reserve PATCH, VIF attach, deploy GET+PATCH+PUT = 5, plus a
+	if got := counts["GET /v1/ports"]; got > n+2 {
+		t.Errorf("%d port listings for %d builds: want one per build and the scheduler's shared one", got, n)
+	}
+	// Per build: reserve PATCH, the node's ports, VIF attach, deploy
+	// GET+PATCH+PUT = 6 (the scheduler's bulk port listing is shared), plus a
 	// few retries; a per-server poll during the 2 s deploy would add ~20.
 	if per := float64(perServer) / n; per > 8 {
 		t.Errorf("%.1f per-server Ironic calls per build, want <= 8", per)

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -12,9 +13,10 @@ import (
 )
 
 const (
-	portCols    = "id, server_id, network_id, ip, mac, vif_node, created_at"
-	qInsertPort = "INSERT INTO ports (" + portCols + ") VALUES (?, ?, ?, ?, ?, ?, ?)"
+	portCols    = "id, server_id, network_id, ip, mac, vif_node, created_at, binding"
+	qInsertPort = "INSERT INTO ports (" + portCols + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 	qSetPortVIF = "UPDATE ports SET vif_node = ? WHERE id = ?"
+	qBindPort   = "UPDATE ports SET vif_node = ?, mac = ?, binding = ? WHERE id = ?"
 	qDeletePort = "DELETE FROM ports WHERE id = ?"
 )
 
@@ -29,9 +31,13 @@ func (st *Store) CreatePort(ctx context.Context, p store.Port) error {
 	if p.CreatedAt.IsZero() {
 		p.CreatedAt = time.Now()
 	}
+	binding, err := encBinding(p.Binding)
+	if err != nil {
+		return fmt.Errorf("sqlite: create port %s: %w", p.ID, err)
+	}
 	return st.write(ctx, func(tx txn) error {
 		_, err := tx.ExecContext(ctx, qInsertPort,
-			p.ID, p.ServerID, p.NetworkID, p.IP, p.MAC, p.VIFNode, encTimeNN(p.CreatedAt))
+			p.ID, p.ServerID, p.NetworkID, p.IP, p.MAC, p.VIFNode, encTimeNN(p.CreatedAt), binding)
 		if err == nil {
 			return nil
 		}
@@ -52,12 +58,29 @@ func (st *Store) CreatePort(ctx context.Context, p store.Port) error {
 func scanPort(sc scanner) (store.Port, error) {
 	var p store.Port
 	var created sql.NullString
-	if err := sc.Scan(&p.ID, &p.ServerID, &p.NetworkID, &p.IP, &p.MAC, &p.VIFNode, &created); err != nil {
+	var binding string
+	if err := sc.Scan(&p.ID, &p.ServerID, &p.NetworkID, &p.IP, &p.MAC, &p.VIFNode, &created, &binding); err != nil {
 		return p, err
 	}
 	var err error
-	p.CreatedAt, err = decTime(created)
-	return p, err
+	if p.CreatedAt, err = decTime(created); err != nil {
+		return p, err
+	}
+	if binding != "" {
+		if err := json.Unmarshal([]byte(binding), &p.Binding); err != nil {
+			return p, fmt.Errorf("binding of port %s: %w", p.ID, err)
+		}
+	}
+	return p, nil
+}
+
+// encBinding is the binding column: "" when unbound, else JSON.
+func encBinding(b store.Binding) (string, error) {
+	if !b.Bound() {
+		return "", nil
+	}
+	raw, err := json.Marshal(b)
+	return string(raw), err
 }
 
 func collectPorts(rows *sql.Rows) ([]store.Port, error) {
@@ -138,6 +161,27 @@ func (st *Store) SetPortVIF(ctx context.Context, portID, node string) error {
 		}
 		if n, err := res.RowsAffected(); err != nil {
 			return fmt.Errorf("sqlite: set vif of port %s: %w", portID, err)
+		} else if n == 0 {
+			return fmt.Errorf("port %s: %w", portID, store.ErrNotFound)
+		}
+		return nil
+	})
+}
+
+// BindPort records the port's VIF node, MAC and binding in one write.
+// Idempotent. ErrNotFound when the port is unknown.
+func (st *Store) BindPort(ctx context.Context, portID, node, mac string, b store.Binding) error {
+	binding, err := encBinding(b)
+	if err != nil {
+		return fmt.Errorf("sqlite: bind port %s: %w", portID, err)
+	}
+	return st.write(ctx, func(tx txn) error {
+		res, err := tx.ExecContext(ctx, qBindPort, node, mac, binding, portID)
+		if err != nil {
+			return fmt.Errorf("sqlite: bind port %s: %w", portID, err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return fmt.Errorf("sqlite: bind port %s: %w", portID, err)
 		} else if n == 0 {
 			return fmt.Errorf("port %s: %w", portID, store.ErrNotFound)
 		}

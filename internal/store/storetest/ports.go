@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -13,7 +14,7 @@ func samePort(a, b store.Port) bool {
 		return false
 	}
 	a.CreatedAt, b.CreatedAt = time.Time{}, time.Time{}
-	return a == b
+	return reflect.DeepEqual(a, b)
 }
 
 func requirePorts(t *testing.T, what string, got, want []store.Port) {
@@ -112,6 +113,39 @@ func testPorts(t *testing.T, st store.Store) {
 		t.Fatalf("VIFNode = %q after detach", got.VIFNode)
 	}
 	wantErr(t, "SetPortVIF unknown", st.SetPortVIF(ctx(t), "nope", "n"), store.ErrNotFound)
+
+	// Bindings: VIF node, MAC and the Ironic port or portgroup in one write.
+	bond := store.Binding{PortgroupUUID: "pg-1", BondMode: "802.3ad",
+		BondProperties: map[string]any{"xmit_hash_policy": "layer3+4", "miimon": float64(100)},
+		Members:        []store.BondMember{{PortUUID: "ip-1", MAC: "52:54:00:00:00:01"}, {PortUUID: "ip-2", MAC: "52:54:00:00:00:02"}}}
+	for range 2 { // idempotent
+		if err := st.BindPort(ctx(t), "port-2", "node-3", "52:54:00:00:00:01", bond); err != nil {
+			t.Fatalf("BindPort: %v", err)
+		}
+	}
+	want2 := p2
+	want2.VIFNode, want2.MAC, want2.Binding = "node-3", "52:54:00:00:00:01", bond
+	if got, err := st.GetPort(ctx(t), "port-2"); err != nil || !samePort(got, want2) {
+		t.Fatalf("GetPort after BindPort = %+v, %v; want %+v", got, err, want2)
+	}
+	if on, err := st.PortsOn(ctx(t), []string{"s1"}); err != nil || len(on["s1"]) != 2 || !samePort(on["s1"][1], want2) {
+		t.Fatalf("PortsOn after BindPort = %+v, %v", on, err)
+	}
+	single := store.Binding{PortUUID: "ip-9"}
+	if err := st.BindPort(ctx(t), "port-2", "node-4", "52:54:00:00:00:09", single); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := st.GetPort(ctx(t), "port-2"); got.Binding.Bond() || got.Binding.PortUUID != "ip-9" || got.VIFNode != "node-4" || got.Binding.Members != nil {
+		t.Fatalf("rebinding to a single port left %+v", got)
+	}
+	if err := st.BindPort(ctx(t), "port-2", "", p2.MAC, store.Binding{}); err != nil {
+		t.Fatal(err)
+	}
+	want2.VIFNode, want2.MAC, want2.Binding = "", p2.MAC, store.Binding{}
+	if got, _ := st.GetPort(ctx(t), "port-2"); !samePort(got, want2) || got.Binding.Bound() {
+		t.Fatalf("unbound port = %+v, want %+v", got, want2)
+	}
+	wantErr(t, "BindPort unknown", st.BindPort(ctx(t), "nope", "n", "m", single), store.ErrNotFound)
 
 	// Delete frees the address; idempotent.
 	for range 2 {

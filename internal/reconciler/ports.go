@@ -1,0 +1,115 @@
+package reconciler
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"reflect"
+
+	"github.com/ingot-dev/ingot/internal/configdrive"
+	"github.com/ingot-dev/ingot/internal/ironic"
+	"github.com/ingot-dev/ingot/internal/lifecycle"
+	"github.com/ingot-dev/ingot/internal/network"
+	"github.com/ingot-dev/ingot/internal/portbind"
+	"github.com/ingot-dev/ingot/internal/store"
+)
+
+// attachNetworks allocates the server's ports, binds each to a port or
+// portgroup of its node (read from Ironic: one call, two with a bond) and
+// attaches the VIFs there. The binding and the MAC it gives the port are
+// recorded with the VIF's node before the attach, so cleanup finds the VIF
+// even after a crash mid-call and the config drive names the NIC the
+// machine has. A node with too few free ports is a reschedulable failure;
+// a node with no Ironic ports at all keeps the generated MACs, with a
+// warning in the server's events.
+func (r *Reconciler) attachNetworks(ctx context.Context, s *lifecycle.Server) lifecycle.Result {
+	ports := make([]store.Port, 0, len(s.Spec.Networks))
+	for _, netID := range s.Spec.Networks {
+		p, err := r.ipam.Allocate(ctx, s.ID, netID)
+		if err != nil {
+			return resultOf(err)
+		}
+		ports = append(ports, p)
+	}
+	if len(ports) == 0 {
+		return lifecycle.Result{Outcome: lifecycle.OK}
+	}
+	inv, err := r.ironic.NodePorts(ctx, s.NodeID)
+	if err != nil {
+		return resultOf(err)
+	}
+	choices, err := portbind.Choose(inv, r.bindRequests(s, ports))
+	warning := ""
+	var short *portbind.NotEnoughError
+	switch {
+	case errors.Is(err, portbind.ErrNoPorts):
+		warning = fmt.Sprintf("warning: node %s has no Ironic ports; the machine is told generated MACs (fa:16:3e:…) it may not have", s.NodeID)
+		r.log.Warn("node has no Ironic ports", logServer, s.ID, logNode, s.NodeID)
+	case errors.As(err, &short):
+		return lifecycle.Result{Outcome: lifecycle.Rejected, Message: fmt.Sprintf("node %s: %v", s.NodeID, err)}
+	case err != nil:
+		return resultOf(err)
+	}
+	for i, p := range ports {
+		mac, b, to := network.MAC(p.ID), store.Binding{}, portbind.Target{}
+		if choices != nil {
+			c := choices[i]
+			mac, b, to = c.MAC, bindingOf(c), c.Target
+		}
+		if p.VIFNode != s.NodeID || p.MAC != mac || !reflect.DeepEqual(p.Binding, b) {
+			// Record before act: cleanup finds the VIF even if we crash mid-call.
+			if err := r.store.BindPort(ctx, p.ID, s.NodeID, mac, b); err != nil {
+				return resultOf(err)
+			}
+		}
+		if err := r.ironic.AttachVIFTo(ctx, s.NodeID, p.ID, to); err != nil {
+			return resultOf(err)
+		}
+	}
+	return lifecycle.Result{Outcome: lifecycle.OK, Message: warning}
+}
+
+// bindRequests asks for one NIC per port, on the network's physical
+// network, keeping a binding already recorded on this node.
+func (r *Reconciler) bindRequests(s *lifecycle.Server, ports []store.Port) []portbind.Request {
+	reqs := make([]portbind.Request, len(ports))
+	for i, p := range ports {
+		req := portbind.Request{PortID: p.ID}
+		if n, ok := r.nets.Lookup(p.NetworkID); ok {
+			req.Physnet = n.PhysicalNetwork
+		}
+		if p.VIFNode == s.NodeID {
+			req.Current = portbind.Target{Port: p.Binding.PortUUID, Portgroup: p.Binding.PortgroupUUID}
+		}
+		reqs[i] = req
+	}
+	return reqs
+}
+
+func bindingOf(c portbind.Choice) store.Binding {
+	if c.Target.Portgroup == "" {
+		return store.Binding{PortUUID: c.Target.Port}
+	}
+	b := store.Binding{PortgroupUUID: c.Target.Portgroup, BondMode: c.Mode, BondProperties: c.Properties}
+	for _, m := range c.Members {
+		b.Members = append(b.Members, store.BondMember{PortUUID: m.UUID, MAC: m.MAC})
+	}
+	return b
+}
+
+// unbindPort records a detached VIF: no node, no binding, the generated MAC
+// back (the port no longer stands for a NIC of that node).
+func (r *Reconciler) unbindPort(ctx context.Context, p store.Port) error {
+	return r.store.BindPort(ctx, p.ID, "", network.MAC(p.ID), store.Binding{})
+}
+
+// deployRequest builds instance_info and the config drive from the
+// server's ports as bound at the networking step.
+func (r *Reconciler) deployRequest(ctx context.Context, s *lifecycle.Server) ironic.DeployRequest {
+	seed := make([]byte, configdrive.RandomSeedBytes)
+	if _, err := rand.Read(seed); err != nil {
+		seed = nil
+	}
+	return configdrive.Build(configdrive.Input{Server: s, Ports: r.portsOf(ctx, s), Networks: r.nets, RandomSeed: seed})
+}
