@@ -134,6 +134,10 @@ type Spec struct {
 	// Nova does (a later keypair delete does not change the server).
 	PublicKey string      `json:"public_key,omitempty"`
 	Volumes   []VolumeRef `json:"volumes,omitempty"`
+	// VCPUs and RAMMB are the flavor's sizes at create, counted against
+	// the project's cores and ram quotas.
+	VCPUs int `json:"vcpus,omitempty"`
+	RAMMB int `json:"ram_mb,omitempty"`
 }
 
 // VolumeRef is a volume requested through block_device_mapping_v2.

@@ -44,6 +44,8 @@ type ListOptions struct {
 	Status string // Nova status (BUILD, ACTIVE, ERROR, DELETED), "" = all
 	Limit  int    // 0 = implementation default (1000)
 	Marker string // id of the last server of the previous page
+	// ProjectID keeps the servers of one project ("" = every project).
+	ProjectID string
 }
 
 // ActionRecord is a user request as os-instance-actions shows it.
@@ -119,6 +121,9 @@ type Store interface {
 
 	// Volumes is the embedded volume registry (volume.go).
 	Volumes
+	// Quotas and Keypairs belong to projects and users (identity.go).
+	Quotas
+	Keypairs
 
 	// Ping checks the database answers (for /readyz).
 	Ping(ctx context.Context) error
