@@ -76,8 +76,8 @@ type Quotas struct {
 // Noauth defaults: one project and one user, with every role, so that a
 // development ingot behaves as before projects existed.
 const (
-	DefaultProjectID = "default"
-	DefaultUserID    = "default"
+	DefaultProjectID = "ingot"
+	DefaultUserID    = "ingot"
 )
 
 func identityDefaults(c *Config) {

@@ -2,12 +2,12 @@
 -- keypairs; quotas.
 --
 -- Rows written before projects existed belong to the noauth default
--- project and user, "default" (README, auth.noauth).
+-- project and user, "ingot" (README, auth.noauth).
 
-UPDATE servers SET project_id = 'default' WHERE project_id = '';
-UPDATE servers SET user_id = 'default' WHERE user_id = '';
-UPDATE actions SET project_id = 'default' WHERE project_id = '';
-UPDATE actions SET user_id = 'default' WHERE user_id = '';
+UPDATE servers SET project_id = 'ingot' WHERE project_id = '';
+UPDATE servers SET user_id = 'ingot' WHERE user_id = '';
+UPDATE actions SET project_id = 'ingot' WHERE project_id = '';
+UPDATE actions SET user_id = 'ingot' WHERE user_id = '';
 
 -- What a server counts against its project's quotas (copied from the spec
 -- at create; json_extract is SQLite's, PostgreSQL's migration uses ->>).
@@ -24,8 +24,8 @@ CREATE INDEX servers_project_live ON servers (project_id, created_at, id, desire
 -- Usage: an index-only count and sum over a project's live servers.
 CREATE INDEX servers_project_usage ON servers (project_id, desired, resource_class, vcpus, ram_mb) WHERE phase <> 'deleted';
 
-ALTER TABLE volumes ADD COLUMN project_id TEXT NOT NULL DEFAULT 'default';
-ALTER TABLE volumes ADD COLUMN user_id    TEXT NOT NULL DEFAULT 'default';
+ALTER TABLE volumes ADD COLUMN project_id TEXT NOT NULL DEFAULT 'ingot';
+ALTER TABLE volumes ADD COLUMN user_id    TEXT NOT NULL DEFAULT 'ingot';
 CREATE INDEX volumes_project ON volumes (project_id, id);
 
 -- One keypair per (user, name).
