@@ -58,13 +58,13 @@ type serverView struct {
 	Host           any                      `json:"OS-EXT-SRV-ATTR:host,omitempty"`                // admin
 	InstanceName   any                      `json:"OS-EXT-SRV-ATTR:instance_name,omitempty"`       // admin
 	Hypervisor     any                      `json:"OS-EXT-SRV-ATTR:hypervisor_hostname,omitempty"` // admin
-	ReservationID  any                      `json:"OS-EXT-SRV-ATTR:reservation_id,omitempty"`   // 2.3
-	LaunchIndex    any                      `json:"OS-EXT-SRV-ATTR:launch_index,omitempty"`     // 2.3
-	Hostname       any                      `json:"OS-EXT-SRV-ATTR:hostname,omitempty"`         // 2.3
-	KernelID       any                      `json:"OS-EXT-SRV-ATTR:kernel_id,omitempty"`        // 2.3
-	RamdiskID      any                      `json:"OS-EXT-SRV-ATTR:ramdisk_id,omitempty"`       // 2.3
-	RootDevice     any                      `json:"OS-EXT-SRV-ATTR:root_device_name,omitempty"` // 2.3
-	UserData       any                      `json:"OS-EXT-SRV-ATTR:user_data,omitempty"`        // 2.3
+	ReservationID  any                      `json:"OS-EXT-SRV-ATTR:reservation_id,omitempty"`      // 2.3
+	LaunchIndex    any                      `json:"OS-EXT-SRV-ATTR:launch_index,omitempty"`        // 2.3
+	Hostname       any                      `json:"OS-EXT-SRV-ATTR:hostname,omitempty"`            // 2.3
+	KernelID       any                      `json:"OS-EXT-SRV-ATTR:kernel_id,omitempty"`           // 2.3
+	RamdiskID      any                      `json:"OS-EXT-SRV-ATTR:ramdisk_id,omitempty"`          // 2.3
+	RootDevice     any                      `json:"OS-EXT-SRV-ATTR:root_device_name,omitempty"`    // 2.3
+	UserData       any                      `json:"OS-EXT-SRV-ATTR:user_data,omitempty"`           // 2.3
 	TaskState      *string                  `json:"OS-EXT-STS:task_state"`
 	VMState        string                   `json:"OS-EXT-STS:vm_state"`
 	PowerState     int                      `json:"OS-EXT-STS:power_state"`
