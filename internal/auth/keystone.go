@@ -184,25 +184,24 @@ func (k *Keystone) store(key [32]byte, f *flight, now time.Time) {
 	k.cache[key] = cached{id: f.id, err: f.err, until: until}
 }
 
-// tokenBody is the part of Keystone's GET /v3/auth/tokens answer ingot reads.
+// tokenBody is the part of Keystone's GET /v3/auth/tokens answer ingot
+// reads (the "token" member; ExtractInto unwraps it).
 type tokenBody struct {
-	Token struct {
-		ExpiresAt string `json:"expires_at"`
-		User      struct {
-			ID     string `json:"id"`
-			Name   string `json:"name"`
-			Domain struct {
-				ID string `json:"id"`
-			} `json:"domain"`
-		} `json:"user"`
-		Project *struct {
-			ID   string `json:"id"`
-			Name string `json:"name"`
-		} `json:"project"`
-		Roles []struct {
-			Name string `json:"name"`
-		} `json:"roles"`
-	} `json:"token"`
+	ExpiresAt string `json:"expires_at"`
+	User      struct {
+		ID     string `json:"id"`
+		Name   string `json:"name"`
+		Domain struct {
+			ID string `json:"id"`
+		} `json:"domain"`
+	} `json:"user"`
+	Project *struct {
+		ID   string `json:"id"`
+		Name string `json:"name"`
+	} `json:"project"`
+	Roles []struct {
+		Name string `json:"name"`
+	} `json:"roles"`
 }
 
 func (k *Keystone) validate(ctx context.Context, tok string) (Identity, error) {
@@ -221,7 +220,7 @@ func (k *Keystone) validate(ctx context.Context, tok string) (Identity, error) {
 	if err := res.ExtractInto(&body); err != nil {
 		return Identity{}, fmt.Errorf("%w: token validation answer: %w", ErrUnavailable, err)
 	}
-	t := body.Token
+	t := body
 	exp, err := time.Parse(time.RFC3339Nano, t.ExpiresAt)
 	if err != nil {
 		return Identity{}, fmt.Errorf("%w: token expires_at %q: %w", ErrUnavailable, t.ExpiresAt, err)
