@@ -76,8 +76,20 @@ type Env struct {
 	hc   *http.Client
 }
 
+// Options changes a started Keystone.
+type Options struct {
+	// TokenExpiration is [token] expiration (default one hour).
+	TokenExpiration time.Duration
+}
+
 // Start starts a Keystone for the test and stops it when the test ends.
 func Start(t testing.TB) *Env {
+	t.Helper()
+	return StartWith(t, Options{})
+}
+
+// StartWith is Start with options.
+func StartWith(t testing.TB, o Options) *Env {
 	t.Helper()
 	for _, p := range []string{manageBin, wsgiFile, uwsgiBin, pluginSO} {
 		if _, err := os.Stat(p); err != nil {
@@ -92,7 +104,11 @@ func Start(t testing.TB) *Env {
 	if err != nil {
 		t.Fatalf("keystonetest: template: %v", err)
 	}
-	e, err := startFrom(t.TempDir(), tmpl)
+	exp := int(o.TokenExpiration / time.Second)
+	if exp <= 0 {
+		exp = 3600
+	}
+	e, err := startFrom(t.TempDir(), tmpl, exp)
 	if e != nil && e.proc != nil {
 		t.Cleanup(func() {
 			if t.Failed() {

@@ -184,7 +184,7 @@ func populate(url string) (map[string]User, error) {
 
 // startFrom copies the template into dir, points the identity endpoints
 // at the port it gets, and starts Keystone there.
-func startFrom(dir, tmpl string) (*Env, error) {
+func startFrom(dir, tmpl string, expiration int) (*Env, error) {
 	if err := copyDir(tmpl, dir); err != nil {
 		return nil, err
 	}
@@ -196,7 +196,7 @@ func startFrom(dir, tmpl string) (*Env, error) {
 	if err := json.Unmarshal(raw, &e.Users); err != nil {
 		return nil, err
 	}
-	if err := writeConf(dir, 3600); err != nil {
+	if err := writeConf(dir, expiration); err != nil {
 		return nil, err
 	}
 	db := filepath.Join(dir, "keystone.db")
