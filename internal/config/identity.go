@@ -132,6 +132,9 @@ func (c *Config) normalizeIdentity(bad func(key, format string, args ...any)) {
 	if !idRE.MatchString(n.UserID) {
 		bad("auth.noauth.user_id", "want 1-64 letters, digits, '_', '.', '-', got %q", n.UserID)
 	}
+	if l := c.Ironic.Sim.Listen; c.Ironic.URL == "sim" && l != "" && !loopback(l) {
+		bad("ironic.sim.listen", "the simulator, whose /_sim/ admin API can delete nodes, listens on loopback only, got %q", l)
+	}
 	switch c.Ironic.Auth {
 	case "", "noauth", "keystone":
 	default:

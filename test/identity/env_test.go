@@ -269,3 +269,5 @@ var imageID = func() string {
 	}
 	return c.Images[0].ID
 }()
+
+func jsonDecode(r io.Reader, v any) error { return json.NewDecoder(r).Decode(v) }
