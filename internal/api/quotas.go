@@ -35,6 +35,7 @@ func (s *server) identityRoutes() {
 	s.compute("GET /v2.1/limits", s.limits)
 
 	s.plain("GET /volume/v3/{project}/os-quota-sets/{target}", s.volumeQuotas)
+	s.plain("GET /volume/v3/{project}/limits", s.volumeLimits)
 	for _, prefix := range []string{"/v2.1", "/v2.1/v2.0", "/network/v2.0"} {
 		s.plain("GET "+prefix+"/quotas/{project}", s.networkQuotas)
 	}
@@ -288,6 +289,33 @@ func (s *server) volumeQuotas(w http.ResponseWriter, r *request) error {
 	writeJSON(w, http.StatusOK, map[string]any{"quota_set": map[string]any{"id": t,
 		"volumes": store.Unlimited, "gigabytes": store.Unlimited, "per_volume_gigabytes": store.Unlimited,
 		"snapshots": 0, "backups": 0, "backup_gigabytes": 0, "groups": 0}})
+	return nil
+}
+
+// volumeLimits is Cinder's GET /limits of the caller's project: the
+// volumes and gigabytes it holds, none of them limited.
+func (s *server) volumeLimits(w http.ResponseWriter, r *request) error {
+	if err := s.volumeProject(r, policy.VolumeLimits); err != nil {
+		return err
+	}
+	vols, gb, after := 0, 0, ""
+	for {
+		page, err := s.cfg.Store.ListProjectVolumes(r.Context(), r.ident.ProjectID, after, defaultVolumePage)
+		if err != nil {
+			return fmt.Errorf("volumes of %s: %w", r.ident.ProjectID, err)
+		}
+		for _, v := range page {
+			vols, gb = vols+1, gb+v.SizeGB
+		}
+		if len(page) < defaultVolumePage {
+			break
+		}
+		after = page[len(page)-1].ID
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"limits": map[string]any{"rate": []any{}, "absolute": map[string]int{
+		"maxTotalVolumes": store.Unlimited, "maxTotalVolumeGigabytes": store.Unlimited, "maxTotalSnapshots": 0,
+		"maxTotalBackups": 0, "maxTotalBackupGigabytes": 0, "totalVolumesUsed": vols, "totalGigabytesUsed": gb,
+		"totalSnapshotsUsed": 0, "totalBackupsUsed": 0, "totalBackupGigabytesUsed": 0}}})
 	return nil
 }
 

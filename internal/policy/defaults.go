@@ -64,6 +64,7 @@ const (
 	VolumeCreate  = "volume:create"
 	VolumeDelete  = "volume:delete"
 	VolumeQuota   = "volume_extension:quotas:show"
+	VolumeLimits  = "limits_extension:used_limits"
 	NetworkQuota  = "get_quota"
 	NodesIndex    = "ingot:nodes:index"
 	AdminAPIRule  = "admin_api"
@@ -124,6 +125,7 @@ var Defaults = []Rule{
 	{VolumeCreate, ProjectMemberOrAdmin, "Create a volume."},
 	{VolumeDelete, ProjectMemberOrAdmin, "Delete a volume."},
 	{VolumeQuota, ProjectReaderOrAdmin, "The Cinder-shaped quota set (what `openstack quota show` reads)."},
+	{VolumeLimits, ProjectReaderOrAdmin, "The Cinder-shaped limits (what `openstack limits show` reads)."},
 	{NetworkQuota, ProjectReaderOrAdmin, "The Neutron-shaped quota (what `openstack quota show` reads)."},
 	{NodesIndex, Admin, "List Ironic nodes and their holders (GET /ingot/v1/nodes)."},
 }

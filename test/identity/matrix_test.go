@@ -128,6 +128,7 @@ func attacks(v victim) map[string][]attempt {
 		"DELETE /v2.1/os-quota-sets/{project}":            {{method: "DELETE", path: "/v2.1/os-quota-sets/" + a, write: true}},
 		"GET /v2.1/limits":                                {get("/v2.1/limits"), get("/v2.1/limits?tenant_id=" + a)},
 		"GET /volume/v3/{project}/os-quota-sets/{target}": {get("/volume/v3/" + b + "/os-quota-sets/" + a), get("/volume/v3/" + a + "/os-quota-sets/" + a)},
+		"GET /volume/v3/{project}/limits":                 {get("/volume/v3/" + a + "/limits"), get("/volume/v3/" + b + "/limits")},
 		"GET /v2.1/quotas/{project}":                      {get("/v2.1/quotas/" + a)},
 		"GET /v2.1/v2.0/quotas/{project}":                 {get("/v2.1/v2.0/quotas/" + a)},
 		"GET /network/v2.0/quotas/{project}":              {get("/network/v2.0/quotas/" + a)},
