@@ -19,14 +19,18 @@
 //	GET  /v2.1/servers/{id}/{metadata,ips,os-interface,tags,os-volume_attachments}
 //	GET  /v2.1/os-availability-zone[/detail]  …/ports?device_id=|id=|name=    read-only extras
 //	GET  /volume/  POST|GET /volume/v3/{project}/volumes[/detail]  GET|DELETE …/volumes/{id}   Cinder shapes (volumes.go)
+//	GET|POST /v2.1/os-keypairs  GET|DELETE /v2.1/os-keypairs/{name}     keypairs.go
+//	GET|PUT|DELETE /v2.1/os-quota-sets/{project}[/detail|/defaults]  GET /v2.1/limits   quotas.go
 //	GET  /ingot/v1/nodes  /healthz  /readyz  /metrics
+//
+// Who may call what: authz.go (every guarded route authenticates and
+// decides with a rule of internal/policy; another project's resource is 404).
 //
 // Deliberate differences from Nova: the name filter is a case-sensitive
 // regular expression in Go's RE2 syntax (Nova's is Python's, with the
 // database's case rules); omitted networks mean "auto" (the first
 // configured network) at every microversion, where Nova requires the member
-// from 2.37 (docs/clients.md); key_name is
-// recorded but not validated (there is no keypair service); create fields
+// from 2.37 (docs/clients.md); create fields
 // ingot cannot honour (ports, fixed IPs, other security groups,
 // tags, description, adminPass, access IPs, min/max_count other than 1) are
 // refused with 400 rather than ignored; server bodies carry the extension
