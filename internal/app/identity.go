@@ -61,6 +61,7 @@ func newIdentity(ctx context.Context, cfg config.Config, clk clock.Clock, log *s
 				" may act as any project, admin included (auth.allow_insecure_remote is set)", "listen", cfg.Listen)
 		}
 	}
+	log.Info("identity", "auth", id.describe(), "token_cache_ttl", cfg.Auth.TokenCacheTTL, "policy_file", cfg.Auth.PolicyFile)
 	return id, nil
 }
 

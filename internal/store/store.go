@@ -67,7 +67,8 @@ type Store interface {
 	// and reserves every volume of s.Spec.Volumes for it (status reserved,
 	// ServerID, BootIndex, DeleteOnTermination) in the same transaction.
 	// It is committed when it returns nil. ErrExists on a duplicate id; a
-	// volume that is unknown wraps ErrNotFound, one held by another server
+	// volume that is unknown, or owned by another project (Volume.ProjectID
+	// set and not s.ProjectID), wraps ErrNotFound, one held by another server
 	// wraps ErrVolumeInUse (the message names the volume and its holder);
 	// on any error nothing is written.
 	CreateServer(ctx context.Context, s *lifecycle.Server) error
