@@ -271,3 +271,12 @@ var imageID = func() string {
 }()
 
 func jsonDecode(r io.Reader, v any) error { return json.NewDecoder(r).Decode(v) }
+
+// newApp builds (and closes) an app, for start-up errors.
+func newApp(t testing.TB, cfg config.Config) (*app.App, error) {
+	a, err := app.New(context.Background(), cfg, app.Options{})
+	if a != nil {
+		a.Close()
+	}
+	return a, err
+}
