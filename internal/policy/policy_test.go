@@ -144,3 +144,16 @@ func TestEveryDefaultParses(t *testing.T) {
 		t.Fatalf("%d rules, %d defaults: a name is repeated", len(e.Rules()), len(Defaults))
 	}
 }
+
+// TestDocumented: docs/policy.md lists every rule with its default.
+func TestDocumented(t *testing.T) {
+	raw, err := os.ReadFile("../../docs/policy.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range Defaults {
+		if row := "| `" + r.Name + "` | `" + r.Check + "` |"; !strings.Contains(string(raw), row) {
+			t.Errorf("docs/policy.md lacks the row of %s (%s)", r.Name, r.Check)
+		}
+	}
+}
