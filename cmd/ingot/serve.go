@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -37,7 +36,8 @@ func newServeCmd() *cobra.Command {
 every server to ACTIVE, ERROR or DELETED.
 
   ingot serve --dev                 SQLite in a data directory + a built-in simulated Ironic
-  ingot serve --config ingot.yaml   your configuration (flags override it)`,
+  ingot serve --config ingot.yaml   your configuration (flags override it)
+  ingot serve --dev --config x.yaml the development defaults, then the file's keys`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := loadServeConfig(cmd, f)
@@ -50,7 +50,7 @@ every server to ACTIVE, ERROR or DELETED.
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVarP(&f.configPath, "config", "c", "", "configuration file (YAML)")
+	fl.StringVarP(&f.configPath, "config", "c", "", "configuration file (YAML); with --dev, read over the development defaults")
 	fl.BoolVar(&f.dev, "dev", false, "development mode: SQLite in --data-dir, built-in simulated Ironic with 8 nodes, a default flavor, image and network")
 	fl.StringVar(&f.dataDir, "data-dir", defaultDataDir(), "data directory for --dev")
 	fl.StringVar(&f.listen, "listen", "", "API listen address host:port (overrides the config)")
@@ -70,13 +70,19 @@ func defaultDataDir() string {
 func loadServeConfig(cmd *cobra.Command, f serveFlags) (config.Config, error) {
 	var cfg config.Config
 	switch {
-	case f.dev && f.configPath != "":
-		return cfg, errors.New("--dev and --config exclude each other")
 	case f.dev:
-		if err := os.MkdirAll(f.dataDir, 0o755); err != nil {
+		// 0700: the database and the simulator's state hold user_data.
+		if err := os.MkdirAll(f.dataDir, 0o700); err != nil {
 			return cfg, fmt.Errorf("data dir: %w", err)
 		}
 		cfg = config.Dev(f.dataDir)
+		if f.configPath != "" {
+			c, err := config.LoadOver(cfg, f.configPath)
+			if err != nil {
+				return cfg, err
+			}
+			cfg = c
+		}
 	case f.configPath != "":
 		c, err := config.Load(f.configPath)
 		if err != nil {

@@ -51,6 +51,7 @@ import (
 	"github.com/ingot-dev/ingot/internal/catalog"
 	"github.com/ingot-dev/ingot/internal/clock"
 	"github.com/ingot-dev/ingot/internal/ironic"
+	"github.com/ingot-dev/ingot/internal/lifecycle"
 	"github.com/ingot-dev/ingot/internal/network"
 	"github.com/ingot-dev/ingot/internal/policy"
 	"github.com/ingot-dev/ingot/internal/store"
@@ -66,7 +67,7 @@ type Config struct {
 	Catalog  *catalog.Catalog
 	Networks network.Networks
 	Clock    clock.Clock // nil: the wall clock
-	// BuildTimeout sets a new server's deadline (default 30 minutes).
+	// BuildTimeout sets a new server's deadline (0: the lifecycle's default).
 	BuildTimeout time.Duration
 	// Kick wakes the reconciler after a committed write; it is called in
 	// the request, so it must not block. May be nil.
@@ -127,7 +128,7 @@ func New(cfg Config) http.Handler {
 		cfg.Clock = clock.Real{}
 	}
 	if cfg.BuildTimeout <= 0 {
-		cfg.BuildTimeout = 30 * time.Minute
+		cfg.BuildTimeout = lifecycle.DefaultConfig().BuildTimeout
 	}
 	if cfg.Catalog == nil {
 		cfg.Catalog = &catalog.Catalog{}

@@ -27,7 +27,7 @@ func seed(b *testing.B, f *fixture, n int) []string {
 				ImageSource: "http://images/debian-12.qcow2", RootGB: 40, Networks: []string{netID},
 				Metadata: map[string]string{"team": "bench"}},
 			Desired: lifecycle.DesiredActive, Phase: lifecycle.PhaseActive, NodeID: fmt.Sprintf("node-%05d", i),
-			Reserved: true, DeployRequested: true, PortsAllocated: true,
+			DeployRequested: true, PortsAllocated: true,
 			CreatedAt: at, UpdatedAt: at, PhaseSince: at, LaunchedAt: at, Deadline: at.Add(time.Hour),
 			CreateRequestID: "req-" + uuid.NewString()}
 		if err := f.store.CreateServer(ctx, s); err != nil {

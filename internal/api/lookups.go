@@ -17,7 +17,7 @@ import (
 // The OpenStack CLI resolves --image through Glance and --network through
 // Neutron, and with one endpoint (auth_type none) it sends those calls to
 // /v2.1/images… and /v2.1/networks… expecting Glance's and Neutron's bodies,
-// not Nova's proxy shapes (facts §3). The same handlers also serve the
+// not Nova's proxy shapes (docs/clients.md). The same handlers also serve the
 // conventional roots /image/ and /network/ for clouds.yaml files that set
 // image_endpoint_override / network_endpoint_override, and /v2.1/v2.0/… where
 // the network proxy appends its version to the shared endpoint.

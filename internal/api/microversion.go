@@ -13,7 +13,7 @@ type version struct{ minor int }
 const (
 	minMinor = 1
 	// maxMinor is 92 because OSC's `2.latest` is replaced client-side by
-	// novaclient's own maximum, 2.92, and sent literally (facts §5). 2.91 and
+	// novaclient's own maximum, 2.92, and sent literally (docs/clients.md). 2.91 and
 	// 2.92 change only unshelve and keypair import, which ingot does not serve.
 	maxMinor = 92
 )

@@ -12,7 +12,7 @@ import (
 )
 
 // TestServerBodyPerMicroversion checks the members the OpenStack CLI needs
-// (facts §4) and the version-dependent ones, in show and in the detail list.
+// (docs/clients.md) and the version-dependent ones, in show and in the detail list.
 func TestServerBodyPerMicroversion(t *testing.T) {
 	f := newFixture(t)
 	id := f.create("vm1")
@@ -23,7 +23,7 @@ func TestServerBodyPerMicroversion(t *testing.T) {
 	}
 	f.clock.Advance(90 * time.Second)
 	f.advance(id, func(s *lifecycle.Server) {
-		s.Phase, s.NodeID, s.Reserved, s.PortsAllocated = lifecycle.PhaseActive, "node-7", true, true
+		s.Phase, s.NodeID, s.PortsAllocated = lifecycle.PhaseActive, "node-7", true
 		s.LaunchedAt = f.clock.Now()
 	})
 

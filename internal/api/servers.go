@@ -69,7 +69,7 @@ func (s *server) createServer(w http.ResponseWriter, r *request) error {
 		CreatedAt:       now,
 		UpdatedAt:       now,
 		PhaseSince:      now,
-		Deadline:        now.Add(s.cfg.BuildTimeout),
+		Deadline:        lifecycle.Config{BuildTimeout: s.cfg.BuildTimeout}.BuildDeadline(now),
 		CreateRequestID: r.id, // the same id the client sees in x-openstack-request-id
 	}
 	if err := s.cfg.Store.CreateServerWithin(r.Context(), sv, s.cfg.Quotas); err != nil {

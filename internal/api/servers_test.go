@@ -225,7 +225,7 @@ func TestDeleteLifecycle(t *testing.T) {
 	f := newFixture(t)
 	id := f.create("doomed")
 	f.advance(id, func(s *lifecycle.Server) {
-		s.Phase, s.NodeID, s.Reserved = lifecycle.PhaseDeploying, "node-1", true
+		s.Phase, s.NodeID = lifecycle.PhaseDeploying, "node-1"
 	})
 	r := f.do("DELETE", "/v2.1/servers/"+id, "2.90", nil).want(t, http.StatusNoContent)
 	delReq := r.header.Get("X-Openstack-Request-Id")
@@ -262,7 +262,7 @@ func TestDeleteLifecycle(t *testing.T) {
 
 	// The reconciler finishes: 404 from then on, for show and delete.
 	f.advance(id, func(s *lifecycle.Server) {
-		s.Phase, s.NodeID, s.Reserved = lifecycle.PhaseDeleted, "", false
+		s.Phase, s.NodeID = lifecycle.PhaseDeleted, ""
 	})
 	f.do("GET", "/v2.1/servers/"+id, "2.90", nil).novaError(t, 404, "itemNotFound")
 	f.do("DELETE", "/v2.1/servers/"+id, "2.90", nil).novaError(t, 404, "itemNotFound")

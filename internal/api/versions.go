@@ -24,7 +24,7 @@ type versionObject struct {
 }
 
 // computeVersion is the v2.1 document. The SDK needs id, status and a self
-// link, and without version/min_version it sends no microversion (facts §5).
+// link, and without version/min_version it sends no microversion (docs/clients.md).
 func computeVersion(r *http.Request) versionObject {
 	return versionObject{
 		ID: "v2.1", Status: "CURRENT",

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/ingot-dev/ingot/internal/api"
@@ -19,6 +20,7 @@ import (
 	"github.com/ingot-dev/ingot/internal/ironic"
 	"github.com/ingot-dev/ingot/internal/ironicsim"
 	"github.com/ingot-dev/ingot/internal/lifecycle"
+	"github.com/ingot-dev/ingot/internal/lockfile"
 	"github.com/ingot-dev/ingot/internal/metrics"
 	"github.com/ingot-dev/ingot/internal/network"
 	"github.com/ingot-dev/ingot/internal/reconciler"
@@ -42,6 +44,7 @@ type App struct {
 	// ironic.auth: keystone); nil in noauth.
 	Keystone *auth.Keystone
 
+	lock    *lockfile.Lock // this process owns the database
 	closers []func()
 }
 
@@ -62,8 +65,12 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	a := &App{Config: cfg, Log: opts.Logger}
+	if err := a.lockDatabase(); err != nil {
+		return nil, err
+	}
 	st, err := sqlite.Open(ctx, cfg.Database)
 	if err != nil {
+		a.Close()
 		return nil, fmt.Errorf("database %s: %w", cfg.Database, err)
 	}
 	a.Store = st
@@ -71,7 +78,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 
 	a.IronicURL = cfg.Ironic.URL
 	if a.IronicURL == "sim" {
-		if err := a.startSim(cfg.Ironic.Sim); err != nil {
+		if err := a.startSim(cfg.Ironic.Sim, cfg.SimStatePath()); err != nil {
 			a.Close()
 			return nil, err
 		}
@@ -90,9 +97,9 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	}
 	a.Ironic = ic
 	nets := cfg.NetworkList()
-	sched := scheduler.New(ic, opts.Clock, scheduler.Options{})
+	sched := scheduler.New(ic, opts.Clock, scheduler.Options{Logger: opts.Logger})
 	a.Reconciler = reconciler.New(reconciler.Deps{
-		Store: st, Ironic: ic, Scheduler: sched, IPAM: network.NewIPAM(st, nets), Volumes: st, Clock: opts.Clock, Logger: opts.Logger,
+		Store: st, Ironic: ic, Scheduler: sched, IPAM: network.NewIPAM(st, nets), Clock: opts.Clock, Logger: opts.Logger,
 		Hooks: reconciler.Hooks{Tick: a.Metrics.Tick, Transition: a.Metrics.Transition, PastDue: a.Metrics.PastDue, Step: opts.Step},
 	}, reconciler.Config{
 		Interval: cfg.PollInterval, DriftInterval: cfg.DriftInterval, Workers: cfg.Workers,
@@ -116,6 +123,25 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	return a, nil
 }
 
+// lockDatabase makes this process the one owner of the database: a second
+// ingot on the same file would run a second reconciler over the same servers
+// (S25). The lock is <database>.lock, released by the kernel when the process
+// ends however it ends; Serve adds the listen address to its record.
+func (a *App) lockDatabase() error {
+	path := a.Config.Database + ".lock"
+	l, err := lockfile.Acquire(path, lockfile.Holder{PID: os.Getpid(), Since: time.Now().UTC().Truncate(time.Second)})
+	var held *lockfile.HeldError
+	if errors.As(err, &held) {
+		return fmt.Errorf("database %s is in use by another ingot: %w; stop that one, or give this one another database (--database, or --data-dir with --dev)", a.Config.Database, err)
+	}
+	if err != nil {
+		return fmt.Errorf("database %s: %w", a.Config.Database, err)
+	}
+	a.lock = l
+	a.closers = append(a.closers, func() { _ = l.Release() })
+	return nil
+}
+
 // LifecycleConfig extracts the lifecycle's limits.
 func LifecycleConfig(c config.Config) lifecycle.Config {
 	return lifecycle.Config{
@@ -123,14 +149,29 @@ func LifecycleConfig(c config.Config) lifecycle.Config {
 		DeleteTimeout:    c.DeleteTimeout,
 		MaintenanceGrace: c.MaintenanceGrace,
 		MaxAttempts:      c.MaxAttempts,
+		CapacityWait:     c.CapacityWait,
+		RebootTimeout:    c.RebootTimeout,
+		PowerTimeout:     c.PowerTimeout,
+		RebuildTimeout:   c.RebuildTimeout,
+		RescueTimeout:    c.RescueTimeout,
 	}
 }
 
 // startSim runs the built-in simulated Ironic on a loopback port; ingot then
-// talks to it over HTTP exactly as to a real Ironic.
-func (a *App) startSim(c config.Sim) error {
+// talks to it over HTTP exactly as to a real Ironic. It keeps its state in
+// statePath (guarded by the database lock, like the database), so a restart
+// finds the nodes, and the servers on them, where they were; c.Nodes nodes
+// are created only when there is no state yet.
+func (a *App) startSim(c config.Sim, statePath string) error {
 	sim := ironicsim.New(ironicsim.Options{DeployTime: c.DeployTime, UndeployTime: c.UndeployTime})
-	sim.AddNodes(c.Nodes, ironicsim.NodeSpec{ResourceClass: c.ResourceClass})
+	restored, err := sim.Persist(statePath, func(err error) { a.Log.Warn("simulated Ironic: state not saved", "err", err) })
+	if err != nil {
+		return fmt.Errorf("simulated ironic: %w", err)
+	}
+	if !restored {
+		// The built-in simulator's nodes can be rescued (fake rescue interface).
+		sim.AddNodes(c.Nodes, ironicsim.NodeSpec{ResourceClass: c.ResourceClass, RescueInterface: "fake"})
+	}
 	listen := c.Listen
 	if listen == "" {
 		listen = "127.0.0.1:0"
@@ -144,7 +185,8 @@ func (a *App) startSim(c config.Sim) error {
 	a.Sim = sim
 	a.IronicURL = "http://" + ln.Addr().String()
 	a.closers = append(a.closers, func() { _ = srv.Close() })
-	a.Log.Info("built-in simulated Ironic", "url", a.IronicURL, "nodes", c.Nodes, "resource_class", c.ResourceClass, "admin", a.IronicURL+"/_sim/")
+	a.Log.Info("built-in simulated Ironic", "url", a.IronicURL, "nodes", len(sim.Nodes()), "resource_class", c.ResourceClass,
+		"admin", a.IronicURL+"/_sim/", "state", statePath, "resumed", restored)
 	return nil
 }
 
@@ -157,6 +199,13 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	recCtx, stopRec := context.WithCancel(ctx)
 	defer stopRec()
 	go func() { errc <- a.Reconciler.Run(recCtx) }()
+	if a.lock != nil {
+		h := a.lock.Holder()
+		h.Listen = "http://" + ln.Addr().String()
+		if err := a.lock.Update(h); err != nil {
+			a.Log.Warn("database lock record", "err", err)
+		}
+	}
 	a.Log.Info("ingot serving", "api", "http://"+ln.Addr().String()+"/v2.1", "ironic", a.IronicURL, "database", a.Config.Database)
 	select {
 	case <-ctx.Done():

@@ -19,6 +19,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/ingot-dev/ingot/internal/catalog"
+	"github.com/ingot-dev/ingot/internal/lifecycle"
 	"github.com/ingot-dev/ingot/internal/network"
 )
 
@@ -32,6 +33,11 @@ type Config struct {
 	BuildTimeout     time.Duration `yaml:"build_timeout"`
 	DeleteTimeout    time.Duration `yaml:"delete_timeout"`
 	MaintenanceGrace time.Duration `yaml:"maintenance_grace"`
+	CapacityWait     time.Duration `yaml:"capacity_wait"`
+	RebootTimeout    time.Duration `yaml:"reboot_timeout"`
+	PowerTimeout     time.Duration `yaml:"power_timeout"`
+	RebuildTimeout   time.Duration `yaml:"rebuild_timeout"`
+	RescueTimeout    time.Duration `yaml:"rescue_timeout"`
 	MaxAttempts      int           `yaml:"max_attempts"`
 	Workers          int           `yaml:"workers"`
 	LogLevel         string        `yaml:"log_level"`
@@ -63,6 +69,9 @@ type Sim struct {
 	DeployTime    time.Duration `yaml:"deploy_time"`
 	UndeployTime  time.Duration `yaml:"undeploy_time"`
 	Listen        string        `yaml:"listen"` // default 127.0.0.1:0 (a free port)
+	// State is the file the simulator keeps its nodes in across restarts
+	// (default: beside the database, see SimStatePath).
+	State string `yaml:"state"`
 }
 
 // Flavor maps a flavor to a resource class.
@@ -98,16 +107,23 @@ type Network struct {
 
 // Default returns the configuration with every default applied and no catalogue.
 func Default() Config {
+	lc := lifecycle.DefaultConfig()
 	c := Config{
-		Listen:           "127.0.0.1:8774",
-		Database:         "ingot.db",
-		Ironic:           Ironic{URL: "http://127.0.0.1:6385", Microversion: "1.78", Timeout: 30 * time.Second},
+		Listen:   "127.0.0.1:8774",
+		Database: "ingot.db",
+		Ironic: Ironic{URL: "http://127.0.0.1:6385", Microversion: "1.78", Timeout: 30 * time.Second,
+			Sim: Sim{Nodes: 8, ResourceClass: "baremetal", DeployTime: 3 * time.Second, UndeployTime: time.Second}},
 		PollInterval:     2 * time.Second,
 		DriftInterval:    30 * time.Second,
-		BuildTimeout:     60 * time.Minute,
-		DeleteTimeout:    10 * time.Minute,
-		MaintenanceGrace: 5 * time.Minute,
-		MaxAttempts:      3,
+		BuildTimeout:     lc.BuildTimeout,
+		DeleteTimeout:    lc.DeleteTimeout,
+		MaintenanceGrace: lc.MaintenanceGrace,
+		CapacityWait:     lc.CapacityWait,
+		RebootTimeout:    lc.RebootTimeout,
+		PowerTimeout:     lc.PowerTimeout,
+		RebuildTimeout:   lc.RebuildTimeout,
+		RescueTimeout:    lc.RescueTimeout,
+		MaxAttempts:      lc.MaxAttempts,
 		Workers:          32,
 		LogLevel:         "info",
 	}
@@ -121,7 +137,6 @@ func Dev(dataDir string) Config {
 	c := Default()
 	c.Database = dataDir + "/ingot.db"
 	c.Ironic.URL = "sim"
-	c.Ironic.Sim = Sim{Nodes: 8, ResourceClass: "baremetal", DeployTime: 3 * time.Second, UndeployTime: time.Second}
 	c.Flavors = []Flavor{{Name: "bm.small", ResourceClass: "baremetal", VCPUs: 8, RAMMB: 16384, DiskGB: 100}}
 	c.Images = []Image{{Name: "debian-12", URL: "http://images.example/debian-12.qcow2"}}
 	c.Networks = []Network{{Name: "provisioning", CIDR: "10.0.0.0/24"}}
@@ -131,16 +146,25 @@ func Dev(dataDir string) Config {
 // Load reads a YAML file over the defaults and validates the result.
 // Unknown keys are errors, so a typo never passes silently.
 func Load(path string) (Config, error) {
+	return LoadOver(Default(), path)
+}
+
+// LoadOver reads a YAML file over base (e.g. Dev's configuration): keys in
+// the file replace base's, lists as a whole. The result is validated.
+func LoadOver(base Config, path string) (Config, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return Config{}, fmt.Errorf("config: %w", err)
 	}
-	return Parse(raw)
+	return parseOver(base, raw)
 }
 
 // Parse decodes YAML over the defaults and validates the result.
 func Parse(raw []byte) (Config, error) {
-	c := Default()
+	return parseOver(Default(), raw)
+}
+
+func parseOver(c Config, raw []byte) (Config, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(raw))
 	dec.KnownFields(true)
 	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) { // empty file: all defaults
@@ -176,8 +200,16 @@ func (c *Config) Normalize() error {
 	if c.Ironic.Sim.ResourceClass == "" {
 		c.Ironic.Sim.ResourceClass = "baremetal"
 	}
+	if c.Ironic.Sim.DeployTime < 0 || c.Ironic.Sim.UndeployTime < 0 {
+		bad("ironic.sim", "deploy_time and undeploy_time must not be negative")
+	}
 	positive := map[string]time.Duration{"poll_interval": c.PollInterval, "drift_interval": c.DriftInterval,
-		"build_timeout": c.BuildTimeout, "delete_timeout": c.DeleteTimeout, "maintenance_grace": c.MaintenanceGrace, "ironic.timeout": c.Ironic.Timeout}
+		"build_timeout": c.BuildTimeout, "delete_timeout": c.DeleteTimeout, "maintenance_grace": c.MaintenanceGrace, "ironic.timeout": c.Ironic.Timeout,
+		"reboot_timeout": c.RebootTimeout, "power_timeout": c.PowerTimeout, "rebuild_timeout": c.RebuildTimeout,
+		"rescue_timeout": c.RescueTimeout}
+	if c.CapacityWait < 0 {
+		bad("capacity_wait", "must not be negative (0 turns the wait off), got %s", c.CapacityWait)
+	}
 	for k, d := range positive {
 		if d <= 0 {
 			bad(k, "must be a positive duration such as 2s or 60m, got %s", d)
@@ -266,6 +298,16 @@ func (c *Config) Normalize() error {
 		seen["n"+n.ID], seen["nn"+n.Name] = true, true
 	}
 	return errors.Join(errs...)
+}
+
+// SimStatePath is where the built-in simulator keeps its state: ironic.sim.state,
+// or the database's path with ".ironicsim.json" appended, so the simulated
+// Ironic lives and dies with the database that refers to its nodes.
+func (c *Config) SimStatePath() string {
+	if c.Ironic.Sim.State != "" {
+		return c.Ironic.Sim.State
+	}
+	return c.Database + ".ironicsim.json"
 }
 
 // stableUUID derives a UUID from a name, so an id left out of the file stays

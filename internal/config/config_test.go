@@ -1,6 +1,8 @@
 package config
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -78,5 +80,64 @@ func TestDevIsValid(t *testing.T) {
 	}
 	if c.Ironic.URL != "sim" || len(c.Flavors) == 0 || len(c.Images) == 0 || len(c.Networks) == 0 {
 		t.Fatalf("dev config incomplete: %+v", c)
+	}
+}
+
+// TestSimDefaults: `ironic.url: sim` alone starts the simulator README
+// describes (8 nodes of class baremetal, 3 s deploys, 1 s undeploys), and
+// any sim key given overrides only itself.
+func TestSimDefaults(t *testing.T) {
+	c, err := Parse([]byte("ironic: {url: sim}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Sim{Nodes: 8, ResourceClass: "baremetal", DeployTime: 3 * time.Second, UndeployTime: time.Second}
+	if c.Ironic.Sim != want {
+		t.Errorf("url: sim alone: sim = %+v, want %+v", c.Ironic.Sim, want)
+	}
+	c, err = Parse([]byte("ironic: {url: sim, sim: {nodes: 2, deploy_time: 10s}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want.Nodes, want.DeployTime = 2, 10*time.Second
+	if c.Ironic.Sim != want {
+		t.Errorf("sim: {nodes: 2, deploy_time: 10s}: sim = %+v, want %+v", c.Ironic.Sim, want)
+	}
+	if d := Dev("/data"); d.Ironic.Sim.Nodes != 8 {
+		t.Errorf("dev: %d nodes, want 8", d.Ironic.Sim.Nodes)
+	}
+}
+
+// TestLoadOverDev: `serve --dev --config x.yaml` reads the file over the
+// development defaults; keys it leaves out keep Dev's values.
+func TestLoadOverDev(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.yaml")
+	if err := os.WriteFile(path, []byte("drift_interval: 500ms\nironic: {sim: {nodes: 3}}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dev := Dev("/data")
+	c, err := LoadOver(dev, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.DriftInterval != 500*time.Millisecond || c.Ironic.Sim.Nodes != 3 {
+		t.Errorf("file keys not applied: drift %s, nodes %d", c.DriftInterval, c.Ironic.Sim.Nodes)
+	}
+	if c.Ironic.URL != "sim" || c.Database != dev.Database || len(c.Flavors) != 1 || c.Ironic.Sim.DeployTime != 3*time.Second {
+		t.Errorf("dev defaults lost: %+v", c)
+	}
+}
+
+func TestSimStatePath(t *testing.T) {
+	c, err := Parse([]byte("database: /var/lib/ingot/ingot.db\nironic: {url: sim}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.SimStatePath(); got != "/var/lib/ingot/ingot.db.ironicsim.json" {
+		t.Errorf("default state path %q", got)
+	}
+	c.Ironic.Sim.State = "/tmp/sim.json"
+	if got := c.SimStatePath(); got != "/tmp/sim.json" {
+		t.Errorf("ironic.sim.state: path %q", got)
 	}
 }

@@ -96,8 +96,8 @@ func sorted(s ...string) []string {
 
 func equal(a, b []string) bool { return fmt.Sprint(a) == fmt.Sprint(b) }
 
-// TestAdapter runs the adapter against one Ironic — the real one with
-// INGOT_TEST_IRONIC=1, else the simulator — each subtest on its own nodes.
+// TestAdapter runs the adapter against one Ironic — the real one when it is
+// installed (ironictest.Start), else the simulator — each subtest on its own nodes.
 func TestAdapter(t *testing.T) {
 	h := ironictest.Start(t, ironictest.Options{})
 	ctx := context.Background()

@@ -16,7 +16,7 @@ import (
 // traits) and the inventory (ListNodes, with traits) over the same N nodes,
 // all associated (INGOT_BENCH_NODES, default 200), at the default page size.
 //
-//	INGOT_TEST_IRONIC=1 go test ./internal/ironic -run '^$' -bench List -benchtime 20x
+//	go test ./internal/ironic -run '^$' -bench List -benchtime 20x   # on the real Ironic when installed
 func BenchmarkList(b *testing.B) {
 	n := 200
 	if v, err := strconv.Atoi(os.Getenv("INGOT_BENCH_NODES")); err == nil && v > 0 {

@@ -55,10 +55,11 @@ var badRequestRules = []rule{
 }
 
 // serverErrorRules: a few 500s are not transient. Ironic answers 500 when a
-// deploy's image_source has a bad form (docs/ironic.md §6); retrying the same
-// instance_info can never succeed.
+// deploy's image_source has a bad form (docs/ironic.md §6), and when a node's
+// rescue interface is no-rescue (§12); retrying can never succeed.
 var serverErrorRules = []rule{
 	{"Validation of image href", ErrInvalid},
+	{"does not support rescue", ErrInvalid},
 }
 
 // httpFault returns the status code and Ironic's message of an HTTP error

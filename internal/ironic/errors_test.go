@@ -68,6 +68,7 @@ func TestClassify(t *testing.T) {
 		{"concurrent action limit 500 (§6)", httpErr(500, ironicBody("Server", "Unable to process request at this time. The concurrent action limit for unprovisioning has been reached. Please contact your administrator and try again later.")), ErrUnavailable, "concurrent action limit"},
 		{"no free conductor worker 503", httpErr(503, ironicBody("Server", "Requested action cannot be performed due to lack of free conductor workers.")), ErrUnavailable, "free conductor"},
 		{"bad image href 500 (§6)", httpErr(500, ironicBody("Server", "Validation of image href x failed, reason: Scheme-less image href is not a UUID.")), ErrInvalid, "image href"},
+		{"no-rescue 500 (§12)", httpErr(500, ironicBody("Server", "Failed to rescue instance i for node n: Validation failed: Driver fake-hardware does not support rescue (disabled or not implemented).")), ErrInvalid, "does not support rescue"},
 		{"502 from a proxy, not JSON", httpErr(502, []byte("<html>Bad Gateway</html>")), ErrUnavailable, "Bad Gateway"},
 		{"429", httpErr(429, nil), ErrUnavailable, "HTTP 429"},
 		{"connection refused", refused, ErrUnavailable, "connection refused"},

@@ -16,7 +16,7 @@ import (
 // viewFields is what the per-tick bulk view asks for: Node without Traits,
 // which cost Ironic a join per node and which the reconciler does not need.
 var viewFields = strings.Join([]string{
-	"uuid", "name", "instance_uuid", "provision_state", "target_provision_state", "power_state",
+	"uuid", "name", "instance_uuid", "provision_state", "target_provision_state", "power_state", "target_power_state",
 	"maintenance", "maintenance_reason", "last_error", "reservation", "resource_class",
 	"provision_updated_at",
 }, ",")
@@ -34,6 +34,7 @@ type rawNode struct {
 	ProvisionState       string   `json:"provision_state"`
 	TargetProvisionState string   `json:"target_provision_state"`
 	PowerState           string   `json:"power_state"`
+	TargetPowerState     string   `json:"target_power_state"`
 	Maintenance          bool     `json:"maintenance"`
 	MaintenanceReason    string   `json:"maintenance_reason"`
 	LastError            string   `json:"last_error"`
@@ -51,6 +52,7 @@ func (r rawNode) node() Node {
 		ProvisionState:       r.ProvisionState,
 		TargetProvisionState: r.TargetProvisionState,
 		PowerState:           r.PowerState,
+		TargetPowerState:     r.TargetPowerState,
 		Maintenance:          r.Maintenance,
 		MaintenanceReason:    r.MaintenanceReason,
 		LastError:            r.LastError,
@@ -100,6 +102,14 @@ func (c *Client) ListAvailable(ctx context.Context, resourceClass string) ([]Nod
 	return c.listNodes(ctx, q, nodeFields)
 }
 
+// ListClass returns every node of resourceClass, whatever its state (the
+// scheduler counts those on their way back when none is available).
+func (c *Client) ListClass(ctx context.Context, resourceClass string) ([]Node, error) {
+	q := url.Values{}
+	q.Set("resource_class", resourceClass)
+	return c.listNodes(ctx, q, viewFields)
+}
+
 // ListNodes returns every node (the inventory, for `ingot node list`).
 func (c *Client) ListNodes(ctx context.Context) ([]Node, error) {
 	return c.listNodes(ctx, url.Values{}, nodeFields)
@@ -128,7 +138,7 @@ func (c *Client) listNodes(ctx context.Context, filters url.Values, fields strin
 //
 // NOTE: Ironic 21.4 drops most filters (associated=False, maintenance=False,
 // provision_state, resource_class, …) from the `next` link it returns
-// (library-notes.md, "Filtered pagination loses its filters"), and
+// (docs/ironic.md §11, filtered pagination), and
 // gophercloud's pager follows `next` as given, so a filtered list longer than
 // one page would silently return unfiltered items. We therefore take only
 // Ironic's paging parameters (marker, sort) from `next` and rebuild the

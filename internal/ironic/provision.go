@@ -27,6 +27,11 @@ import (
 // the node whether a deploy is still needed. A node in the wrong state or in
 // maintenance is ErrInvalidState.
 func (c *Client) Deploy(ctx context.Context, nodeID string, req DeployRequest) error {
+	return c.deploy(ctx, nodeID, nodes.TargetActive, req)
+}
+
+// deploy merges instance_info, then asks for target (active or rebuild).
+func (c *Client) deploy(ctx context.Context, nodeID string, target nodes.TargetProvisionState, req DeployRequest) error {
 	var current struct {
 		InstanceInfo map[string]any `json:"instance_info"`
 	}
@@ -47,7 +52,7 @@ func (c *Client) Deploy(ctx context.Context, nodeID string, req DeployRequest) e
 			return err
 		}
 	}
-	opts := nodes.ProvisionStateOpts{Target: nodes.TargetActive}
+	opts := nodes.ProvisionStateOpts{Target: target}
 	if req.ConfigDrive != nil {
 		// NOTE: a JSON config drive needs microversion >= 1.56 (docs/ironic.md §6).
 		opts.ConfigDrive = req.ConfigDrive
@@ -75,9 +80,7 @@ func (c *Client) provision(ctx context.Context, nodeID string, opts nodes.Provis
 // 202; poll power_state). Needed before volume targets can be deleted.
 // Repeatable on a node that is already off.
 func (c *Client) SetPowerOff(ctx context.Context, nodeID string) error {
-	return c.do(ctx, "node.power", "PUT node "+nodeID+" power off", func(ctx context.Context) error {
-		return nodes.ChangePowerState(ctx, c.sc, nodeID, nodes.PowerStateOpts{Target: nodes.PowerOff}).ExtractErr()
-	})
+	return c.power(ctx, nodeID, nodes.PowerOff)
 }
 
 // instanceInfoOps returns the JSON-patch operations that bring the keys of

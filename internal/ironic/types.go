@@ -43,6 +43,7 @@ type Node struct {
 	ProvisionState       string
 	TargetProvisionState string
 	PowerState           string
+	TargetPowerState     string
 	Maintenance          bool
 	MaintenanceReason    string
 	LastError            string
@@ -52,7 +53,7 @@ type Node struct {
 	ProvisionUpdatedAt   time.Time
 }
 
-// Ironic provision states ingot distinguishes.
+// Ironic provision states (2023.1), as the API spells them.
 const (
 	StateEnroll        = "enroll"
 	StateManageable    = "manageable"
@@ -76,6 +77,13 @@ const (
 	StateRescueFailed  = "rescue failed"
 	StateRescuing      = "rescuing"
 	StateServiceFailed = "service failed"
+	StateInspectWait   = "inspect wait"
+	StateInspectFailed = "inspect failed"
+	StateAdopting      = "adopting"
+	StateCleanHold     = "clean hold"
+	StateServicing     = "servicing"
+	StateServiceWait   = "service wait"
+	StateUnrescueFail  = "unrescue failed"
 )
 
 // DeployRequest is what a deploy sends: instance_info (merged into the node's,

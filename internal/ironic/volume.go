@@ -9,7 +9,7 @@ import (
 )
 
 // NOTE: volume connectors and targets are not in gophercloud v2.16.0; these
-// are raw calls on the same ServiceClient (library-notes.md). Creation is a
+// are raw calls on the same ServiceClient (docs/ironic.md §11). Creation is a
 // plain DB insert in Ironic, allowed in any state; deleting a target needs the
 // node's power_state to be exactly "power off", otherwise ErrInvalidState
 // (docs/ironic.md §5).

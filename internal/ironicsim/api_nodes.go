@@ -279,7 +279,7 @@ var defaultNodeFields = []string{"instance_uuid", "maintenance", "power_state", 
 // nextNodesLink builds the next link as Ironic 21.4 does. NOTE: it keeps
 // only the sort keys, truthy associated/maintenance/retired, detail and
 // fields; every other filter (provision_state, resource_class,
-// associated=False, …) is dropped from page 2 on (library-notes.md).
+// associated=False, …) is dropped from page 2 on (docs/ironic.md §11).
 func nextNodesLink(c *rctx, detailURL bool, sortKey, sortDir string, f nodeFilter, detail *bool,
 	fields []string, limit int, marker string) string {
 	var b strings.Builder

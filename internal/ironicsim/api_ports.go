@@ -215,7 +215,7 @@ func (s *Sim) handleListPorts(c *rctx)       { s.listPorts(c, false, "") }
 func (s *Sim) handleListPortsDetail(c *rctx) { s.listPorts(c, true, "") }
 
 // handleListNodePorts serves GET /v1/nodes/{node}/ports. NOTE: with a node
-// name Ironic answers 404 "Portgroup None could not be found." (facts §0).
+// name Ironic answers 404 "Portgroup None could not be found." (docs/ironic.md §0).
 func (s *Sim) handleListNodePorts(c *rctx) {
 	ident := c.params["node"]
 	if !isUUIDLike(ident) {

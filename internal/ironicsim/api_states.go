@@ -99,7 +99,7 @@ func (s *Sim) handleProvision(c *rctx) {
 	}
 	if !isActionable(n.ProvisionState, target) {
 		// NOTE: Ironic answers NodeLocked instead of 400 while the node
-		// is reserved (facts §7A).
+		// is reserved (docs/ironic.md §7A).
 		if n.Reservation != "" {
 			writeErr(c.w, errNodeLocked(n.UUID, n.Reservation))
 			return
@@ -166,6 +166,20 @@ func (s *Sim) handleProvision(c *rctx) {
 		s.startDeploy(n, now, configdrive)
 	case "delete":
 		s.startTeardown(n, now)
+	case "rescue", "unrescue":
+		if verbOf(target) == "rescue" {
+			if pw, _ := body["rescue_password"].(string); pw == "" {
+				writeErr(c.w, badRequest(`A non-empty "rescue_password" is required when setting target provision state to rescue`))
+				return
+			}
+		}
+		if *n.ifaceField("rescue") == "no-rescue" {
+			// NOTE: Ironic 21.4 answers 500 (a "Server" fault) here.
+			writeErr(c.w, serverErr(http.StatusInternalServerError, "Failed to %s instance %s for node %s: Validation failed: Driver fake-hardware does not support rescue (disabled or not implemented).",
+				target, n.InstanceUUID, n.UUID))
+			return
+		}
+		s.startRescue(n, now, verbOf(target) == "rescue")
 	case "manage":
 		s.startManage(n, now)
 	case "provide":
@@ -186,7 +200,7 @@ func verbOf(target string) string {
 }
 
 // checkImageSource checks the form of instance_info.image_source as the
-// conductor does (facts §6): http(s), file and glance URLs or a bare UUID.
+// conductor does (docs/ironic.md §6): http(s), file and glance URLs or a bare UUID.
 func checkImageSource(v any) *apiErr {
 	src, ok := v.(string)
 	if !ok || src == "" {

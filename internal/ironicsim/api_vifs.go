@@ -7,7 +7,7 @@ import (
 
 // VIF endpoints (>= 1.28; below that Ironic answers a routing 404). A node
 // with network_interface=noop accepts everything and stores nothing
-// (facts §4); any other network interface behaves like flat: one VIF per
+// (docs/ironic.md §4); any other network interface behaves like flat: one VIF per
 // free port, recorded in the port's internal_info.tenant_vif_port_id.
 
 func (s *Sim) vifNode(c *rctx) (*node, *apiErr) {

@@ -9,7 +9,7 @@ import (
 
 // Volume connectors and targets (>= 1.32). Creation is a plain insert on any
 // storage interface and in any state; update and deletion need the node's
-// power_state to be exactly "power off" (facts §5). They survive undeploy
+// power_state to be exactly "power off" (docs/ironic.md §5). They survive undeploy
 // and go with the node.
 
 type volConnector struct {

@@ -76,6 +76,26 @@
 // InjectFault, ClearFaults, Restart, AddNodes; read back with Node, Nodes,
 // VIFs, Counts and ResetCounts.
 //
+// # Persistence
+//
+// A simulator lives in memory unless told otherwise. Snapshot returns its
+// state as JSON (nodes with every API field, their provision and power
+// states, pending transitions and deadlines, instance_uuid, instance_info,
+// reservations, traits, HoldDeploy and FailNextDeploy marks; ports and VIFs;
+// volume connectors and targets) and Restore puts it back; fault rules and
+// counters are not part of it. Persist(path, onErr) restores from a file when
+// it exists and from then on saves every change before answering it (atomic
+// write and rename), so `ingot serve --dev` finds its nodes after a restart,
+// kill -9 included.
+//
+// A restored transition keeps its deadline: a deploy (or undeploy, or
+// lingering lock) that was due while the process was down is complete when
+// the node is next read, and one still due completes on time. That is
+// deliberate: the simulator stands for an Ironic that keeps running while
+// ingot restarts, so a restarted ingot finds what a real Ironic would show
+// it. Restart, not Restore, models a restarted conductor (deploying → deploy
+// failed, "can't be resumed").
+//
 // # Admin HTTP API
 //
 // Plain JSON, not counted in Counts. Durations are strings such as "5s" or

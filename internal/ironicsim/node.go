@@ -37,6 +37,8 @@ const (
 	pendDeploy               // deploying → active | deploy failed | wait call-back
 	pendCallback             // wait call-back → deploy failed (callback timeout)
 	pendUndeploy             // deleting → (cleaning →) available
+	pendRescue               // rescuing → rescue
+	pendUnrescue             // unrescuing → active
 )
 
 // node is one Ironic node. Optional strings use "" for JSON null; nil maps
@@ -179,7 +181,7 @@ func (s *Sim) defaultInterface(kind string) string {
 
 // newNodeDefaults returns a node holding only the default interfaces:
 // fake-hardware with fake boot/deploy/management/power, noop network (flat in
-// store mode) and noop storage (facts §1, §5).
+// store mode) and noop storage (docs/ironic.md §1, §5).
 func (s *Sim) newNodeDefaults() *node {
 	network := "noop"
 	if s.opts.VIFMode == VIFModeStore {

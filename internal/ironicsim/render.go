@@ -174,7 +174,7 @@ func renderNode(n *node, fields []string, ver int, base string) map[string]any {
 			}
 		}
 	}
-	// NOTE: below 1.2 "available" is shown as null (facts §0).
+	// NOTE: below 1.2 "available" is shown as null (docs/ironic.md §0).
 	if ver < 2 && n.ProvisionState == stateAvailable {
 		if _, ok := m["provision_state"]; ok {
 			m["provision_state"] = nil

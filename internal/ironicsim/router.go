@@ -178,7 +178,11 @@ func (s *Sim) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c := &rctx{w: w, r: r, ver: ver, base: publicURL(r), params: params, query: r.URL.Query()}
-	rt.h(s, c)
+	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+		rt.h(s, c)
+		return
+	}
+	s.serveChange(w, func(w http.ResponseWriter) { c.w = w; rt.h(s, c) })
 }
 
 func (s *Sim) count(key string) {

@@ -21,7 +21,7 @@ type VIFMode string
 
 const (
 	// VIFModeNoop is Ironic's network_interface=noop: every attach and detach
-	// answers 204, nothing is stored, and the list is always empty (facts §4).
+	// answers 204, nothing is stored, and the list is always empty (docs/ironic.md §4).
 	VIFModeNoop VIFMode = "noop"
 	// VIFModeStore is like network_interface=flat: an attach needs a free
 	// port on the node and is recorded on it (internal_info.tenant_vif_port_id),
@@ -71,7 +71,7 @@ type Options struct {
 }
 
 // agentPrepareTime is how long a custom-agent (or held) deploy stays
-// `deploying` and locked before it reaches `wait call-back` (measured 0.14–0.45 s, facts §8).
+// `deploying` and locked before it reaches `wait call-back` (measured 0.14–0.45 s, docs/ironic.md §8).
 const agentPrepareTime = 200 * time.Millisecond
 
 // defaultCallbackTimeout is Ironic's [conductor]deploy_callback_timeout default.
@@ -110,6 +110,10 @@ type Sim struct {
 
 	faults []*faultRule
 	counts map[string]int
+
+	// changes counts state changes; persist, when set, saves them (Persist).
+	changes uint64
+	persist *persister
 
 	handler http.Handler
 }
@@ -156,13 +160,20 @@ func (s *Sim) Handler() http.Handler { return s.handler }
 // now reads the clock in UTC. Callers hold s.mu or not; the clock is safe.
 func (s *Sim) now() time.Time { return s.clk.Now().UTC() }
 
-// newUUID draws a UUID from the seeded generator. Caller holds s.mu.
+// newUUID draws a UUID from the seeded generator, skipping any already in
+// use (a restored state holds UUIDs drawn by an earlier run with the same
+// seed). Caller holds s.mu.
 func (s *Sim) newUUID() string {
-	u, err := uuid.NewRandomFromReader(s.rng)
-	if err != nil { // cannot happen with math/rand
-		return uuid.NewString()
+	for {
+		u, err := uuid.NewRandomFromReader(s.rng)
+		id := u.String()
+		if err != nil { // cannot happen with math/rand
+			id = uuid.NewString()
+		}
+		if s.nodes[id] == nil && s.ports[id] == nil && s.conns[id] == nil && s.targets[id] == nil {
+			return id
+		}
 	}
-	return u.String()
 }
 
 // lookup finds a node by UUID or name and brings it up to date. Caller holds s.mu.
@@ -267,6 +278,8 @@ type NodeSpec struct {
 	Traits []string
 	// DeployInterface, e.g. "custom-agent" (default "fake").
 	DeployInterface string
+	// RescueInterface, "fake" to allow rescue (default "no-rescue", which refuses it).
+	RescueInterface string
 	// NetworkInterface (default from Options.VIFMode: noop or flat).
 	NetworkInterface string
 	// Ports is the number of ports (with generated MACs) per node (default 0).
@@ -281,6 +294,7 @@ type NodeSpec struct {
 // a power call). It returns their UUIDs in creation order. Names that would
 // collide get a numeric suffix from the running node count instead.
 func (s *Sim) AddNodes(count int, spec NodeSpec) []string {
+	defer s.changed()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
@@ -305,6 +319,9 @@ func (s *Sim) AddNodes(count int, spec NodeSpec) []string {
 		}
 		if len(spec.Traits) > 0 {
 			n.Traits = append([]string(nil), spec.Traits...)
+		}
+		if spec.RescueInterface != "" {
+			n.RescueInterface = spec.RescueInterface
 		}
 		if spec.DeployInterface != "" {
 			n.DeployInterface = spec.DeployInterface
@@ -397,6 +414,7 @@ func (s *Sim) ResetCounts() {
 // failed (target stays active), cleaning → clean failed, verifying → enroll,
 // deleting → error. Nodes in wait call-back stay there. Idempotent.
 func (s *Sim) Restart() {
+	defer s.changed()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()

@@ -47,6 +47,8 @@ enabled_power_interfaces = fake
 enabled_network_interfaces = noop
 default_network_interface = noop
 enabled_storage_interfaces = noop,external,fake
+enabled_rescue_interfaces = no-rescue,fake
+default_rescue_interface = no-rescue
 default_storage_interface = noop
 
 [api]

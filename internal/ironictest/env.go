@@ -3,12 +3,15 @@
 // simulator (internal/ironicsim), and offers a few helpers over plain HTTP that
 // behave the same on both: enrol nodes, act on them out of band, read them.
 //
-// Which one a suite gets:
+// Which one a suite gets, by the repository's one rule (README, Tests): a
+// test that needs the real Ironic runs when it is installed and is skipped
+// when it is missing; INGOT_TEST_IRONIC=1 makes a missing Ironic a failure.
 //   - StartReal: the real Ironic. Skipped when /usr/bin/ironic is missing
 //     (install it with .ci/install-ironic.sh), unless INGOT_TEST_IRONIC=1, in
 //     which case a missing or broken Ironic fails the test.
 //   - StartSim: the simulator behind httptest, always available.
-//   - Start: the real Ironic when INGOT_TEST_IRONIC=1, else the simulator.
+//   - Start: the real Ironic when it is installed (or INGOT_TEST_IRONIC=1,
+//     as StartReal), else the simulator.
 //
 // Every helper talks to Ironic at microversion 1.78 (the one ingot pins) and
 // calls t.Fatal when Ironic answers something unexpected. Facts about the real
@@ -86,11 +89,12 @@ type Keystone struct {
 	AuthURL, Username, Password, ProjectName string
 }
 
-// Start starts the real Ironic when INGOT_TEST_IRONIC=1 and the simulator
-// otherwise, for suites that run on both. The simulator runs on the wall clock.
+// Start starts the real Ironic when it is installed or INGOT_TEST_IRONIC=1
+// (then a missing one fails the test), and the simulator otherwise, for
+// suites that run on both. The simulator runs on the wall clock.
 func Start(t testing.TB, opts Options) *Env {
 	t.Helper()
-	if RealWanted() {
+	if RealWanted() || RealInstalled() {
 		return StartReal(t, RealOptions(opts))
 	}
 	return StartSim(t, SimOptions{

@@ -119,11 +119,16 @@ func deploy(t *testing.T, env *Env, id string) {
 	env.expect(t, "PUT", "/v1/nodes/"+id+"/states/provision", map[string]any{"target": "active"}, 202)
 }
 
-func TestStartChoosesSim(t *testing.T) {
+// TestStartChooses: without INGOT_TEST_IRONIC, Start gives the real Ironic
+// exactly when it is installed, else the simulator.
+func TestStartChooses(t *testing.T) {
 	t.Setenv(EnvVar, "")
 	env := Start(t, Options{DeployDelay: time.Second})
-	if env.Real || env.Sim == nil || env.DeployDelay != time.Second || env.CallbackTimeout != DefaultCallbackTimeout {
-		t.Fatalf("Start without %s: %+v", EnvVar, env)
+	if env.Real != RealInstalled() || env.DeployDelay != time.Second {
+		t.Fatalf("Start without %s (Ironic installed: %v): %+v", EnvVar, RealInstalled(), env)
+	}
+	if !env.Real && (env.Sim == nil || env.CallbackTimeout != DefaultCallbackTimeout) {
+		t.Fatalf("Start without %s and without Ironic: %+v", EnvVar, env)
 	}
 }
 

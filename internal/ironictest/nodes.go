@@ -41,6 +41,9 @@ type NodeSpec struct {
 	ResourceClass string // default "baremetal"
 	Kind          Kind
 	Traits        []string // optional, e.g. CUSTOM_GOLD
+	// Rescue gives the node the fake rescue interface (default: no-rescue,
+	// which refuses a rescue).
+	Rescue bool
 }
 
 // enrollVersion creates nodes directly in "available" (docs/ironic.md §2:
@@ -120,6 +123,9 @@ func (e *Env) enroll(spec NodeSpec) (string, error) {
 	patch := []map[string]any{{"op": "add", "path": "/resource_class", "value": rc}}
 	if di := spec.Kind.deployInterface(); di != "fake" {
 		patch = append(patch, map[string]any{"op": "add", "path": "/deploy_interface", "value": di})
+	}
+	if spec.Rescue {
+		patch = append(patch, map[string]any{"op": "add", "path": "/rescue_interface", "value": "fake"})
 	}
 	if _, err := e.expectErr("PATCH", node, patch, 200); err != nil {
 		return "", err

@@ -82,6 +82,16 @@ func StartRealMany(t testing.TB, opts ...RealOptions) []*Env {
 	return envs
 }
 
+// RealInstalled reports whether Debian's Ironic is installed here.
+func RealInstalled() bool {
+	for _, bin := range []string{ironicBin, dbsyncBin} {
+		if _, err := os.Stat(bin); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
 func skipUnlessInstalled(t testing.TB) {
 	t.Helper()
 	for _, bin := range []string{ironicBin, dbsyncBin} {

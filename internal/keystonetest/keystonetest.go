@@ -16,9 +16,10 @@
 //	b        reader-b   reader
 //	service  ingot      admin, service (validates tokens; talks to Ironic)
 //
-// Skipped when Keystone or uwsgi is missing, unless INGOT_TEST_KEYSTONE=1
-// (set by .ci/run): then a missing or broken Keystone fails the test.
-// .ci/install-keystone.sh installs the packages.
+// The one rule of the repository's tests (README): skipped when Keystone or
+// uwsgi is missing, unless INGOT_TEST_IRONIC=1 (as .ci/run sets it): then a
+// missing or broken Keystone fails the test. .ci/install-keystone.sh
+// installs the packages.
 package keystonetest
 
 import (
@@ -33,8 +34,9 @@ import (
 	"time"
 )
 
-// EnvVar makes a missing Keystone a failure instead of a skip.
-const EnvVar = "INGOT_TEST_KEYSTONE"
+// EnvVar makes a missing Keystone a failure instead of a skip: the same
+// variable as a missing real Ironic or openstack CLI (ironictest.EnvVar).
+const EnvVar = "INGOT_TEST_IRONIC"
 
 // Password of every user of the template (tests only).
 const Password = "ingot-test-secret"
@@ -47,7 +49,7 @@ const (
 	pluginSO  = "/usr/lib/uwsgi/plugins/python3_plugin.so"
 )
 
-// Wanted reports whether INGOT_TEST_KEYSTONE asks for the real Keystone.
+// Wanted reports whether INGOT_TEST_IRONIC asks for every real dependency.
 func Wanted() bool {
 	v := os.Getenv(EnvVar)
 	return v == "1" || v == "true" || v == "yes"

@@ -45,6 +45,12 @@ type Result struct {
 	Outcome Outcome
 	Message string // what Ironic or the allocator said
 	Node    string // KindSchedule: the node chosen
+	// Returning (KindSchedule, NoCandidate): nodes of the class on their way
+	// back — being cleaned, or held by servers of ours that are letting go.
+	Returning int
+	// View (KindReserve): the node as Ironic answered the reservation (or,
+	// when it was refused as locked, as Ironic shows it now); nil if unknown.
+	View *NodeView
 }
 
 // Applied is the consequence of an effect.
@@ -59,7 +65,12 @@ type Applied struct {
 }
 
 // Apply computes, purely, what an effect's result means for the server.
+// Outcomes an effect does not name leave the record as it is and look again
+// next tick; the deadline bounds how long.
 func Apply(s *Server, a Action, r Result, now time.Time, cfg Config) Applied {
+	if a.Kind == KindReserve && r.Outcome == Transient && r.View != nil {
+		return applyReserve(s, r, now) // refused while the node is busy: see what it is busy with
+	}
 	switch r.Outcome {
 	case Transient, InvalidState:
 		return Applied{Stop: true}
@@ -68,83 +79,95 @@ func Apply(s *Server, a Action, r Result, now time.Time, cfg Config) Applied {
 	}
 	switch a.Kind {
 	case KindSchedule:
-		return applySchedule(s, r, now)
+		return applySchedule(s, r, now, cfg)
 	case KindReserve:
 		return applyReserve(s, r, now)
 	case KindNetwork:
-		return applyNetwork(s, r, now)
-	case KindDeploy:
-		if r.Outcome == Gone {
-			return failed(s, now, ReasonNodeDeleted, StepDeploy, fmt.Sprintf("node %s was deleted before the deploy started", s.NodeID))
+		switch r.Outcome {
+		case OK:
+			n, evs := afterNetworking(s, now)
+			return applied(n, now, evs...)
+		case Exhausted:
+			return failed(s, now, ReasonNetworkAllocationFailed, StepNetwork, "network allocation failed: "+r.Message)
+		case Gone:
+			return failed(s, now, ReasonNodeDeleted, StepNetwork, fmt.Sprintf("node %s was deleted while attaching networks", s.NodeID))
+		case Rejected, Taken:
+			return failed(s, now, ReasonVIFAttachFailed, StepNetwork, fmt.Sprintf("VIF attach to node %s failed: %s", s.NodeID, r.Message))
 		}
-		if r.Outcome == Rejected || r.Outcome == Taken {
-			return failed(s, now, ReasonInvalidRequest, StepDeploy, fmt.Sprintf("Ironic refused to deploy node %s: %s", s.NodeID, r.Message))
-		}
-		return Applied{Stop: true}
-	case KindUndeploy:
-		if r.Outcome == Gone {
-			return Applied{Next: stamp(dropNode(s, now), now), Events: []Event{event(s, now, "release_node", ResultSuccess,
-				fmt.Sprintf("node %s no longer exists", s.NodeID))}, Stop: true}
-		}
-		if r.Outcome == OK {
-			return Applied{Events: nil, Stop: true}
-		}
-		return Applied{Stop: true} // rejected: look again next tick; the deadline bounds it
-	case KindUnreserve:
-		if r.Outcome == OK || r.Outcome == Gone {
-			return Applied{Next: stamp(dropNode(s, now), now), Events: []Event{event(s, now, "release_node", ResultSuccess,
-				fmt.Sprintf("node %s released", s.NodeID))}}
-		}
-		return Applied{Stop: true}
 	case KindAttachVolumes:
 		switch r.Outcome {
 		case OK:
-			n := s.Clone()
-			n.Phase = PhaseDeploying
-			n.PhaseSince = now
-			n.DeployRequested = true
-			return Applied{Next: stamp(n, now), Events: []Event{
-				event(s, now, "compute_attach_volumes", ResultSuccess, fmt.Sprintf("%d volume target(s) on node %s", len(s.Spec.Volumes), s.NodeID)),
-				event(s, now, "compute__do_build_and_run_instance", "", fmt.Sprintf("deploy requested on node %s", s.NodeID))}}
+			n, evs := afterVolumes(s, now)
+			return applied(n, now, evs...)
 		case Gone:
 			return failed(s, now, ReasonNodeDeleted, StepVolumes, fmt.Sprintf("node %s was deleted while attaching volumes", s.NodeID))
 		case Rejected, Taken:
 			return failed(s, now, ReasonVolumeAttachFailed, StepVolumes, fmt.Sprintf("volume target on node %s failed: %s", s.NodeID, r.Message))
 		}
-		return Applied{Stop: true}
+	case KindDeploy:
+		switch r.Outcome {
+		case Gone:
+			return failed(s, now, ReasonNodeDeleted, StepDeploy, fmt.Sprintf("node %s was deleted before the deploy started", s.NodeID))
+		case Rejected, Taken:
+			return failed(s, now, ReasonInvalidRequest, StepDeploy, fmt.Sprintf("Ironic refused to deploy node %s: %s", s.NodeID, r.Message))
+		}
+	case KindUndeploy:
+		if r.Outcome == Gone {
+			a := released(s, now, fmt.Sprintf("node %s no longer exists", s.NodeID))
+			a.Stop = true
+			return a
+		}
+	case KindUnreserve:
+		if r.Outcome == OK || r.Outcome == Gone {
+			return released(s, now, fmt.Sprintf("node %s released", s.NodeID))
+		}
 	case KindDetachVolumes:
 		if r.Outcome == OK || r.Outcome == Gone {
 			n := s.Clone()
 			n.VolumesOnNode = false
-			return Applied{Next: stamp(n, now), Events: []Event{event(s, now, "compute_detach_volumes", ResultSuccess,
-				fmt.Sprintf("volume targets removed from node %s", s.NodeID))}}
+			return applied(n, now, event(s, now, "compute_detach_volumes", ResultSuccess,
+				fmt.Sprintf("volume targets removed from node %s", s.NodeID)))
 		}
-		return Applied{Stop: true}
-	case KindStrandVolumes:
-		if r.Outcome == OK {
-			return Applied{Next: stamp(dropNode(s, now), now), Events: []Event{event(s, now, "compute_detach_volumes", ResultError,
-				fmt.Sprintf("node %s now belongs to another instance; its volume targets of ours are left there and the volumes marked error", s.NodeID))}}
-		}
-		return Applied{Stop: true}
 	case KindReleaseVolumes:
 		if r.Outcome == OK {
 			n := s.Clone()
 			n.VolumesReleased = true
-			return Applied{Next: stamp(n, now), Events: []Event{event(s, now, "compute_release_volumes", ResultSuccess, "volumes released")}}
+			return applied(n, now, event(s, now, "compute_release_volumes", ResultSuccess, "volumes released"))
 		}
-		return Applied{Stop: true}
+	case KindPowerOn:
+		if s.Phase == PhaseDeploying {
+			if r.Outcome == Gone {
+				return failed(s, now, ReasonNodeDeleted, StepDeploy, fmt.Sprintf("node %s was deleted while being powered on", s.NodeID))
+			}
+			return Applied{Stop: true} // look again; the build deadline bounds it
+		}
+		return applyOp(s, a, r, now)
+	case KindReboot, KindPowerOff, KindRebuild, KindRescue, KindUnrescue:
+		return applyOp(s, a, r, now)
 	case KindFreePorts:
 		if r.Outcome == OK {
 			n := s.Clone()
 			n.PortsAllocated = false
-			return Applied{Next: stamp(n, now), Events: []Event{event(s, now, "deallocate_network", ResultSuccess, "ports freed")}}
+			return applied(n, now, event(s, now, "deallocate_network", ResultSuccess, "ports freed"))
 		}
-		return Applied{Stop: true}
 	}
 	return Applied{Stop: true}
 }
 
-func applySchedule(s *Server, r Result, now time.Time) Applied {
+func applySchedule(s *Server, r Result, now time.Time, cfg Config) Applied {
+	if r.Outcome == NoCandidate && r.Returning > 0 {
+		switch {
+		case s.CapacityWaitSince.IsZero() && cfg.CapacityWait > 0:
+			n := s.Clone()
+			n.CapacityWaitSince = now
+			a := applied(n, now, event(s, now, "conductor_schedule_and_build_instances", "",
+				fmt.Sprintf("no node of resource class %q is free; %d on the way back, waiting up to %s", s.Spec.ResourceClass, r.Returning, cfg.CapacityWait)))
+			a.Stop = true
+			return a
+		case now.Sub(s.CapacityWaitSince) < cfg.CapacityWait:
+			return Applied{Stop: true}
+		}
+	}
 	if r.Outcome == NoCandidate {
 		var f *Fault
 		if len(s.Attempts) == 0 {
@@ -153,86 +176,75 @@ func applySchedule(s *Server, r Result, now time.Time) Applied {
 			if r.Message != "" {
 				f.Message += ": " + r.Message
 			}
+			if !s.CapacityWaitSince.IsZero() {
+				f.Message += fmt.Sprintf(" (waited %s for nodes on their way back)", now.Sub(s.CapacityWaitSince).Round(time.Second))
+			}
 		} else {
 			last := s.Attempts[len(s.Attempts)-1]
 			f = &Fault{Reason: last.Reason, Message: fmt.Sprintf("%s (no other node available after %d attempt(s))", last.Message, len(s.Attempts)),
 				Node: last.Node, Step: last.Step, At: now}
 		}
 		n := toError(s, now, f)
-		n.UpdatedAt = now
-		return Applied{Next: n, Events: []Event{errorEvent(n, now)}}
+		return applied(n, now, errorEvent(n, now))
 	}
 	if r.Outcome != OK || r.Node == "" {
 		return Applied{Stop: true}
 	}
-	n := s.Clone()
-	n.NodeID = r.Node
-	n.Phase = PhaseReserving
-	n.PhaseSince = now
-	n.Reserved, n.DeployRequested = false, false
-	n.UpdatedAt = now
-	return Applied{Next: n, Events: []Event{{ServerID: s.ID, RequestID: s.CreateRequestID, Action: ActionCreate,
-		Name: "conductor_schedule_and_build_instances", Node: r.Node, Result: ResultSuccess,
-		Details: fmt.Sprintf("attempt %d: node %s chosen", len(s.Attempts)+1, r.Node), Start: now, Finish: now}}}
+	n, ev := toReserving(s, r.Node, now)
+	return applied(n, now, ev)
 }
 
 func applyReserve(s *Server, r Result, now time.Time) Applied {
+	if v := r.View; v != nil && (r.Outcome == OK || r.Outcome == Transient) {
+		fit := v.State == NodeAvailable && !v.Maintenance
+		switch {
+		case v.Holder == HeldByUs && !fit:
+			// Ours now, but the scheduler's view was stale: give it back at
+			// once and choose another, without spending an attempt.
+			n, ev := giveBack(s, now, unfitReason(s, v))
+			return applied(n, now, ev)
+		case v.Holder != HeldByUs && r.Outcome == Transient && !fit:
+			// Refused because the node is busy with something else.
+			return rechoose(s, now, fmt.Sprintf("node %s could not be reserved: %s", s.NodeID, unfitReason(s, v)), false)
+		case v.Holder == HeldByUs && r.Outcome == Transient:
+			// An earlier reservation of ours went through; its answer was lost.
+			r.Outcome = OK
+		}
+	}
 	switch r.Outcome {
 	case OK:
-		n := s.Clone()
-		n.Reserved = true
-		n.Phase = PhaseNetworking
-		n.PhaseSince = now
-		n.UpdatedAt = now
-		// Record before act, in the same write: ports are about to be allocated.
-		n.PortsAllocated = n.PortsAllocated || len(s.Spec.Networks) > 0
-		return Applied{Next: n, Events: []Event{event(s, now, "compute_reserve_node", ResultSuccess, fmt.Sprintf("node %s reserved", s.NodeID))}}
+		n, ev := toNetworking(s, now)
+		return applied(n, now, ev)
 	case Taken, Gone, Rejected:
 		// The node was taken (or vanished) between the choice and the
 		// reservation: choose again without spending an attempt.
-		n := dropNode(s, now)
-		n.Phase = PhasePending
-		n.PhaseSince = now
-		n.UpdatedAt = now
-		if r.Outcome == Gone && !slices.Contains(n.Excluded, s.NodeID) {
-			n.Excluded = append(n.Excluded, s.NodeID)
-		}
-		return Applied{Next: n, Events: []Event{event(s, now, "compute_reserve_node", ResultError,
-			fmt.Sprintf("node %s could not be reserved (%s: %s); choosing another", s.NodeID, r.Outcome, r.Message))}}
+		return rechoose(s, now, fmt.Sprintf("node %s could not be reserved (%s: %s)", s.NodeID, r.Outcome, r.Message), r.Outcome == Gone)
 	}
 	return Applied{Stop: true}
 }
 
-func applyNetwork(s *Server, r Result, now time.Time) Applied {
-	switch r.Outcome {
-	case OK:
-		n := s.Clone()
-		n.PhaseSince = now
-		n.UpdatedAt = now
-		details := "no networks requested"
-		if len(s.Spec.Networks) > 0 {
-			details = fmt.Sprintf("%d port(s) attached to node %s", len(s.Spec.Networks), s.NodeID)
-		}
-		evs := []Event{event(s, now, "compute_attach_networks", ResultSuccess, details)}
-		if len(s.Spec.Volumes) > 0 {
-			// Record before act, in the same write: volume targets come next.
-			n.Phase = PhaseVolumes
-			n.VolumesOnNode = true
-			return Applied{Next: n, Events: evs}
-		}
-		// Record before act, in the same write: the deploy is about to be requested.
-		n.Phase = PhaseDeploying
-		n.DeployRequested = true
-		evs = append(evs, event(s, now, "compute__do_build_and_run_instance", "", fmt.Sprintf("deploy requested on node %s", s.NodeID)))
-		return Applied{Next: n, Events: evs}
-	case Exhausted:
-		return failed(s, now, ReasonNetworkAllocationFailed, StepNetwork, "network allocation failed: "+r.Message)
-	case Gone:
-		return failed(s, now, ReasonNodeDeleted, StepNetwork, fmt.Sprintf("node %s was deleted while attaching networks", s.NodeID))
-	case Rejected, Taken:
-		return failed(s, now, ReasonVIFAttachFailed, StepNetwork, fmt.Sprintf("VIF attach to node %s failed: %s", s.NodeID, r.Message))
+// rechoose sends a server whose reservation did not happen back to the
+// scheduler, without spending an attempt.
+func rechoose(s *Server, now time.Time, why string, exclude bool) Applied {
+	n := dropNode(s)
+	n.Phase = PhasePending
+	n.PhaseSince = now
+	if exclude && !slices.Contains(n.Excluded, s.NodeID) {
+		n.Excluded = append(n.Excluded, s.NodeID)
 	}
-	return Applied{Stop: true}
+	return applied(n, now, event(s, now, "compute_reserve_node", ResultError, why+"; choosing another"))
+}
+
+func unfitReason(s *Server, v *NodeView) string {
+	if v.Maintenance {
+		return fmt.Sprintf("node %s is in maintenance", s.NodeID)
+	}
+	return fmt.Sprintf("node %s is %s, not available", s.NodeID, v.Shown)
+}
+
+// released records that the server no longer holds its node.
+func released(s *Server, now time.Time, details string) Applied {
+	return applied(dropNode(s), now, event(s, now, "release_node", ResultSuccess, details))
 }
 
 func failed(s *Server, now time.Time, reason Reason, step Step, msg string) Applied {
@@ -240,7 +252,7 @@ func failed(s *Server, now time.Time, reason Reason, step Step, msg string) Appl
 	return Applied{Next: a.Next, Events: a.Events}
 }
 
-func stamp(n *Server, now time.Time) *Server {
+func applied(n *Server, now time.Time, events ...Event) Applied {
 	n.UpdatedAt = now
-	return n
+	return Applied{Next: n, Events: events}
 }

@@ -2,16 +2,24 @@ package lifecycle
 
 import (
 	"fmt"
-	"slices"
 	"time"
 )
 
-// Config holds the lifecycle's limits.
+// Config holds the lifecycle's limits. DefaultConfig is the one place their
+// defaults live; the configuration file and the API start from it.
 type Config struct {
 	BuildTimeout     time.Duration // deadline of a build, from creation
 	DeleteTimeout    time.Duration // deadline of a delete, from the request
 	MaintenanceGrace time.Duration // how long a deploy may sit in maintenance before it fails
 	MaxAttempts      int           // node attempts before ERROR
+	// CapacityWait is how long a build waits for nodes of its class that are
+	// on their way back (being cleaned or released) before no_valid_host.
+	CapacityWait time.Duration
+	// The deadlines of the day-2 operations, from the moment each starts.
+	RebootTimeout  time.Duration
+	PowerTimeout   time.Duration // stop and start
+	RebuildTimeout time.Duration
+	RescueTimeout  time.Duration // rescue and unrescue
 }
 
 // DefaultConfig is what ingot runs with unless configured otherwise.
@@ -21,21 +29,46 @@ func DefaultConfig() Config {
 		DeleteTimeout:    10 * time.Minute,
 		MaintenanceGrace: 5 * time.Minute,
 		MaxAttempts:      3,
+		CapacityWait:     2 * time.Minute,
+		RebootTimeout:    10 * time.Minute,
+		PowerTimeout:     5 * time.Minute,
+		RebuildTimeout:   60 * time.Minute,
+		RescueTimeout:    30 * time.Minute,
 	}
 }
 
-// NodeView is what Ironic shows now of the server's node (Server.NodeID).
-type NodeView struct {
-	// Observed: Ironic answered for this node this tick. False when Ironic
-	// is unreachable, or when the node was not looked at.
-	Observed             bool
-	Exists               bool // false: Ironic answered 404
-	InstanceUUID         string
-	ProvisionState       string
-	TargetProvisionState string
-	LastError            string
-	Maintenance          bool
-	Locked               bool // a conductor holds the node's lock
+// BuildDeadline is the deadline of a build accepted at created.
+func (c Config) BuildDeadline(created time.Time) time.Time { return created.Add(c.BuildTimeout) }
+
+// Deadline is the deadline that bounds s now: its delete's once a delete is
+// accepted, otherwise its build's.
+func Deadline(s *Server, cfg Config) time.Time {
+	if s.Desired == DesiredDeleted || s.Phase == PhaseDeleting {
+		return s.DeleteRequestedAt.Add(cfg.DeleteTimeout)
+	}
+	return s.Deadline
+}
+
+// PastDue reports whether s is in a non-stable phase later than its deadline
+// plus grace (I1 allows one reconcile interval of grace).
+func PastDue(s *Server, cfg Config, now time.Time, grace time.Duration) bool {
+	return !s.Phase.Stable() && now.After(Deadline(s, cfg).Add(grace))
+}
+
+// NeedsNode reports whether Decide reads the node view for s, so the
+// reconciler knows when a node missing from its bulk view must be fetched.
+func NeedsNode(s *Server) bool {
+	if s.NodeID == "" {
+		return false
+	}
+	if s.Desired == DesiredDeleted || s.Phase == PhaseDeleting {
+		return true
+	}
+	switch s.Phase {
+	case PhasePending, PhaseReserving, PhaseNetworking, PhaseVolumes:
+		return false
+	}
+	return true
 }
 
 // Input is everything Decide looks at.
@@ -48,66 +81,6 @@ type Input struct {
 	IronicDown bool
 }
 
-// Kind is the closed set of next actions.
-type Kind int
-
-const (
-	// KindWait: nothing to do until Ironic or the user changes something.
-	KindWait Kind = iota
-	// KindSave: persist Action.Next (a pure transition) with its events.
-	KindSave
-	// KindSchedule: choose a node; report it with Scheduled or NoCandidate.
-	KindSchedule
-	// KindReserve: PATCH our instance_uuid onto Server.NodeID.
-	KindReserve
-	// KindNetwork: allocate a port per network and attach its VIF to Server.NodeID.
-	KindNetwork
-	// KindDeploy: set instance_info and ask Ironic to deploy Server.NodeID.
-	KindDeploy
-	// KindUndeploy: ask Ironic to tear down Server.NodeID (provision "deleted").
-	KindUndeploy
-	// KindUnreserve: detach our VIFs from Server.NodeID, then remove our
-	// instance_uuid and instance_info if Action.RemoveInstance.
-	KindUnreserve
-	// KindFreePorts: free every port of the server (VIFs already detached or gone with the node).
-	KindFreePorts
-	// KindAttachVolumes: create the volume connector and one volume target per
-	// volume on Server.NodeID, and mark the volumes in-use.
-	KindAttachVolumes
-	// KindDetachVolumes: power Server.NodeID off, remove our volume targets and
-	// connector from it; the volumes go back to reserved.
-	KindDetachVolumes
-	// KindReleaseVolumes: end the server's hold on its volumes (available, or
-	// deleted with the server when delete_on_termination).
-	KindReleaseVolumes
-	// KindStrandVolumes: our volume targets are on a node another instance
-	// now holds (I7: never touch it); mark those volumes stranded (error, with
-	// the reason) so they are never handed out while a target points at them.
-	KindStrandVolumes
-)
-
-var kindNames = [...]string{"wait", "save", "schedule", "reserve", "network", "deploy", "undeploy", "unreserve", "free_ports",
-	"attach_volumes", "detach_volumes", "release_volumes", "strand_volumes"}
-
-func (k Kind) String() string {
-	if int(k) < len(kindNames) {
-		return kindNames[k]
-	}
-	return fmt.Sprintf("kind(%d)", int(k))
-}
-
-// Action is Decide's answer.
-type Action struct {
-	Kind   Kind
-	Next   *Server // KindSave: the new record
-	Events []Event // KindSave: what to record with it
-	// RemoveInstance (KindUnreserve): the node still carries our instance_uuid.
-	RemoveInstance bool
-	Why            string // for logs
-}
-
-func wait(why string) Action { return Action{Kind: KindWait, Why: why} }
-
 // Decide returns the one next action for a server. It is pure: the same
 // input always gives the same action. The user's delete is consulted first,
 // and every non-stable phase has a deadline, so there is always a way out.
@@ -116,55 +89,36 @@ func Decide(in Input, cfg Config) Action {
 	if s.Desired == DesiredDeleted || s.Phase == PhaseDeleting {
 		return decideDelete(in, cfg)
 	}
-	switch s.Phase {
-	case PhasePending:
-		if a, ok := buildDeadline(in); ok {
-			return a
-		}
-		return Action{Kind: KindSchedule, Why: "no node yet"}
-	case PhaseReserving:
-		if a, ok := buildDeadline(in); ok {
-			return a
-		}
-		return Action{Kind: KindReserve, Why: "node chosen"}
-	case PhaseNetworking:
-		if a, ok := buildDeadline(in); ok {
-			return a
-		}
-		if !s.PortsAllocated && len(s.Spec.Networks) > 0 {
-			n := s.Clone()
-			n.PortsAllocated = true
-			return save(n, in.Now, "ports about to be allocated")
-		}
-		return Action{Kind: KindNetwork, Why: "node reserved"}
-	case PhaseVolumes:
-		if a, ok := buildDeadline(in); ok {
-			return a
-		}
-		if !s.VolumesOnNode {
-			n := s.Clone()
-			n.VolumesOnNode = true
-			return save(n, in.Now, "volume targets about to be created")
-		}
-		return Action{Kind: KindAttachVolumes, Why: "networks wired"}
-	case PhaseDeploying:
-		if a, ok := buildDeadline(in); ok {
-			return a
-		}
-		if !s.DeployRequested {
-			n := s.Clone()
-			n.DeployRequested = true
-			return save(n, in.Now, "deploy about to be requested",
-				event(s, in.Now, "compute__do_build_and_run_instance", "", fmt.Sprintf("deploy requested on node %s", s.NodeID)))
-		}
-		return decideDeploying(in, cfg)
-	case PhaseActive:
-		return decideActive(in)
-	case PhaseReleasing:
-		if in.Now.After(s.Deadline) {
+	if in.Now.After(s.Deadline) {
+		switch s.Phase {
+		case PhasePending, PhaseReserving, PhaseNetworking, PhaseVolumes, PhaseDeploying:
+			return buildTimedOut(in)
+		case PhaseReleasing:
 			n := toError(s, in.Now, s.Fault)
 			return save(n, in.Now, "deadline passed while releasing", errorEvent(n, in.Now))
 		}
+	}
+	switch s.Phase {
+	case PhasePending:
+		return Action{Kind: KindSchedule, Why: "no node yet"}
+	case PhaseReserving:
+		return Action{Kind: KindReserve, Why: "node chosen"}
+	case PhaseNetworking:
+		return Action{Kind: KindNetwork, Why: "node reserved"}
+	case PhaseVolumes:
+		if s.VolumesStrandedOn != "" {
+			// I8: never a second node while a target may remain on the first.
+			n := toError(s, in.Now, strandedFault(s, in.Now))
+			return save(n, in.Now, "volumes stranded", errorEvent(n, in.Now))
+		}
+		return Action{Kind: KindAttachVolumes, Why: "networks wired"}
+	case PhaseDeploying:
+		return decideDeploying(in, cfg)
+	case PhaseActive, PhaseStopped, PhaseRescued:
+		return decideUp(in, cfg)
+	case PhaseRebooting, PhasePoweringOff, PhasePoweringOn, PhaseRebuilding, PhaseRescuing, PhaseUnrescuing:
+		return decideOp(in, cfg)
+	case PhaseReleasing:
 		if s.NodeID != "" || s.PortsAllocated {
 			return decideRelease(in)
 		}
@@ -178,13 +132,10 @@ func Decide(in Input, cfg Config) Action {
 	return wait("unknown phase " + string(s.Phase))
 }
 
-// buildDeadline moves a build past its deadline to ERROR at once (I1); what
+// buildTimedOut moves a build past its deadline to ERROR at once (I1); what
 // it still holds is released afterwards, in phase error.
-func buildDeadline(in Input) (Action, bool) {
+func buildTimedOut(in Input) Action {
 	s := in.Server
-	if !in.Now.After(s.Deadline) {
-		return Action{}, false
-	}
 	reason, msg := ReasonBuildTimeout, fmt.Sprintf("build timed out in phase %s", s.Phase)
 	if in.IronicDown {
 		reason, msg = ReasonIronicUnavailable, fmt.Sprintf("Ironic unreachable until the build deadline, in phase %s", s.Phase)
@@ -195,46 +146,45 @@ func buildDeadline(in Input) (Action, bool) {
 	f := &Fault{Reason: reason, Message: msg, Node: s.NodeID, Step: phaseStep(s.Phase), At: in.Now}
 	n := toError(s, in.Now, f)
 	n.Attempts = append(n.Attempts, Attempt{Node: s.NodeID, Step: f.Step, Reason: reason, Message: msg, At: in.Now})
-	return save(n, in.Now, "build deadline passed", errorEvent(n, in.Now)), true
+	return save(n, in.Now, "build deadline passed", errorEvent(n, in.Now))
 }
 
 func decideDeploying(in Input, cfg Config) Action {
 	s, v := in.Server, in.Node
-	if !v.Observed {
+	switch {
+	case !v.Observed():
 		return wait("node not observed")
-	}
-	if !v.Exists {
+	case v.State == NodeGone:
 		return fail(in, ReasonNodeDeleted, StepDeploy, fmt.Sprintf("node %s was deleted while deploying", s.NodeID))
-	}
-	if v.InstanceUUID != s.ID {
+	case v.Holder != HeldByUs:
 		return lostNode(in, StepDeploy)
 	}
-	switch v.ProvisionState {
-	case "active":
-		n := s.Clone()
-		n.Phase = PhaseActive
-		n.PhaseSince = in.Now
-		n.Fault = nil
-		n.MaintenanceSince = time.Time{}
-		if n.LaunchedAt.IsZero() {
-			n.LaunchedAt = in.Now
+	switch v.State {
+	case NodeActive:
+		switch {
+		case v.PowerSettling:
+			return wait("deployed; power settling")
+		case v.Power == PowerOff:
+			// A deploy ends with the machine running; a deploy interface that
+			// leaves it off (Ironic's fake one) gets it powered on, so an
+			// ACTIVE server is a running one.
+			return Action{Kind: KindPowerOn, Why: "deployed node is powered off"}
 		}
+		n := toActive(s, in.Now)
+		n.PowerSeen = v.Power
 		return save(n, in.Now, "node active",
 			event(s, in.Now, "compute__do_build_and_run_instance", ResultSuccess, fmt.Sprintf("node %s is active", s.NodeID)))
-	case "deploy failed":
+	case NodeDeployFailed, NodeFailed:
 		msg := fmt.Sprintf("deploy failed on node %s", s.NodeID)
+		if v.State == NodeFailed {
+			msg = fmt.Sprintf("node %s went to %s while deploying", s.NodeID, v.Shown)
+		}
 		if v.LastError != "" {
 			msg += ": " + v.LastError
 		}
 		return fail(in, ReasonDeployFailed, StepDeploy, msg)
-	case "deleting", "cleaning", "clean wait", "clean failed":
-		return fail(in, ReasonNodeTornDown, StepDeploy, fmt.Sprintf("node %s was torn down while deploying (%s)", s.NodeID, v.ProvisionState))
-	case "error":
-		msg := fmt.Sprintf("node %s went to error while deploying", s.NodeID)
-		if v.LastError != "" {
-			msg += ": " + v.LastError
-		}
-		return fail(in, ReasonDeployFailed, StepDeploy, msg)
+	case NodeTearingDown, NodeCleanFailed, NodeIdle:
+		return fail(in, ReasonNodeTornDown, StepDeploy, fmt.Sprintf("node %s was torn down while deploying (%s)", s.NodeID, v.Shown))
 	}
 	if v.Maintenance {
 		return maintenance(in, cfg)
@@ -244,12 +194,18 @@ func decideDeploying(in Input, cfg Config) Action {
 		n.MaintenanceSince = time.Time{}
 		return save(n, in.Now, "maintenance cleared")
 	}
-	if v.ProvisionState == "available" && v.TargetProvisionState == "" && !v.Locked {
-		// Our instance_uuid is there but no deploy runs: the request was never
-		// sent (a crash after recording it) or was refused. Sending it again is safe.
-		return Action{Kind: KindDeploy, Why: "deploy not started"}
+	switch v.State {
+	case NodeAvailable:
+		if !v.Settling && !v.Locked {
+			// Our instance_uuid is there but no deploy runs: the request was never
+			// sent (a crash after recording it) or was refused. Sending it again is safe.
+			return Action{Kind: KindDeploy, Why: "deploy not started"}
+		}
+	case NodeUnexpected, NodeBusy, NodeRescue:
+		// Not a deploy's state; the build deadline bounds the wait.
+		return wait("node in an unexpected state while deploying (" + v.Shown + ")")
 	}
-	return wait("deploying (" + v.ProvisionState + ")")
+	return wait("deploying (" + v.Shown + ")")
 }
 
 func maintenance(in Input, cfg Config) Action {
@@ -267,76 +223,37 @@ func maintenance(in Input, cfg Config) Action {
 	return wait("node in maintenance")
 }
 
-// lostNode handles a node whose instance_uuid is no longer ours.
+// lostNode handles a node that no longer carries our instance_uuid.
 func lostNode(in Input, step Step) Action {
-	s, v := in.Server, in.Node
-	if v.InstanceUUID == "" && tornDown(v.ProvisionState) {
-		return fail(in, ReasonNodeTornDown, step, fmt.Sprintf("node %s was torn down (%s, instance_uuid cleared)", s.NodeID, v.ProvisionState))
-	}
-	msg := fmt.Sprintf("instance_uuid of node %s was removed behind ingot's back", s.NodeID)
-	if v.InstanceUUID != "" {
-		msg = fmt.Sprintf("node %s now belongs to instance %s", s.NodeID, v.InstanceUUID)
-	}
-	return fail(in, ReasonNodeDisassociated, step, msg)
+	reason, msg := lostReason(in.Server, in.Node)
+	return fail(in, reason, step, msg)
 }
 
-func decideActive(in Input) Action {
-	s, v := in.Server, in.Node
-	if !v.Observed {
-		return wait("node not observed")
+// lostReason tells a teardown from a disassociation of the server's node.
+func lostReason(s *Server, v NodeView) (Reason, string) {
+	if v.Holder == HeldByNobody && v.State.undone() {
+		return ReasonNodeTornDown, fmt.Sprintf("node %s was torn down (%s, instance_uuid cleared)", s.NodeID, v.Shown)
 	}
-	var reason Reason
-	var msg string
-	switch {
-	case !v.Exists:
-		reason, msg = ReasonNodeDeleted, fmt.Sprintf("node %s was deleted while the server was active", s.NodeID)
-	case v.InstanceUUID != s.ID && v.InstanceUUID == "" && tornDown(v.ProvisionState):
-		reason, msg = ReasonNodeTornDown, fmt.Sprintf("node %s was torn down while the server was active (%s)", s.NodeID, v.ProvisionState)
-	case v.InstanceUUID != s.ID:
-		reason, msg = ReasonNodeDisassociated, fmt.Sprintf("instance_uuid of node %s was removed behind ingot's back", s.NodeID)
-		if v.InstanceUUID != "" {
-			msg = fmt.Sprintf("node %s now belongs to instance %s", s.NodeID, v.InstanceUUID)
-		}
-	case v.ProvisionState != "active":
-		reason, msg = ReasonNodeTornDown, fmt.Sprintf("node %s left active while the server was active (%s)", s.NodeID, v.ProvisionState)
-	default:
-		return wait("active")
+	if v.Holder == HeldByOther {
+		return ReasonNodeDisassociated, fmt.Sprintf("node %s now belongs to instance %s", s.NodeID, v.Other)
 	}
-	f := &Fault{Reason: reason, Message: msg, Node: s.NodeID, Step: StepActive, At: in.Now}
-	n := toError(s, in.Now, f)
-	n.Attempts = append(n.Attempts, Attempt{Node: s.NodeID, Step: StepActive, Reason: reason, Message: msg, At: in.Now})
-	return save(n, in.Now, "node lost while active", errorEvent(n, in.Now))
-}
-
-// fail ends the current attempt: the server releases what the attempt holds,
-// then reschedules or goes to ERROR.
-func fail(in Input, reason Reason, step Step, msg string) Action {
-	s := in.Server
-	n := s.Clone()
-	n.Phase = PhaseReleasing
-	n.PhaseSince = in.Now
-	n.Fault = &Fault{Reason: reason, Message: msg, Node: s.NodeID, Step: step, At: in.Now}
-	n.Attempts = append(n.Attempts, Attempt{Node: s.NodeID, Step: step, Reason: reason, Message: msg, At: in.Now})
-	n.MaintenanceSince = time.Time{}
-	if s.NodeID != "" && !slices.Contains(n.Excluded, s.NodeID) {
-		n.Excluded = append(n.Excluded, s.NodeID)
-	}
-	return save(n, in.Now, "attempt failed: "+string(reason),
-		Event{ServerID: s.ID, RequestID: s.CreateRequestID, Action: ActionCreate, Name: "compute__do_build_and_run_instance",
-			Node: s.NodeID, Result: ResultError, Details: string(reason) + ": " + msg, Start: in.Now, Finish: in.Now})
+	return ReasonNodeDisassociated, fmt.Sprintf("instance_uuid of node %s was removed behind ingot's back", s.NodeID)
 }
 
 // afterRelease decides, once a failed attempt holds nothing, between a
 // reschedule and ERROR.
 func afterRelease(in Input, cfg Config) Action {
 	s := in.Server
+	if s.VolumesStrandedOn != "" {
+		n := toError(s, in.Now, strandedFault(s, in.Now))
+		return save(n, in.Now, "volumes stranded", errorEvent(n, in.Now))
+	}
+	if s.Fault != nil && s.Fault.Reason == ReasonNodeUnsuitable {
+		return save(toRescheduled(s, in.Now), in.Now, "unsuitable node given back",
+			event(s, in.Now, "reschedule", ResultSuccess, "node given back; choosing another without spending an attempt"))
+	}
 	if s.Fault != nil && s.Fault.Reason.Reschedulable() && len(s.Attempts) < cfg.MaxAttempts {
-		n := s.Clone()
-		n.Phase = PhasePending
-		n.PhaseSince = in.Now
-		n.Fault = nil
-		n.Reserved, n.DeployRequested = false, false
-		return save(n, in.Now, "rescheduling",
+		return save(toRescheduled(s, in.Now), in.Now, "rescheduling",
 			event(s, in.Now, "reschedule", ResultSuccess, fmt.Sprintf("attempt %d of %d failed (%s); rescheduling", len(s.Attempts), cfg.MaxAttempts, faultReason(s))))
 	}
 	f := s.Fault
@@ -348,6 +265,16 @@ func afterRelease(in Input, cfg Config) Action {
 	}
 	n := toError(s, in.Now, f)
 	return save(n, in.Now, "attempts exhausted", errorEvent(n, in.Now))
+}
+
+// strandedFault explains why a build cannot go on with its volumes.
+func strandedFault(s *Server, now time.Time) *Fault {
+	msg := fmt.Sprintf("the Ironic volume targets of this server's volumes were left on node %s, which another instance now holds; "+
+		"a volume cannot be attached to a second node while a target of it remains on another (remove the targets there, then delete the volumes)", s.VolumesStrandedOn)
+	if s.Fault != nil {
+		msg += "; the attempt had failed with " + string(s.Fault.Reason) + ": " + s.Fault.Message
+	}
+	return &Fault{Reason: ReasonVolumeStranded, Message: msg, Node: s.VolumesStrandedOn, Step: StepVolumes, At: now}
 }
 
 func faultReason(s *Server) Reason {
@@ -366,22 +293,18 @@ func decideDelete(in Input, cfg Config) Action {
 		}
 		return wait("deleted")
 	case PhaseDeleting:
-		if s.Holds() && in.Now.Before(s.DeleteRequestedAt.Add(cfg.DeleteTimeout)) {
+		if s.Holds() && !in.Now.After(Deadline(s, cfg)) {
 			return decideRelease(in)
 		}
-		n := s.Clone()
-		n.Phase = PhaseDeleted
-		n.PhaseSince = in.Now
 		details := "server deleted"
 		if s.Holds() {
 			details = "delete deadline passed; releasing continues in the background"
 		}
-		return save(n, in.Now, "delete done", Event{ServerID: s.ID, RequestID: s.DeleteRequestID, Action: ActionDelete,
-			Name: "compute_terminate_instance", Node: s.NodeID, Result: ResultSuccess, Details: details, Start: in.Now, Finish: in.Now})
+		return save(toPhase(s, PhaseDeleted, in.Now), in.Now, "delete done", Event{ServerID: s.ID, RequestID: s.DeleteRequestID,
+			Action: ActionDelete, Name: "compute_terminate_instance", Node: s.NodeID, Result: ResultSuccess, Details: details,
+			Start: in.Now, Finish: in.Now})
 	}
-	n := s.Clone()
-	n.Phase = PhaseDeleting
-	n.PhaseSince = in.Now
+	n := toPhase(s, PhaseDeleting, in.Now)
 	n.MaintenanceSince = time.Time{}
 	return save(n, in.Now, "delete accepted", Event{ServerID: s.ID, RequestID: s.DeleteRequestID, Action: ActionDelete,
 		Name: "compute_terminate_instance", Node: s.NodeID, Details: fmt.Sprintf("deleting from phase %s", s.Phase), Start: in.Now})
@@ -400,28 +323,26 @@ func decideRelease(in Input) Action {
 		}
 		return wait("nothing held")
 	}
-	if !v.Observed {
+	switch {
+	case !v.Observed():
 		return wait("node not observed")
-	}
-	if !v.Exists {
-		return save(dropNode(s, in.Now), in.Now, "node gone",
+	case v.State == NodeGone:
+		return save(dropNode(s), in.Now, "node gone",
 			event(s, in.Now, "release_node", ResultSuccess, fmt.Sprintf("node %s no longer exists; nothing to release in Ironic", s.NodeID)))
-	}
-	if v.InstanceUUID != "" && v.InstanceUUID != s.ID {
+	case v.Holder == HeldByOther:
 		// I7: the node is someone else's now; never touch it.
 		if s.VolumesOnNode {
-			return Action{Kind: KindStrandVolumes, Why: "volume targets on a node another instance holds"}
+			return save(strand(s), in.Now, "volume targets on a node another instance holds",
+				event(s, in.Now, "compute_detach_volumes", ResultError,
+					fmt.Sprintf("node %s now belongs to another instance; its volume targets of ours are left there and the volumes marked error", s.NodeID)))
 		}
-		return save(dropNode(s, in.Now), in.Now, "node not ours",
-			event(s, in.Now, "release_node", ResultSuccess, fmt.Sprintf("node %s belongs to instance %s; left alone", s.NodeID, v.InstanceUUID)))
-	}
-	if v.Locked {
+		return save(dropNode(s), in.Now, "node not ours",
+			event(s, in.Now, "release_node", ResultSuccess, fmt.Sprintf("node %s belongs to instance %s; left alone", s.NodeID, v.Other)))
+	case v.Locked:
 		return wait("node locked")
 	}
-	ours := v.InstanceUUID == s.ID
-	switch v.ProvisionState {
-	case "deploying", "wait call-back", "active", "deploy failed", "deploy hold", "error",
-		"rescue", "rescue failed", "rescue wait", "rescuing", "unrescuing", "service failed":
+	ours := v.Holder == HeldByUs
+	if v.State.deployed() {
 		if !ours {
 			// Deployed, but our instance_uuid was removed behind our back: not
 			// ours to undeploy (I7), it stays operator-visible in Ironic. Our
@@ -433,66 +354,20 @@ func decideRelease(in Input) Action {
 			}
 			return Action{Kind: KindUnreserve, RemoveInstance: false, Why: "deployed node no longer carries our instance_uuid"}
 		}
-		if v.ProvisionState == "deploying" {
+		if v.State == NodeDeploying {
 			return wait("deploy in progress; undeploy once it settles")
 		}
-		return Action{Kind: KindUndeploy, Why: "node deployed (" + v.ProvisionState + ")"}
-	case "deleting", "cleaning", "clean wait", "verifying", "inspecting", "inspect wait", "adopting", "servicing", "service wait":
-		return wait("node busy (" + v.ProvisionState + ")")
+		return Action{Kind: KindUndeploy, Why: "node deployed (" + v.Shown + ")"}
+	}
+	if v.State == NodeTearingDown || v.State == NodeBusy {
+		return wait("node busy (" + v.Shown + ")")
 	}
 	if s.VolumesOnNode {
 		// Targets survive an undeploy and block nothing, but they are ours:
 		// remove them while the node is still ours, before the reservation.
-		return Action{Kind: KindDetachVolumes, Why: "volume targets on an idle node (" + v.ProvisionState + ")"}
+		return Action{Kind: KindDetachVolumes, Why: "volume targets on an idle node (" + v.Shown + ")"}
 	}
-	return Action{Kind: KindUnreserve, RemoveInstance: ours, Why: "node idle (" + v.ProvisionState + ")"}
-}
-
-// dropNode forgets the node: the server no longer holds it.
-func dropNode(s *Server, now time.Time) *Server {
-	n := s.Clone()
-	n.NodeID = ""
-	n.Reserved = false
-	n.DeployRequested = false
-	n.VolumesOnNode = false // gone with the node, or left on a node no longer ours (I7)
-	n.MaintenanceSince = time.Time{}
-	return n
-}
-
-func toError(s *Server, now time.Time, f *Fault) *Server {
-	n := s.Clone()
-	n.Phase = PhaseError
-	n.PhaseSince = now
-	n.MaintenanceSince = time.Time{}
-	if f == nil {
-		f = &Fault{Reason: ReasonBuildTimeout, Message: "build failed", At: now}
-	}
-	cp := *f
-	n.Fault = &cp
-	return n
-}
-
-func errorEvent(n *Server, now time.Time) Event {
-	return Event{ServerID: n.ID, RequestID: n.CreateRequestID, Action: ActionCreate, Name: "compute__do_build_and_run_instance",
-		Node: n.Fault.Node, Result: ResultError, Details: string(n.Fault.Reason) + ": " + n.Fault.Message, Start: now, Finish: now}
-}
-
-func save(n *Server, now time.Time, why string, events ...Event) Action {
-	n.UpdatedAt = now
-	return Action{Kind: KindSave, Next: n, Events: events, Why: why}
-}
-
-// event builds an event of the action the server is in (create or delete).
-func event(s *Server, now time.Time, name, result, details string) Event {
-	e := Event{ServerID: s.ID, RequestID: s.CreateRequestID, Action: ActionCreate, Name: name, Node: s.NodeID,
-		Result: result, Details: details, Start: now}
-	if s.Desired == DesiredDeleted {
-		e.RequestID, e.Action = s.DeleteRequestID, ActionDelete
-	}
-	if result != "" {
-		e.Finish = now
-	}
-	return e
+	return Action{Kind: KindUnreserve, RemoveInstance: ours, Why: "node idle (" + v.Shown + ")"}
 }
 
 func phaseStep(p Phase) Step {
@@ -511,13 +386,4 @@ func phaseStep(p Phase) Step {
 		return StepActive
 	}
 	return StepRelease
-}
-
-// tornDown reports whether a provision state means the deploy was undone.
-func tornDown(state string) bool {
-	switch state {
-	case "deleting", "cleaning", "clean wait", "clean failed", "available", "manageable":
-		return true
-	}
-	return false
 }

@@ -19,7 +19,7 @@ func srv(phase Phase, mut ...func(*Server)) *Server {
 	case PhaseReserving:
 		s.NodeID = "node-a"
 	case PhaseNetworking, PhaseDeploying, PhaseActive, PhaseReleasing:
-		s.NodeID, s.Reserved = "node-a", true
+		s.NodeID = "node-a"
 	}
 	if phase == PhaseDeploying || phase == PhaseActive {
 		s.DeployRequested, s.PortsAllocated = true, true
@@ -30,8 +30,25 @@ func srv(phase Phase, mut ...func(*Server)) *Server {
 	return s
 }
 
+// ironicStates is the tests' own reading of Ironic's provision states (the
+// real classifier is the reconciler's view builder).
+var ironicStates = map[string]NodeState{
+	"available": NodeAvailable, "deploying": NodeDeploying, "wait call-back": NodeDeployWaiting, "deploy hold": NodeDeployWaiting,
+	"active": NodeActive, "deploy failed": NodeDeployFailed, "error": NodeFailed, "rescue failed": NodeFailed,
+	"deleting": NodeTearingDown, "cleaning": NodeTearingDown, "clean wait": NodeTearingDown, "clean failed": NodeCleanFailed,
+	"manageable": NodeIdle, "enroll": NodeIdle, "verifying": NodeBusy, "inspecting": NodeBusy,
+	"rescue": NodeRescue, "rescuing": NodeRescue,
+}
+
+func classify(state string) NodeState {
+	if st, ok := ironicStates[state]; ok {
+		return st
+	}
+	return NodeUnexpected
+}
+
 func node(state string, mut ...func(*NodeView)) NodeView {
-	v := NodeView{Observed: true, Exists: true, InstanceUUID: "11111111-1111-1111-1111-111111111111", ProvisionState: state}
+	v := NodeView{State: classify(state), Holder: HeldByUs, Shown: state}
 	for _, m := range mut {
 		m(&v)
 	}
@@ -39,22 +56,23 @@ func node(state string, mut ...func(*NodeView)) NodeView {
 }
 
 var (
-	gone        = NodeView{Observed: true, Exists: false}
-	unobserved  = NodeView{}
-	noInstance  = func(v *NodeView) { v.InstanceUUID = "" }
-	otherInst   = func(v *NodeView) { v.InstanceUUID = "22222222-2222-2222-2222-222222222222" }
-	inMaint     = func(v *NodeView) { v.Maintenance = true }
-	locked      = func(v *NodeView) { v.Locked = true }
-	targetAct   = func(v *NodeView) { v.TargetProvisionState = "active" }
-	deleted     = func(s *Server) { s.Desired, s.DeleteRequestedAt, s.DeleteRequestID = DesiredDeleted, t0, "req-d" }
-	pastDue     = func(s *Server) { s.Deadline = t0.Add(-time.Second) }
-	noNode      = func(s *Server) { s.NodeID, s.Reserved, s.DeployRequested = "", false, false }
-	noPorts     = func(s *Server) { s.PortsAllocated = false }
-	withFault   = func(r Reason) func(*Server) { return func(s *Server) { s.Fault = &Fault{Reason: r, Message: "m"} } }
-	attempts    = func(n int) func(*Server) { return func(s *Server) { s.Attempts = make([]Attempt, n) } }
-	maintSince  = func(d time.Duration) func(*Server) { return func(s *Server) { s.MaintenanceSince = t0.Add(-d) } }
-	notDeployed = func(s *Server) { s.DeployRequested = false }
-	vols        = func(s *Server) {
+	gone       = NodeView{State: NodeGone}
+	unobserved = NodeView{}
+	noInstance = func(v *NodeView) { v.Holder = HeldByNobody }
+	otherInst  = func(v *NodeView) { v.Holder, v.Other = HeldByOther, "22222222-2222-2222-2222-222222222222" }
+	inMaint    = func(v *NodeView) { v.Maintenance = true }
+	locked     = func(v *NodeView) { v.Locked = true }
+	targetAct  = func(v *NodeView) { v.Settling = true }
+	deleted    = func(s *Server) { s.Desired, s.DeleteRequestedAt, s.DeleteRequestID = DesiredDeleted, t0, "req-d" }
+	pastDue    = func(s *Server) { s.Deadline = t0.Add(-time.Second) }
+	noNode     = func(s *Server) { s.NodeID, s.DeployRequested = "", false }
+	noPorts    = func(s *Server) { s.PortsAllocated = false }
+	withFault  = func(r Reason) func(*Server) { return func(s *Server) { s.Fault = &Fault{Reason: r, Message: "m"} } }
+	attempts   = func(n int) func(*Server) { return func(s *Server) { s.Attempts = make([]Attempt, n) } }
+	maintSince = func(d time.Duration) func(*Server) { return func(s *Server) { s.MaintenanceSince = t0.Add(-d) } }
+	onA        = func(s *Server) { s.NodeID = "node-a" }
+	stranded   = func(s *Server) { s.VolumesStrandedOn = "node-x" }
+	vols       = func(s *Server) {
 		s.Spec.Volumes = []VolumeRef{{ID: "v-boot", BootIndex: 0}, {ID: "v-data", BootIndex: -1, DeleteOnTermination: true}}
 	}
 )
@@ -78,9 +96,7 @@ func TestDecide(t *testing.T) {
 		{"pending past deadline errors", srv(PhasePending, pastDue), unobserved, false, want{KindSave, PhaseError, ReasonBuildTimeout, false}},
 		{"pending past deadline, Ironic down", srv(PhasePending, pastDue), unobserved, true, want{KindSave, PhaseError, ReasonIronicUnavailable, false}},
 		{"reserving reserves", srv(PhaseReserving), unobserved, false, want{kind: KindReserve}},
-		{"networking records ports first", srv(PhaseNetworking), unobserved, false, want{kind: KindSave, phase: PhaseNetworking}},
 		{"networking attaches", srv(PhaseNetworking, func(s *Server) { s.PortsAllocated = true }), unobserved, false, want{kind: KindNetwork}},
-		{"deploying records intent first", srv(PhaseDeploying, notDeployed), node("available"), false, want{kind: KindSave, phase: PhaseDeploying}},
 		{"deploy not started is sent", srv(PhaseDeploying), node("available"), false, want{kind: KindDeploy}},
 		{"deploying waits", srv(PhaseDeploying), node("deploying", targetAct, locked), false, want{kind: KindWait}},
 		{"wait call-back waits", srv(PhaseDeploying), node("wait call-back", targetAct), false, want{kind: KindWait}},
@@ -96,6 +112,14 @@ func TestDecide(t *testing.T) {
 		{"maintenance within grace waits", srv(PhaseDeploying, maintSince(time.Minute)), node("wait call-back", inMaint), false, want{kind: KindWait}},
 		{"maintenance past grace fails", srv(PhaseDeploying, maintSince(10*time.Minute)), node("wait call-back", inMaint), false, want{KindSave, PhaseReleasing, ReasonNodeMaintenance, false}},
 		{"deploying past deadline", srv(PhaseDeploying, pastDue), node("wait call-back"), false, want{KindSave, PhaseError, ReasonBuildTimeout, false}},
+		{"node error while deploying is a deploy failure", srv(PhaseDeploying), node("error"), false, want{KindSave, PhaseReleasing, ReasonDeployFailed, false}},
+		{"manageable with our uuid while deploying: torn down", srv(PhaseDeploying), node("manageable"), false, want{KindSave, PhaseReleasing, ReasonNodeTornDown, false}},
+		{"clean failed while deploying: torn down", srv(PhaseDeploying), node("clean failed"), false, want{KindSave, PhaseReleasing, ReasonNodeTornDown, false}},
+		{"an unknown state while deploying waits", srv(PhaseDeploying), node("levitating"), false, want{kind: KindWait}},
+		{"an unknown state is bounded by the build deadline", srv(PhaseDeploying, pastDue), node("levitating"), false, want{KindSave, PhaseError, ReasonBuildTimeout, false}},
+		{"verifying while deploying waits", srv(PhaseDeploying), node("verifying"), false, want{kind: KindWait}},
+		{"available but settling waits", srv(PhaseDeploying), node("available", targetAct), false, want{kind: KindWait}},
+		{"available but locked waits", srv(PhaseDeploying), node("available", locked), false, want{kind: KindWait}},
 		// active drift
 		{"active stays", srv(PhaseActive), node("active"), false, want{kind: KindWait}},
 		{"active in maintenance stays", srv(PhaseActive), node("active", inMaint), false, want{kind: KindWait}},
@@ -103,10 +127,19 @@ func TestDecide(t *testing.T) {
 		{"active node torn down", srv(PhaseActive), node("deleting"), false, want{KindSave, PhaseError, ReasonNodeTornDown, false}},
 		{"active uuid removed", srv(PhaseActive), node("active", noInstance), false, want{KindSave, PhaseError, ReasonNodeDisassociated, false}},
 		{"active unobserved waits", srv(PhaseActive), unobserved, false, want{kind: KindWait}},
+		{"active node taken by another", srv(PhaseActive), node("active", otherInst), false, want{KindSave, PhaseError, ReasonNodeDisassociated, false}},
+		{"active node in an unknown state", srv(PhaseActive), node("levitating"), false, want{KindSave, PhaseError, ReasonNodeTornDown, false}},
 		// release
 		{"release undeploys deploy failed", srv(PhaseReleasing, withFault(ReasonDeployFailed)), node("deploy failed"), false, want{kind: KindUndeploy}},
 		{"release waits for locked", srv(PhaseReleasing, withFault(ReasonDeployFailed)), node("deploy failed", locked), false, want{kind: KindWait}},
 		{"release waits for deleting", srv(PhaseReleasing, withFault(ReasonNodeTornDown)), node("deleting"), false, want{kind: KindWait}},
+		{"release waits for a running deploy", srv(PhaseReleasing, withFault(ReasonBuildTimeout)), node("deploying"), false, want{kind: KindWait}},
+		{"release undeploys wait call-back", srv(PhaseReleasing, withFault(ReasonNodeMaintenance)), node("wait call-back"), false, want{kind: KindUndeploy}},
+		{"release undeploys a node in error", srv(PhaseReleasing, withFault(ReasonDeployFailed)), node("error"), false, want{kind: KindUndeploy}},
+		{"release undeploys a node in rescue", srv(PhaseError, withFault(ReasonDeployFailed), onA), node("rescue"), false, want{kind: KindUndeploy}},
+		{"release waits while verifying", srv(PhaseError, withFault(ReasonDeployFailed), onA), node("verifying"), false, want{kind: KindWait}},
+		{"release of a manageable node unreserves", srv(PhaseError, withFault(ReasonDeployFailed), onA), node("manageable"), false, want{kind: KindUnreserve, remove: true}},
+		{"release of an unknown state unreserves", srv(PhaseError, withFault(ReasonDeployFailed), onA), node("levitating"), false, want{kind: KindUnreserve, remove: true}},
 		{"release unreserves available ours", srv(PhaseReleasing, withFault(ReasonVIFAttachFailed)), node("available"), false, want{kind: KindUnreserve, remove: true}},
 		{"release detaches when uuid cleared", srv(PhaseReleasing, withFault(ReasonNodeTornDown)), node("available", noInstance), false, want{kind: KindUnreserve, remove: false}},
 		{"release never touches another's node", srv(PhaseReleasing, withFault(ReasonNodeDisassociated)), node("active", otherInst), false, want{kind: KindSave, phase: PhaseReleasing}},
@@ -119,13 +152,16 @@ func TestDecide(t *testing.T) {
 		{"error holding a node keeps releasing", srv(PhaseError, withFault(ReasonBuildTimeout), func(s *Server) { s.NodeID = "node-a" }), node("wait call-back"), false, want{kind: KindUndeploy}},
 		{"error holding nothing waits", srv(PhaseError, withFault(ReasonNoValidHost)), unobserved, false, want{kind: KindWait}},
 		// volumes
-		{"volumes attach", srv(PhaseVolumes, vols, func(s *Server) { s.NodeID, s.Reserved, s.VolumesOnNode = "node-a", true, true }), node("available"), false, want{kind: KindAttachVolumes}},
+		{"volumes attach", srv(PhaseVolumes, vols, func(s *Server) { s.NodeID, s.VolumesOnNode = "node-a", true }), node("available"), false, want{kind: KindAttachVolumes}},
 		{"volumes past deadline", srv(PhaseVolumes, vols, pastDue, func(s *Server) { s.NodeID, s.VolumesOnNode = "node-a", true }), node("available"), false, want{KindSave, PhaseError, ReasonBuildTimeout, false}},
 		{"release removes targets before the reservation", srv(PhaseReleasing, vols, withFault(ReasonDeployFailed), func(s *Server) { s.VolumesOnNode = true }), node("available"), false, want{kind: KindDetachVolumes}},
 		{"release of a deployed node no longer ours removes our targets", srv(PhaseReleasing, vols, withFault(ReasonNodeDisassociated), func(s *Server) { s.VolumesOnNode = true }), node("active", noInstance), false, want{kind: KindDetachVolumes}},
 		{"release undeploys before removing targets", srv(PhaseReleasing, vols, withFault(ReasonDeployFailed), func(s *Server) { s.VolumesOnNode = true }), node("deploy failed"), false, want{kind: KindUndeploy}},
 		{"reschedule keeps the volumes", srv(PhaseReleasing, vols, withFault(ReasonDeployFailed), noNode, attempts(1)), unobserved, false, want{kind: KindSave, phase: PhasePending}},
-		{"targets on another's node are stranded, node untouched", srv(PhaseReleasing, vols, withFault(ReasonNodeDisassociated), func(s *Server) { s.VolumesOnNode = true }), node("active", otherInst), false, want{kind: KindStrandVolumes}},
+		{"targets on another's node are stranded, node untouched", srv(PhaseReleasing, vols, withFault(ReasonNodeDisassociated), func(s *Server) { s.VolumesOnNode = true }), node("active", otherInst), false, want{kind: KindSave, phase: PhaseReleasing}},
+		{"stranded volumes end the build in ERROR, not a reschedule (I8)", srv(PhaseReleasing, vols, withFault(ReasonDeployFailed), noNode, attempts(1), stranded), unobserved, false, want{KindSave, PhaseError, ReasonVolumeStranded, false}},
+		{"stranded volumes are never attached", srv(PhaseVolumes, vols, stranded, func(s *Server) { s.NodeID, s.VolumesOnNode = "node-b", true }), node("available"), false, want{KindSave, PhaseError, ReasonVolumeStranded, false}},
+		{"ERROR gives stranded volumes up too", srv(PhaseError, vols, withFault(ReasonVolumeStranded), noNode, stranded), unobserved, false, want{kind: KindReleaseVolumes}},
 		{"ERROR gives the volumes up last", srv(PhaseError, vols, withFault(ReasonDeployFailed), noNode), unobserved, false, want{kind: KindReleaseVolumes}},
 		{"delete gives the volumes up", srv(PhaseActive, vols, deleted, noNode, noPorts, func(s *Server) { s.Phase = PhaseDeleting }), unobserved, false, want{kind: KindReleaseVolumes}},
 		// delete wins
@@ -200,32 +236,78 @@ func TestDecideNeverResurrects(t *testing.T) {
 	}
 }
 
-func TestApplyOutcomes(t *testing.T) {
-	s := srv(PhaseReserving)
-	if ap := Apply(s, Action{Kind: KindReserve}, Result{Outcome: Taken}, t0, cfg()); ap.Next == nil || ap.Next.Phase != PhasePending || ap.Next.NodeID != "" || len(ap.Next.Attempts) != 0 {
-		t.Errorf("reserve taken: want back to pending without spending an attempt, got %+v", ap.Next)
+func TestNeedsNode(t *testing.T) {
+	tests := []struct {
+		s    *Server
+		want bool
+	}{
+		{srv(PhasePending), false},
+		{srv(PhaseReserving), false},
+		{srv(PhaseNetworking), false},
+		{srv(PhaseVolumes, func(s *Server) { s.NodeID = "node-a" }), false},
+		{srv(PhaseDeploying), true},
+		{srv(PhaseActive), true},
+		{srv(PhaseReleasing), true},
+		{srv(PhaseError, func(s *Server) { s.NodeID = "node-a" }), true},
+		{srv(PhaseError), false}, // no node
+		{srv(PhaseReserving, deleted), true},
+		{srv(PhaseDeleted, deleted, func(s *Server) { s.NodeID = "node-a" }), true},
 	}
-	if ap := Apply(s, Action{Kind: KindReserve}, Result{Outcome: Unreachable}, t0, cfg()); ap.Next != nil || !ap.IronicDown || !ap.Stop {
-		t.Errorf("reserve unreachable: want retry, got %+v", ap)
+	for _, tt := range tests {
+		if got := NeedsNode(tt.s); got != tt.want {
+			t.Errorf("NeedsNode(%s, desired %s, node %q) = %v, want %v", tt.s.Phase, tt.s.Desired, tt.s.NodeID, got, tt.want)
+		}
 	}
-	n := srv(PhaseNetworking)
-	if ap := Apply(n, Action{Kind: KindNetwork}, Result{Outcome: Exhausted}, t0, cfg()); ap.Next == nil || ap.Next.Fault.Reason != ReasonNetworkAllocationFailed {
-		t.Errorf("pool exhausted: got %+v", ap.Next)
+}
+
+func TestDeadline(t *testing.T) {
+	c := cfg()
+	b := srv(PhaseDeploying)
+	if got := Deadline(b, c); !got.Equal(b.Deadline) {
+		t.Errorf("build deadline = %v, want %v", got, b.Deadline)
 	}
-	if ap := Apply(n, Action{Kind: KindNetwork}, Result{Outcome: Rejected}, t0, cfg()); ap.Next == nil || ap.Next.Fault.Reason != ReasonVIFAttachFailed || !ap.Next.Fault.Reason.Reschedulable() {
-		t.Errorf("vif failure: got %+v", ap.Next)
+	d := srv(PhaseDeploying, deleted)
+	if got, want := Deadline(d, c), t0.Add(c.DeleteTimeout); !got.Equal(want) {
+		t.Errorf("delete deadline = %v, want %v", got, want)
 	}
-	p := srv(PhasePending)
-	if ap := Apply(p, Action{Kind: KindSchedule}, Result{Outcome: NoCandidate}, t0, cfg()); ap.Next == nil || ap.Next.Phase != PhaseError || ap.Next.Fault.Reason != ReasonNoValidHost {
-		t.Errorf("no candidate: got %+v", ap.Next)
+	if got, want := c.BuildDeadline(t0), t0.Add(c.BuildTimeout); !got.Equal(want) {
+		t.Errorf("BuildDeadline = %v, want %v", got, want)
 	}
-	p2 := srv(PhasePending, func(s *Server) {
-		s.Attempts = []Attempt{{Node: "node-a", Reason: ReasonNodeDeleted, Message: "node node-a was deleted"}}
-	})
-	if ap := Apply(p2, Action{Kind: KindSchedule}, Result{Outcome: NoCandidate}, t0, cfg()); ap.Next == nil || ap.Next.Fault.Reason != ReasonNodeDeleted {
-		t.Errorf("no candidate after a failed attempt keeps its reason: got %+v", ap.Next.Fault)
+	if PastDue(b, c, b.Deadline.Add(time.Second), 2*time.Second) || !PastDue(b, c, b.Deadline.Add(3*time.Second), 2*time.Second) {
+		t.Errorf("PastDue does not allow exactly the grace")
 	}
-	if ap := Apply(p, Action{Kind: KindSchedule}, Result{Outcome: OK, Node: "node-b"}, t0, cfg()); ap.Next == nil || ap.Next.Phase != PhaseReserving || ap.Next.NodeID != "node-b" {
-		t.Errorf("schedule: got %+v", ap.Next)
+	if PastDue(srv(PhaseActive, pastDue), c, t0.Add(time.Hour), 0) {
+		t.Errorf("a stable server is never past due")
+	}
+}
+
+func TestMarks(t *testing.T) {
+	onNode := func(s *Server) { s.NodeID, s.VolumesOnNode = "node-a", true }
+	tests := []struct {
+		name string
+		s    *Server
+		want VolumeMark
+	}{
+		{"held, not on a node", srv(PhasePending, vols), VolumeMark{Status: VolumeReserved}},
+		{"attaching: the node is recorded before the target", srv(PhaseVolumes, vols, onNode), VolumeMark{Status: VolumeReserved, Node: "node-a", Reason: "attaching to node node-a"}},
+		{"deploying", srv(PhaseDeploying, vols, onNode), VolumeMark{Status: VolumeInUse, Node: "node-a"}},
+		{"active", srv(PhaseActive, vols, onNode), VolumeMark{Status: VolumeInUse, Node: "node-a"}},
+		{"releasing", srv(PhaseReleasing, vols, onNode), VolumeMark{Status: VolumeInUse, Node: "node-a", Reason: "waiting for Ironic to remove its volume target from node node-a"}},
+		{"deleting", srv(PhaseDeleting, vols, deleted, onNode), VolumeMark{Status: VolumeDeleting, Node: "node-a", Reason: "waiting for Ironic to remove its volume target from node node-a"}},
+		{"targets removed", srv(PhaseReleasing, vols, noNode), VolumeMark{Status: VolumeReserved}},
+		{"stranded", srv(PhaseError, vols, noNode, stranded), VolumeMark{Status: VolumeError, Node: "node-x",
+			Reason: "its Ironic volume target was left on node node-x, which another instance now holds; remove the target there, then delete this volume"}},
+	}
+	for _, tt := range tests {
+		got, ok := Marks(tt.s)
+		if !ok || got != tt.want {
+			t.Errorf("%s: Marks = %+v, %v; want %+v", tt.name, got, ok, tt.want)
+		}
+	}
+	if _, ok := Marks(srv(PhaseActive)); ok {
+		t.Errorf("a server without volumes has marks")
+	}
+	if _, ok := Marks(srv(PhaseError, vols, func(s *Server) { s.VolumesReleased = true })); ok {
+		t.Errorf("released volumes have marks")
 	}
 }

@@ -21,22 +21,26 @@ type model struct {
 	tgts     map[string]bool // node -> our volume targets there
 	volsHeld bool            // the server's volumes are reserved for it
 	orphaned map[string]bool // nodes whose instance_uuid an operator removed while deployed
+	stranded map[string]bool // nodes another tenant reserved while our volume targets were there
 	failOn   map[string]bool // node -> its next deploy fails
 	down     bool            // Ironic unreachable
+	// violation is set by exec when ingot acts on a node not ours (I7).
+	violation string
 }
 
 type mnode struct {
 	state, target, inst string
+	power               string // "power on", "power off"
 	maint               bool
 	until               time.Time // when the current transition ends
 	lockedUntil         time.Time
 }
 
 func newModel(seed uint64, n int) *model {
-	m := &model{rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b9)), now: t0, nodes: map[string]*mnode{}, vifs: map[string]bool{}, tgts: map[string]bool{}, orphaned: map[string]bool{}, failOn: map[string]bool{}, volsHeld: true}
+	m := &model{rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b9)), now: t0, nodes: map[string]*mnode{}, vifs: map[string]bool{}, tgts: map[string]bool{}, orphaned: map[string]bool{}, stranded: map[string]bool{}, failOn: map[string]bool{}, volsHeld: true}
 	for i := range n {
 		id := fmt.Sprintf("node-%d", i)
-		m.nodes[id] = &mnode{state: "available"}
+		m.nodes[id] = &mnode{state: "available", power: "power off"}
 		m.order = append(m.order, id)
 	}
 	return m
@@ -57,6 +61,10 @@ func (m *model) settle() {
 			} else {
 				n.state, n.target = "active", ""
 			}
+		case "rescuing":
+			n.state, n.target = "rescue", ""
+		case "unrescuing":
+			n.state, n.target = "active", ""
 		case "deleting":
 			n.state, n.target, n.inst = "available", "", ""
 			delete(m.vifs, id)
@@ -68,12 +76,30 @@ func (m *model) view(s *Server) NodeView {
 	if s.NodeID == "" || m.down {
 		return NodeView{}
 	}
+	if m.rng.IntN(12) == 0 {
+		return NodeView{} // this read was lost (a dropped connection), Ironic is up
+	}
 	n, ok := m.nodes[s.NodeID]
 	if !ok {
-		return NodeView{Observed: true}
+		return NodeView{State: NodeGone}
 	}
-	return NodeView{Observed: true, Exists: true, InstanceUUID: n.inst, ProvisionState: n.state, TargetProvisionState: n.target,
-		Maintenance: n.maint, Locked: m.now.Before(n.lockedUntil)}
+	v := NodeView{State: classify(n.state), Shown: n.state, Settling: n.target != "", Maintenance: n.maint,
+		Locked: m.now.Before(n.lockedUntil)}
+	switch n.power {
+	case "power on":
+		v.Power = PowerOn
+	case "power off":
+		v.Power = PowerOff
+	}
+	switch n.inst {
+	case "":
+		v.Holder = HeldByNobody
+	case s.ID:
+		v.Holder = HeldByUs
+	default:
+		v.Holder, v.Other = HeldByOther, n.inst
+	}
+	return v
 }
 
 func (m *model) exec(s *Server, a Action) Result {
@@ -81,6 +107,12 @@ func (m *model) exec(s *Server, a Action) Result {
 		return Result{Outcome: Unreachable}
 	}
 	n := m.nodes[s.NodeID]
+	switch a.Kind {
+	case KindDeploy, KindUndeploy, KindReboot, KindPowerOn, KindPowerOff, KindRebuild, KindRescue, KindUnrescue:
+		if n != nil && n.inst != s.ID {
+			m.violation = fmt.Sprintf("I7: %v on node %s, which carries %q", a.Kind, s.NodeID, n.inst)
+		}
+	}
 	switch a.Kind {
 	case KindSchedule:
 		for _, id := range m.order {
@@ -143,6 +175,43 @@ func (m *model) exec(s *Server, a Action) Result {
 		}
 	case KindReleaseVolumes:
 		m.volsHeld = false
+	case KindPowerOn, KindPowerOff, KindReboot:
+		if n == nil {
+			return Result{Outcome: Gone}
+		}
+		if m.now.Before(n.lockedUntil) {
+			return Result{Outcome: Transient}
+		}
+		n.power = "power on"
+		if a.Kind == KindPowerOff {
+			n.power = "power off"
+		}
+		if a.Kind == KindReboot && !a.Hard && m.rng.IntN(3) == 0 {
+			return Result{Outcome: Rejected, Message: "soft reboot not supported"}
+		}
+	case KindRebuild:
+		if n == nil {
+			return Result{Outcome: Gone}
+		}
+		if n.state != "active" || m.now.Before(n.lockedUntil) {
+			return Result{Outcome: InvalidState}
+		}
+		n.state, n.target, n.power = "deploying", "active", "power on"
+		n.until = m.now.Add(time.Duration(5+m.rng.IntN(60)) * time.Second)
+		n.lockedUntil = n.until
+	case KindRescue, KindUnrescue:
+		if n == nil {
+			return Result{Outcome: Gone}
+		}
+		want, next := "active", "rescuing"
+		if a.Kind == KindUnrescue {
+			want, next = "rescue", "unrescuing"
+		}
+		if n.state != want {
+			return Result{Outcome: InvalidState}
+		}
+		n.state, n.target = next, "rescue"
+		n.until = m.now.Add(time.Duration(1+m.rng.IntN(20)) * time.Second)
 	}
 	return Result{Outcome: OK}
 }
@@ -163,7 +232,7 @@ func (m *model) fault(s *Server) {
 		id = s.NodeID
 	}
 	n, ok := m.nodes[id]
-	switch m.rng.IntN(7) {
+	switch m.rng.IntN(9) {
 	case 0: // operator deletes the node (maintenance + delete)
 		if ok {
 			delete(m.nodes, id)
@@ -193,6 +262,21 @@ func (m *model) fault(s *Server) {
 		if ok && n.state == "deploying" {
 			n.state, n.target, n.until, n.lockedUntil = "deploy failed", "active", time.Time{}, time.Time{}
 		}
+	case 8: // an operator powers the node off or on
+		if ok {
+			if n.power == "power on" {
+				n.power = "power off"
+			} else {
+				n.power = "power on"
+			}
+		}
+	case 7: // another tenant reserves a free node (perhaps one still carrying our volume targets)
+		if ok && n.state == "available" && n.inst == "" && !n.maint {
+			n.inst = "22222222-2222-2222-2222-222222222222"
+			if m.tgts[id] {
+				m.stranded[id] = true // I7: ingot may not remove them any more
+			}
+		}
 	}
 }
 
@@ -211,6 +295,7 @@ func TestConvergesFromAnySchedule(t *testing.T) {
 		seeds = 300
 	}
 	first, trace := uint64(0), false
+	opsSeen := 0
 	if v := os.Getenv("INGOT_PROP_SEED"); v != "" { // replay one seed with a trace
 		n, err := strconv.ParseUint(v, 10, 64)
 		if err != nil {
@@ -232,6 +317,7 @@ func TestConvergesFromAnySchedule(t *testing.T) {
 			deleteAt = m.rng.IntN(200)
 		}
 		deletedSeen := false
+		ops := 0
 		for step := 0; step < 2000; step++ {
 			if step < 300 && m.rng.IntN(8) == 0 {
 				m.fault(s)
@@ -242,7 +328,21 @@ func TestConvergesFromAnySchedule(t *testing.T) {
 			if step == deleteAt {
 				s.Desired, s.DeleteRequestedAt, s.DeleteRequestID = DesiredDeleted, m.now, "req-d"
 			}
+			if step < 400 && m.rng.IntN(10) == 0 { // the user asks for a day-2 operation, as the API would
+				kinds := []OpKind{OpReboot, OpStop, OpStart, OpRebuild, OpRescue, OpUnrescue}
+				k, hard := kinds[m.rng.IntN(len(kinds))], m.rng.IntN(2) == 0
+				if Allowed(s, k, hard) == nil {
+					s = s.Clone()
+					s.Op = Op{Kind: k, Hard: hard, RequestID: fmt.Sprintf("req-%d", step), At: m.now}
+					s.OpGen++
+					ops++
+				}
+			}
 			m.settle()
+			// I8: a volume has targets on at most one node at any time.
+			if len(m.tgts) > 1 {
+				t.Fatalf("seed %d step %d: our volume targets on %d nodes at once (I8): %v", seed, step, len(m.tgts), m.tgts)
+			}
 			down := false
 			for range 12 {
 				a := Decide(Input{Server: s, Node: m.view(s), Now: m.now, IronicDown: down}, c)
@@ -257,6 +357,9 @@ func TestConvergesFromAnySchedule(t *testing.T) {
 					continue
 				}
 				ap := Apply(s, a, m.exec(s, a), m.now, c)
+				if m.violation != "" {
+					t.Fatalf("seed %d step %d: %s", seed, step, m.violation)
+				}
 				down = ap.IronicDown
 				if ap.Next != nil {
 					s = ap.Next
@@ -292,8 +395,9 @@ func TestConvergesFromAnySchedule(t *testing.T) {
 		if s.Phase == PhaseError && s.Fault == nil {
 			t.Fatalf("seed %d: ERROR without fault (I5)", seed)
 		}
-		// I3: nothing held once stable (an ACTIVE server holds its own node).
-		if s.Phase != PhaseActive {
+		opsSeen += ops
+		// I3: nothing held once stable (a built server at rest holds its own node).
+		if !s.Phase.Up() {
 			if m.ports != 0 {
 				t.Fatalf("seed %d: %d ports leaked by a %s server", seed, m.ports, s.Phase)
 			}
@@ -307,15 +411,19 @@ func TestConvergesFromAnySchedule(t *testing.T) {
 				// A node deployed for us whose instance_uuid was taken away
 				// behind our back keeps its targets: powering it off to remove
 				// them would touch a node no longer ours (I7).
-				if m.tgts[id] && n.inst == "" && !m.orphaned[id] {
+				if m.tgts[id] && !m.orphaned[id] && !m.stranded[id] {
 					t.Fatalf("seed %d: volume targets left on node %s for a %s server", seed, id, s.Phase)
 				}
 			}
 			if m.volsHeld {
 				t.Fatalf("seed %d: volumes still held by a %s server", seed, s.Phase)
 			}
-		} else if n, ok := m.nodes[s.NodeID]; !ok || n.inst != s.ID || n.state != "active" {
-			t.Fatalf("seed %d: ACTIVE server but its node is %+v", seed, n)
+		} else if n, ok := m.nodes[s.NodeID]; !ok || n.inst != s.ID || (n.state != "active" && n.state != "rescue") {
+			t.Fatalf("seed %d: %s server but its node is %+v", seed, s.Phase, n)
 		}
 	}
+	if opsSeen == 0 && seeds > 100 {
+		t.Errorf("no day-2 operation was ever allowed: the schedule does not exercise them")
+	}
+	t.Logf("%d seeds, %d day-2 operations", seeds, opsSeen)
 }

@@ -32,6 +32,24 @@ const (
 	PhaseDeploying Phase = "deploying"
 	// PhaseActive: Ironic shows the node active with our instance_uuid.
 	PhaseActive Phase = "active"
+	// PhaseStopped: the node is deployed and powered off, as the user asked
+	// (or as a power sync found it).
+	PhaseStopped Phase = "stopped"
+	// PhaseRescued: the node runs its rescue ramdisk.
+	PhaseRescued Phase = "rescued"
+	// PhaseRebooting: a reboot of the node is under way (Op reboot).
+	PhaseRebooting Phase = "rebooting"
+	// PhasePoweringOff: the node is being powered off (Op stop).
+	PhasePoweringOff Phase = "powering_off"
+	// PhasePoweringOn: the node is being powered on (Op start).
+	PhasePoweringOn Phase = "powering_on"
+	// PhaseRebuilding: the node is being redeployed with the server's
+	// current Spec (Op rebuild); same node, same ports.
+	PhaseRebuilding Phase = "rebuilding"
+	// PhaseRescuing: the node is being booted into rescue (Op rescue).
+	PhaseRescuing Phase = "rescuing"
+	// PhaseUnrescuing: the node is leaving rescue (Op unrescue).
+	PhaseUnrescuing Phase = "unrescuing"
 	// PhaseReleasing: an attempt failed; what it holds is being released before a reschedule or ERROR.
 	PhaseReleasing Phase = "releasing"
 	// PhaseError: stable failure with a fault. May still hold resources being cleaned up.
@@ -44,14 +62,22 @@ const (
 
 // Stable reports whether the phase is one a server may rest in.
 func (p Phase) Stable() bool {
-	return p == PhaseActive || p == PhaseError || p == PhaseDeleted
+	return p.Up() || p == PhaseError || p == PhaseDeleted
+}
+
+// Up reports whether the phase is a stable one of a built server that holds
+// its node: active, stopped or rescued. Day-2 operations start from these.
+func (p Phase) Up() bool {
+	return p == PhaseActive || p == PhaseStopped || p == PhaseRescued
 }
 
 // Valid reports whether p is a known phase.
 func (p Phase) Valid() bool {
 	switch p {
 	case PhasePending, PhaseReserving, PhaseNetworking, PhaseVolumes, PhaseDeploying, PhaseActive,
-		PhaseReleasing, PhaseError, PhaseDeleting, PhaseDeleted:
+		PhaseReleasing, PhaseError, PhaseDeleting, PhaseDeleted,
+		PhaseStopped, PhaseRescued, PhaseRebooting, PhasePoweringOff, PhasePoweringOn,
+		PhaseRebuilding, PhaseRescuing, PhaseUnrescuing:
 		return true
 	}
 	return false
@@ -73,6 +99,17 @@ const (
 	ReasonVIFAttachFailed         Reason = "vif_attach_failed"
 	ReasonVolumeAttachFailed      Reason = "volume_attach_failed"
 	ReasonInvalidRequest          Reason = "invalid_request"
+	// ReasonVolumeStranded: a volume's target is left on a node another
+	// instance holds, so it cannot be attached anywhere else (I8).
+	ReasonVolumeStranded Reason = "volume_stranded"
+	// ReasonRebuildTimeout: a rebuild did not finish within rebuild_timeout.
+	ReasonRebuildTimeout Reason = "rebuild_timeout"
+	// ReasonRescueFailed: Ironic failed to rescue or unrescue the node.
+	ReasonRescueFailed Reason = "rescue_failed"
+	// ReasonNodeUnsuitable: the reserved node turned out to be in maintenance
+	// or not available (the scheduler's view was stale); it is given back and
+	// another chosen without spending an attempt.
+	ReasonNodeUnsuitable Reason = "node_unsuitable"
 )
 
 // Reschedulable reports whether another node may succeed where this failure happened.
@@ -96,6 +133,12 @@ const (
 	StepDeploy   Step = "deploy"
 	StepActive   Step = "active"
 	StepRelease  Step = "release"
+	StepReboot   Step = "reboot"
+	StepStop     Step = "stop"
+	StepStart    Step = "start"
+	StepRebuild  Step = "rebuild"
+	StepRescue   Step = "rescue"
+	StepUnrescue Step = "unrescue"
 )
 
 // Fault explains an ERROR (or, while releasing, the failure being handled).
@@ -162,8 +205,6 @@ type Server struct {
 	// NodeID is the node this server holds or may hold (recorded before the
 	// reservation is attempted, cleared only once released).
 	NodeID string
-	// Reserved: our instance_uuid PATCH on NodeID succeeded.
-	Reserved bool
 	// DeployRequested: we asked (or were about to ask) Ironic to deploy NodeID.
 	DeployRequested bool
 	// PortsAllocated: ports may exist for this server (set before allocation,
@@ -176,6 +217,11 @@ type Server struct {
 	// VolumesReleased: the server's hold on its volumes (Spec.Volumes) has
 	// ended — they are available again, or deleted with the server.
 	VolumesReleased bool
+	// VolumesStrandedOn is the node our volume targets were left on when it
+	// turned out to be another instance's (I7 forbids touching it): those
+	// volumes can never be attached anywhere else (I8) until an operator
+	// removes the targets. Set once, never cleared.
+	VolumesStrandedOn string
 
 	Excluded []string  // nodes this server must not be scheduled on again
 	Attempts []Attempt // failed attempts, oldest first
@@ -183,6 +229,29 @@ type Server struct {
 
 	// MaintenanceSince is when the current node was first seen in maintenance during a deploy.
 	MaintenanceSince time.Time
+	// CapacityWaitSince is when the scheduler first found no node while
+	// nodes of the class were on their way back (zero: not waiting).
+	CapacityWaitSince time.Time
+
+	// Op is the latest day-2 operation the user asked for. The API writes it,
+	// with OpGen+1, before its 202; the reconciler never does.
+	Op    Op
+	OpGen int64
+	// OpDone is the OpGen the reconciler has carried out or given up on;
+	// an operation is pending while OpGen > OpDone.
+	OpDone int64
+	// OpSent: Ironic accepted the call of the operation in progress.
+	OpSent bool
+	// OpFallback: a soft reboot was refused; the reboot goes on hard.
+	OpFallback bool
+	// StopAfterRebuild: the rebuild started from stopped, so the node is
+	// powered off again once it is redeployed (as Nova does).
+	StopAfterRebuild bool
+	// PowerSeen is the node's power as last seen.
+	PowerSeen Power
+	// Lock is the server's lock (API-owned): a locked server refuses
+	// actions and deletes from non-admins.
+	Lock Lock
 
 	CreatedAt         time.Time
 	UpdatedAt         time.Time
@@ -220,8 +289,8 @@ func (s *Server) NeedsWork() bool {
 	if s.Desired == DesiredDeleted && s.Phase != PhaseDeleted {
 		return true
 	}
-	if s.Phase == PhaseActive {
-		return false
+	if s.Phase.Up() {
+		return s.OpPending()
 	}
 	return s.Holds()
 }

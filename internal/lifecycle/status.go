@@ -18,6 +18,9 @@ func Nova(s *Server) NovaState {
 	if s.Desired == DesiredDeleted || s.Phase == PhaseDeleting {
 		return NovaState{Status: "DELETED", VMState: "deleted", TaskState: "deleting", Visible: true}
 	}
+	if st, ok := novaDay2(s); ok {
+		return st
+	}
 	switch s.Phase {
 	case PhaseActive:
 		return NovaState{Status: "ACTIVE", VMState: "active", Visible: true}
@@ -34,10 +37,101 @@ func Nova(s *Server) NovaState {
 	}
 }
 
-// PowerState is Nova's numeric power_state for the server.
-func PowerState(s *Server) int {
-	if s.Phase == PhaseActive && s.Desired != DesiredDeleted {
-		return 1 // RUNNING
+// novaDay2 maps the phases of a built server and its pending operation. An
+// operation shows from the moment the API recorded it, as Nova's API sets
+// task_state before it answers.
+func novaDay2(s *Server) (NovaState, bool) {
+	st := NovaState{Visible: true}
+	hard := s.Op.Hard || s.OpFallback
+	reboot := func(started bool) {
+		st.Status, st.TaskState = "REBOOT", "reboot_pending"
+		if started {
+			st.TaskState = "reboot_started"
+		}
+		if hard {
+			st.Status, st.TaskState = "HARD_REBOOT", st.TaskState+"_hard"
+		}
 	}
-	return 0 // NOSTATE
+	switch s.Phase {
+	case PhaseActive, PhaseStopped, PhaseRescued:
+		st.Status, st.VMState = "ACTIVE", "active"
+		if s.Phase == PhaseStopped {
+			st.Status, st.VMState = "SHUTOFF", "stopped"
+		} else if s.Phase == PhaseRescued {
+			st.Status, st.VMState = "RESCUE", "rescued"
+		}
+		if !s.OpPending() {
+			return st, true
+		}
+		switch s.Op.Kind {
+		case OpReboot:
+			if s.Phase == PhaseActive {
+				reboot(false)
+			} else {
+				st.TaskState = "reboot_pending_hard"
+			}
+		case OpStop:
+			st.TaskState = "powering-off"
+		case OpStart:
+			st.TaskState = "powering-on"
+		case OpRebuild:
+			st.Status, st.TaskState = "REBUILD", "rebuilding"
+		case OpRescue:
+			st.TaskState = "rescuing"
+		case OpUnrescue:
+			st.TaskState = "unrescuing"
+		}
+		return st, true
+	case PhaseRebooting:
+		st.VMState = "active"
+		reboot(s.OpSent)
+	case PhasePoweringOff:
+		st.Status, st.VMState, st.TaskState = "ACTIVE", "active", "powering-off"
+	case PhasePoweringOn:
+		st.Status, st.VMState, st.TaskState = "SHUTOFF", "stopped", "powering-on"
+	case PhaseRebuilding:
+		st.Status, st.VMState, st.TaskState = "REBUILD", "active", "rebuilding"
+		if s.StopAfterRebuild {
+			st.VMState = "stopped"
+		}
+		if s.OpSent {
+			st.TaskState = "rebuild_spawning"
+		}
+	case PhaseRescuing:
+		st.Status, st.VMState, st.TaskState = "ACTIVE", "active", "rescuing"
+	case PhaseUnrescuing:
+		st.Status, st.VMState, st.TaskState = "RESCUE", "rescued", "unrescuing"
+	default:
+		return NovaState{}, false
+	}
+	return st, true
+}
+
+// Nova's numeric power states.
+const (
+	PowerNoState  = 0
+	PowerRunning  = 1
+	PowerShutdown = 4
+)
+
+// PowerState is Nova's numeric power_state for the server: what Ironic last
+// showed of its node, or what its phase implies when Ironic showed nothing
+// (fake hardware has no power state).
+func PowerState(s *Server) int {
+	if s.Desired == DesiredDeleted || s.Phase == PhaseDeleting || s.Phase == PhaseDeleted || s.NodeID == "" {
+		return PowerNoState
+	}
+	switch s.PowerSeen {
+	case PowerOn:
+		return PowerRunning
+	case PowerOff:
+		return PowerShutdown
+	}
+	switch s.Phase {
+	case PhaseActive, PhaseRescued, PhaseRebooting, PhasePoweringOff, PhaseRebuilding, PhaseRescuing, PhaseUnrescuing:
+		return PowerRunning
+	case PhaseStopped, PhasePoweringOn:
+		return PowerShutdown
+	}
+	return PowerNoState
 }

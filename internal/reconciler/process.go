@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"log/slog"
 	"strconv"
 
 	"github.com/ingot-dev/ingot/internal/ironic"
@@ -32,7 +33,7 @@ func (r *Reconciler) process(ctx context.Context, s *lifecycle.Server, b *bulk) 
 		if ctx.Err() != nil {
 			return
 		}
-		if s.NodeID != "" && !observed && needsView(s) {
+		if !observed && lifecycle.NeedsNode(s) {
 			v, observed = r.fetchView(ctx, s, b), true
 		}
 		in := lifecycle.Input{Server: s, Node: v, Now: r.clock.Now(), IronicDown: r.isDown(s.ID) || !b.up}
@@ -57,13 +58,22 @@ func (r *Reconciler) process(ctx context.Context, s *lifecycle.Server, b *bulk) 
 			s = next
 			continue
 		}
+		if a.Kind == lifecycle.KindAttachVolumes || a.Kind == lifecycle.KindReleaseVolumes {
+			// Record before act: the registry shows the node a target is
+			// about to be created on, and a stranded volume its error,
+			// before the effect runs.
+			if err := r.syncVolumes(ctx, s); err != nil {
+				log.Warn("volume registry", logAction, a.Kind.String(), "err", err)
+				return
+			}
+		}
 		r.step("before:" + a.Kind.String())
 		res, node := r.execute(ctx, s, a)
 		r.step("after:" + a.Kind.String())
 		applied := lifecycle.Apply(s, a, res, r.clock.Now(), r.cfg.Lifecycle)
 		r.setDown(s.ID, applied.IronicDown)
 		if res.Outcome != lifecycle.OK {
-			log.Info("action did not complete", logAction, a.Kind.String(), logNode, s.NodeID,
+			log.Log(ctx, outcomeLevel(a, res, applied), "action did not complete", logAction, a.Kind.String(), logNode, s.NodeID,
 				"outcome", res.Outcome.String(), "msg", res.Message)
 		}
 		if applied.Next != nil {
@@ -87,7 +97,7 @@ func (r *Reconciler) process(ctx context.Context, s *lifecycle.Server, b *bulk) 
 			s = next
 		}
 		if node != nil {
-			v, observed = toView(*node), true
+			v, observed = toView(*node, s.ID), true
 		}
 		if applied.Stop {
 			return
@@ -116,8 +126,10 @@ func (r *Reconciler) save(ctx context.Context, before, next *lifecycle.Server, e
 	if r.hooks.Transition != nil && before.Phase != next.Phase {
 		r.hooks.Transition(before, next)
 	}
-	if before.Phase != next.Phase && (next.Phase == lifecycle.PhaseDeleting || next.Phase == lifecycle.PhaseError) {
-		r.noteVolumes(ctx, next)
+	if err := r.syncVolumes(ctx, next); err != nil {
+		// The record is saved; the registry catches up before the next
+		// volume effect (and on every later transition).
+		r.log.Warn("volume registry", logServer, next.ID, "err", err)
 	}
 	r.step("saved:" + string(next.Phase))
 	return next, nil
@@ -129,20 +141,6 @@ func (r *Reconciler) step(point string) {
 	}
 }
 
-// needsView reports whether Decide will look at the node for this server.
-func needsView(s *lifecycle.Server) bool {
-	if s.Desired == lifecycle.DesiredDeleted || s.Phase == lifecycle.PhaseDeleting {
-		return true
-	}
-	switch s.Phase {
-	case lifecycle.PhasePending, lifecycle.PhaseReserving, lifecycle.PhaseNetworking, lifecycle.PhaseVolumes:
-		return false
-	case lifecycle.PhaseDeploying:
-		return s.DeployRequested
-	}
-	return true
-}
-
 // nodeView takes the server's node from the bulk view when it is there.
 func (r *Reconciler) nodeView(ctx context.Context, s *lifecycle.Server, b *bulk) (lifecycle.NodeView, bool) {
 	if s.NodeID == "" {
@@ -152,7 +150,7 @@ func (r *Reconciler) nodeView(ctx context.Context, s *lifecycle.Server, b *bulk)
 		return lifecycle.NodeView{}, true // not observed: Decide waits
 	}
 	if n, ok := b.nodes[s.NodeID]; ok {
-		return toView(n), true
+		return toView(n, s.ID), true
 	}
 	return lifecycle.NodeView{}, false
 }
@@ -167,22 +165,14 @@ func (r *Reconciler) fetchView(ctx context.Context, s *lifecycle.Server, b *bulk
 	switch {
 	case err == nil:
 		r.setDown(s.ID, false)
-		return toView(n)
+		return toView(n, s.ID)
 	case errors.Is(err, ironic.ErrNotFound):
 		r.setDown(s.ID, false)
-		return lifecycle.NodeView{Observed: true, Exists: false}
+		return lifecycle.NodeView{State: lifecycle.NodeGone}
 	default:
 		r.setDown(s.ID, errors.Is(err, ironic.ErrUnavailable))
 		r.log.Info("node view failed", logServer, s.ID, logNode, s.NodeID, "err", err)
 		return lifecycle.NodeView{}
-	}
-}
-
-func toView(n ironic.Node) lifecycle.NodeView {
-	return lifecycle.NodeView{
-		Observed: true, Exists: true,
-		InstanceUUID: n.InstanceUUID, ProvisionState: n.ProvisionState, TargetProvisionState: n.TargetProvisionState,
-		LastError: n.LastError, Maintenance: n.Maintenance, Locked: n.Reservation != "",
 	}
 }
 
@@ -193,7 +183,12 @@ func (r *Reconciler) execute(ctx context.Context, s *lifecycle.Server, a lifecyc
 	case lifecycle.KindSchedule:
 		node, err := r.sched.Pick(ctx, s)
 		if errors.Is(err, scheduler.ErrNoCandidate) {
-			return lifecycle.Result{Outcome: lifecycle.NoCandidate}, nil
+			res := lifecycle.Result{Outcome: lifecycle.NoCandidate, Returning: r.releasingIn(s.Spec.ResourceClass)}
+			var nc *scheduler.NoCandidateError
+			if errors.As(err, &nc) {
+				res.Returning += nc.Returning
+			}
+			return res, nil
 		}
 		if err != nil {
 			return resultOf(err), nil
@@ -205,10 +200,20 @@ func (r *Reconciler) execute(ctx context.Context, s *lifecycle.Server, a lifecyc
 			if errors.Is(err, ironic.ErrNodeAssociated) || errors.Is(err, ironic.ErrNotFound) {
 				r.sched.Taken(s.NodeID)
 			}
-			return resultOf(err), nil
+			res := resultOf(err)
+			if errors.Is(err, ironic.ErrNodeLocked) {
+				// Locked for a moment, or busy with something that makes it
+				// no candidate (cleaning, say): the core tells them apart.
+				if cur, gerr := r.ironic.GetNode(ctx, s.NodeID); gerr == nil {
+					v := toView(cur, s.ID)
+					res.View = &v
+				}
+			}
+			return res, nil
 		}
 		r.sched.Taken(s.NodeID)
-		return lifecycle.Result{Outcome: lifecycle.OK}, &n
+		v := toView(n, s.ID)
+		return lifecycle.Result{Outcome: lifecycle.OK, View: &v}, &n
 	case lifecycle.KindNetwork:
 		return r.attachNetworks(ctx, s), nil
 	case lifecycle.KindDeploy:
@@ -225,8 +230,18 @@ func (r *Reconciler) execute(ctx context.Context, s *lifecycle.Server, a lifecyc
 		return r.detachVolumes(ctx, s), nil
 	case lifecycle.KindReleaseVolumes:
 		return r.releaseVolumes(ctx, s), nil
-	case lifecycle.KindStrandVolumes:
-		return r.strandVolumes(ctx, s), nil
+	case lifecycle.KindReboot:
+		return resultOf(r.ironic.Reboot(ctx, s.NodeID, a.Hard)), nil
+	case lifecycle.KindPowerOff:
+		return resultOf(r.ironic.SetPowerOff(ctx, s.NodeID)), nil
+	case lifecycle.KindPowerOn:
+		return resultOf(r.ironic.SetPowerOn(ctx, s.NodeID)), nil
+	case lifecycle.KindRebuild:
+		return resultOf(r.ironic.Rebuild(ctx, s.NodeID, deployRequest(s, r.portsOf(ctx, s)))), nil
+	case lifecycle.KindRescue:
+		return resultOf(r.ironic.Rescue(ctx, s.NodeID, s.Op.RescuePassword)), nil
+	case lifecycle.KindUnrescue:
+		return resultOf(r.ironic.Unrescue(ctx, s.NodeID)), nil
 	}
 	return lifecycle.Result{Outcome: lifecycle.Transient, Message: "unknown action " + a.Kind.String()}, nil
 }
@@ -293,6 +308,21 @@ func (r *Reconciler) portsOf(ctx context.Context, s *lifecycle.Server) []store.P
 		r.log.Warn("ports for config drive", logServer, s.ID, "err", err)
 	}
 	return ports
+}
+
+// outcomeLevel is the log level of an effect that did not complete: INFO,
+// but DEBUG for a build waiting for the scheduler's next inventory listing,
+// which every waiting build repeats each tick (the scheduler logs one INFO
+// line per burst of them), and for one waiting for capacity on its way back
+// (its first wait is recorded, with an event, as a transition).
+func outcomeLevel(a lifecycle.Action, res lifecycle.Result, ap lifecycle.Applied) slog.Level {
+	if a.Kind == lifecycle.KindSchedule && res.Outcome == lifecycle.Transient && res.Message == scheduler.ErrRetryLater.Error() {
+		return slog.LevelDebug
+	}
+	if a.Kind == lifecycle.KindSchedule && res.Outcome == lifecycle.NoCandidate && ap.Next == nil {
+		return slog.LevelDebug
+	}
+	return slog.LevelInfo
 }
 
 // resultOf maps the adapters' typed errors to lifecycle outcomes.

@@ -29,6 +29,11 @@ type Ironic interface {
 	Deploy(ctx context.Context, nodeID string, req ironic.DeployRequest) error
 	Undeploy(ctx context.Context, nodeID string) error
 	SetPowerOff(ctx context.Context, nodeID string) error
+	SetPowerOn(ctx context.Context, nodeID string) error
+	Reboot(ctx context.Context, nodeID string, hard bool) error
+	Rebuild(ctx context.Context, nodeID string, req ironic.DeployRequest) error
+	Rescue(ctx context.Context, nodeID, password string) error
+	Unrescue(ctx context.Context, nodeID string) error
 	SetStorageInterface(ctx context.Context, nodeID, iface string) error
 	CreateVolumeConnector(ctx context.Context, nodeID, connType, connectorID string) (string, error)
 	ListVolumeConnectors(ctx context.Context, nodeID string) ([]ironic.VolumeConnector, error)
@@ -78,20 +83,20 @@ type Config struct {
 // Reconciler is the loop. Create with New, run with Run, or drive tick by
 // tick with Tick (tests and the deterministic simulation).
 type Reconciler struct {
-	store   store.Store
-	ironic  Ironic
-	sched   Scheduler
-	ipam    IPAM
-	volumes VolumeStore // nil: no volume registry
-	clock   clock.Clock
-	log     *slog.Logger
-	cfg     Config
-	hooks   Hooks
+	store  store.Store
+	ironic Ironic
+	sched  Scheduler
+	ipam   IPAM
+	clock  clock.Clock
+	log    *slog.Logger
+	cfg    Config
+	hooks  Hooks
 
 	kick chan struct{}
 
 	mu         sync.Mutex
 	ironicDown map[string]bool // server -> last Ironic call failed as unreachable
+	releasing  map[string]int  // resource class -> nodes our servers are letting go of (this tick)
 	lastDrift  time.Time
 }
 
@@ -101,7 +106,6 @@ type Deps struct {
 	Ironic    Ironic
 	Scheduler Scheduler
 	IPAM      IPAM
-	Volumes   VolumeStore
 	Clock     clock.Clock
 	Logger    *slog.Logger
 	Hooks     Hooks
@@ -134,7 +138,7 @@ func New(d Deps, cfg Config) *Reconciler {
 		d.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &Reconciler{
-		store: d.Store, ironic: d.Ironic, sched: d.Scheduler, ipam: d.IPAM, volumes: d.Volumes, clock: d.Clock, log: d.Logger,
+		store: d.Store, ironic: d.Ironic, sched: d.Scheduler, ipam: d.IPAM, clock: d.Clock, log: d.Logger,
 		cfg: cfg, hooks: d.Hooks, kick: make(chan struct{}, 1), ironicDown: map[string]bool{},
 	}
 }
@@ -181,13 +185,22 @@ func (r *Reconciler) Tick(ctx context.Context) (TickStats, error) {
 		return TickStats{}, err
 	}
 	if start.Sub(r.lastDrift) >= r.cfg.DriftInterval {
-		active, err := r.allInPhase(ctx, lifecycle.PhaseActive)
-		if err != nil {
-			return TickStats{}, err
+		// Built servers at rest are checked for drift on their own cadence
+		// (those with an operation pending already need work).
+		for _, p := range []lifecycle.Phase{lifecycle.PhaseActive, lifecycle.PhaseStopped, lifecycle.PhaseRescued} {
+			resting, err := r.allInPhase(ctx, p)
+			if err != nil {
+				return TickStats{}, err
+			}
+			for _, s := range resting {
+				if !s.NeedsWork() {
+					servers = append(servers, s)
+				}
+			}
 		}
-		servers = append(servers, active...)
 		r.lastDrift = start
 	}
+	r.countReleasing(servers)
 	stats := TickStats{Servers: len(servers)}
 	if len(servers) == 0 {
 		r.report(start, stats)
@@ -218,7 +231,7 @@ func (r *Reconciler) Tick(ctx context.Context) (TickStats, error) {
 
 	now := r.clock.Now()
 	for _, s := range servers {
-		if !s.Phase.Stable() && now.After(r.deadline(s).Add(r.cfg.Interval)) {
+		if lifecycle.PastDue(s, r.cfg.Lifecycle, now, r.cfg.Interval) {
 			stats.PastDue++
 		}
 	}
@@ -233,13 +246,6 @@ func (r *Reconciler) report(start time.Time, stats TickStats) {
 	if r.hooks.PastDue != nil {
 		r.hooks.PastDue(stats.PastDue)
 	}
-}
-
-func (r *Reconciler) deadline(s *lifecycle.Server) time.Time {
-	if s.Desired == lifecycle.DesiredDeleted {
-		return s.DeleteRequestedAt.Add(r.cfg.Lifecycle.DeleteTimeout)
-	}
-	return s.Deadline
 }
 
 func (r *Reconciler) allInPhase(ctx context.Context, p lifecycle.Phase) ([]*lifecycle.Server, error) {
@@ -285,6 +291,30 @@ func (r *Reconciler) bulkView(ctx context.Context, servers []*lifecycle.Server) 
 		b.nodes[n.UUID] = n
 	}
 	return b
+}
+
+// countReleasing notes, per resource class, the nodes that servers of ours
+// are letting go of: capacity on its way back for a build that finds none.
+func (r *Reconciler) countReleasing(servers []*lifecycle.Server) {
+	m := map[string]int{}
+	for _, s := range servers {
+		if s.NodeID == "" {
+			continue
+		}
+		switch {
+		case s.Desired == lifecycle.DesiredDeleted, s.Phase == lifecycle.PhaseReleasing, s.Phase == lifecycle.PhaseError:
+			m[s.Spec.ResourceClass]++
+		}
+	}
+	r.mu.Lock()
+	r.releasing = m
+	r.mu.Unlock()
+}
+
+func (r *Reconciler) releasingIn(rc string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.releasing[rc]
 }
 
 func (r *Reconciler) setDown(id string, down bool) {

@@ -10,13 +10,6 @@ import (
 	"github.com/ingot-dev/ingot/internal/store"
 )
 
-// VolumeStore is the volume registry (implemented by the store).
-type VolumeStore interface {
-	ServerVolumes(ctx context.Context, serverID string) ([]store.Volume, error)
-	UpdateVolume(ctx context.Context, v store.Volume) error
-	ReleaseVolume(ctx context.Context, id, serverID string, destroy bool) error
-}
-
 // connectorID is the iSCSI initiator name ingot gives a node.
 func connectorID(node string) string { return "iqn.2026-11.io.ingot:node-" + node }
 
@@ -40,23 +33,18 @@ func targetBootIndexes(vols []store.Volume) map[string]int {
 }
 
 // attachVolumes creates the node's connector and a target per volume, each
-// step idempotent (what exists is listed first), then marks the volumes in-use.
+// step idempotent (what exists is listed first). The registry already shows
+// the node (syncVolumes ran before it: record before act).
 func (r *Reconciler) attachVolumes(ctx context.Context, s *lifecycle.Server) lifecycle.Result {
-	if r.volumes == nil {
-		return lifecycle.Result{Outcome: lifecycle.Rejected, Message: "this ingot has no volume registry"}
-	}
-	vols, err := r.volumes.ServerVolumes(ctx, s.ID)
+	vols, err := r.store.ServerVolumes(ctx, s.ID)
 	if err != nil {
 		return resultOf(err)
 	}
-	for i := range vols {
-		if vols[i].NodeID != s.NodeID {
-			// Record before act: cleanup finds the target even after a crash.
-			vols[i].NodeID = s.NodeID
-			vols[i].StatusReason = "attaching to node " + s.NodeID
-			if err := r.volumes.UpdateVolume(ctx, vols[i]); err != nil {
-				return resultOf(err)
-			}
+	for _, v := range vols {
+		if v.Status == store.VolumeError || v.NodeID != s.NodeID {
+			// I8 backstop: the core never asks this of a stranded volume.
+			return lifecycle.Result{Outcome: lifecycle.Rejected, Message: fmt.Sprintf(
+				"volume %s may still have a target on node %q (status %s): not attaching it to node %s", v.ID, v.NodeID, v.Status, s.NodeID)}
 		}
 	}
 	conns, err := r.ironic.ListVolumeConnectors(ctx, s.NodeID)
@@ -99,22 +87,13 @@ func (r *Reconciler) attachVolumes(ctx context.Context, s *lifecycle.Server) lif
 			return resultOf(err)
 		}
 	}
-	for _, v := range vols {
-		v.Status, v.StatusReason = store.VolumeInUse, ""
-		if err := r.volumes.UpdateVolume(ctx, v); err != nil {
-			return resultOf(err)
-		}
-	}
 	return lifecycle.Result{Outcome: lifecycle.OK}
 }
 
 // detachVolumes powers the node off (Ironic removes targets only then) and
-// removes our targets and connector; the volumes go back to reserved.
+// removes our targets and connector.
 func (r *Reconciler) detachVolumes(ctx context.Context, s *lifecycle.Server) lifecycle.Result {
-	if r.volumes == nil {
-		return lifecycle.Result{Outcome: lifecycle.OK}
-	}
-	vols, err := r.volumes.ServerVolumes(ctx, s.ID)
+	vols, err := r.store.ServerVolumes(ctx, s.ID)
 	if err != nil {
 		return resultOf(err)
 	}
@@ -170,81 +149,50 @@ func (r *Reconciler) detachVolumes(ctx context.Context, s *lifecycle.Server) lif
 			return resultOf(err)
 		}
 	}
-	for _, v := range vols {
-		v.NodeID, v.Status, v.StatusReason = "", store.VolumeReserved, ""
-		if err := r.volumes.UpdateVolume(ctx, v); err != nil {
-			return resultOf(err)
-		}
-	}
-	return lifecycle.Result{Outcome: lifecycle.OK}
-}
-
-// strandVolumes marks the volumes whose targets sit on a node that another
-// instance now holds: ingot may not touch that node (I7), so the volumes must
-// never be handed out again until an operator removes the targets.
-func (r *Reconciler) strandVolumes(ctx context.Context, s *lifecycle.Server) lifecycle.Result {
-	if r.volumes == nil {
-		return lifecycle.Result{Outcome: lifecycle.OK}
-	}
-	vols, err := r.volumes.ServerVolumes(ctx, s.ID)
-	if err != nil {
-		return resultOf(err)
-	}
-	for _, v := range vols {
-		if v.NodeID != s.NodeID {
-			continue
-		}
-		v.Status = store.VolumeError
-		v.StatusReason = fmt.Sprintf("its Ironic volume target was left on node %s, which another instance now holds; "+
-			"remove the target there, then delete this volume", s.NodeID)
-		if err := r.volumes.UpdateVolume(ctx, v); err != nil {
-			return resultOf(err)
-		}
-	}
 	return lifecycle.Result{Outcome: lifecycle.OK}
 }
 
 // releaseVolumes ends the server's hold: volumes become available, or are
 // deleted with the server when it asked for delete_on_termination.
 func (r *Reconciler) releaseVolumes(ctx context.Context, s *lifecycle.Server) lifecycle.Result {
-	if r.volumes == nil {
-		return lifecycle.Result{Outcome: lifecycle.OK}
-	}
-	vols, err := r.volumes.ServerVolumes(ctx, s.ID)
+	vols, err := r.store.ServerVolumes(ctx, s.ID)
 	if err != nil {
 		return resultOf(err)
 	}
 	for _, v := range vols {
 		destroy := s.Desired == lifecycle.DesiredDeleted && v.DeleteOnTermination
-		if err := r.volumes.ReleaseVolume(ctx, v.ID, s.ID, destroy); err != nil {
+		if err := r.store.ReleaseVolume(ctx, v.ID, s.ID, destroy); err != nil {
 			return resultOf(err)
 		}
 	}
 	return lifecycle.Result{Outcome: lifecycle.OK}
 }
 
-// noteVolumes says on each volume why it is still held while its server is
-// being deleted or failed and Ironic still has to let go of it.
-func (r *Reconciler) noteVolumes(ctx context.Context, s *lifecycle.Server) {
-	if r.volumes == nil || !s.HoldsVolumes() || !s.VolumesOnNode {
-		return
+// syncVolumes writes what the core says the registry must show for the
+// volumes s holds (lifecycle.Marks), where it differs. Idempotent; a
+// stranded volume keeps its error whatever the mark (it is never handed
+// out again until an operator acts).
+func (r *Reconciler) syncVolumes(ctx context.Context, s *lifecycle.Server) error {
+	mark, ok := lifecycle.Marks(s)
+	if !ok {
+		return nil
 	}
-	vols, err := r.volumes.ServerVolumes(ctx, s.ID)
+	vols, err := r.store.ServerVolumes(ctx, s.ID)
 	if err != nil {
-		return
+		return err
 	}
+	status := string(mark.Status)
 	for _, v := range vols {
-		reason := fmt.Sprintf("waiting for Ironic to remove its volume target from node %s", s.NodeID)
-		status := v.Status
-		if s.Desired == lifecycle.DesiredDeleted {
-			status = store.VolumeDeleting
-		}
-		if v.StatusReason == reason && v.Status == status {
+		if v.Status == store.VolumeError && status != store.VolumeError {
 			continue
 		}
-		v.Status, v.StatusReason = status, reason
-		if err := r.volumes.UpdateVolume(ctx, v); err != nil {
-			r.log.Warn("volume status", logServer, s.ID, "volume", v.ID, "err", err)
+		if v.Status == status && v.NodeID == mark.Node && v.StatusReason == mark.Reason {
+			continue
+		}
+		v.Status, v.NodeID, v.StatusReason, v.UpdatedAt = status, mark.Node, mark.Reason, r.clock.Now()
+		if err := r.store.UpdateVolume(ctx, v); err != nil {
+			return fmt.Errorf("volume %s: %w", v.ID, err)
 		}
 	}
+	return nil
 }

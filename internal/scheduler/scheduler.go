@@ -7,7 +7,9 @@ package scheduler
 import (
 	"context"
 	"errors"
+	"fmt"
 	"hash/fnv"
+	"log/slog"
 	"slices"
 	"sync"
 	"time"
@@ -18,7 +20,22 @@ import (
 )
 
 // ErrNoCandidate: no node fits the server, even in a freshly listed inventory.
+// Pick wraps it in a *NoCandidateError.
 var ErrNoCandidate = errors.New("scheduler: no node fits")
+
+// NoCandidateError says how many nodes of the class are on their way back
+// (being undeployed or cleaned, not in maintenance): a build may wait for
+// them rather than fail at once.
+type NoCandidateError struct {
+	ResourceClass string
+	Returning     int
+}
+
+func (e *NoCandidateError) Error() string {
+	return fmt.Sprintf("scheduler: no node of resource class %q fits (%d on the way back)", e.ResourceClass, e.Returning)
+}
+
+func (e *NoCandidateError) Unwrap() error { return ErrNoCandidate }
 
 // ErrRetryLater: nothing fits in the cached inventory and it was refreshed
 // too recently to list again; try again on a later tick.
@@ -27,6 +44,8 @@ var ErrRetryLater = errors.New("scheduler: inventory refreshed moments ago; retr
 // Inventory lists scheduling candidates (implemented by *ironic.Client).
 type Inventory interface {
 	ListAvailable(ctx context.Context, resourceClass string) ([]ironic.Node, error)
+	// ListClass lists every node of a class, whatever its state.
+	ListClass(ctx context.Context, resourceClass string) ([]ironic.Node, error)
 }
 
 // Options tune the scheduler.
@@ -39,7 +58,15 @@ type Options struct {
 	// ClaimTTL is how long a node chosen for a server is kept from others
 	// while Ironic does not yet show the reservation.
 	ClaimTTL time.Duration
+	// Logger hears of builds waiting for a node (default: discard).
+	Logger *slog.Logger
 }
+
+// burstGap is how long no build may wait for a node of a class before the
+// next wait starts a new burst, logged at INFO again. A burst of creates
+// retries every tick for as long as it lasts: one line per server per tick at
+// INFO was thousands of lines for 200 creates.
+const burstGap = time.Minute
 
 // Scheduler picks nodes. Safe for concurrent use.
 type Scheduler struct {
@@ -49,7 +76,8 @@ type Scheduler struct {
 
 	mu      sync.Mutex
 	classes map[string]*class
-	claims  map[string]claim // node -> server
+	claims  map[string]claim     // node -> server
+	waiting map[string]time.Time // resource class -> last ErrRetryLater
 
 	// refreshing serializes inventory listings per resource class, so a
 	// burst of builds lists the inventory once, not once per worker.
@@ -78,7 +106,11 @@ func New(inv Inventory, clk clock.Clock, opts Options) *Scheduler {
 	if opts.ClaimTTL <= 0 {
 		opts.ClaimTTL = 2 * time.Minute
 	}
-	return &Scheduler{inv: inv, clock: clk, opts: opts, classes: map[string]*class{}, claims: map[string]claim{}}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Scheduler{inv: inv, clock: clk, opts: opts, classes: map[string]*class{}, claims: map[string]claim{},
+		waiting: map[string]time.Time{}}
 }
 
 // Pick chooses a node for s and claims it for s until the claim expires or is
@@ -100,9 +132,47 @@ func (sc *Scheduler) Pick(ctx context.Context, s *lifecycle.Server) (string, err
 	if !refreshed {
 		// The inventory was refreshed moments ago and may not show a node
 		// that was just released: ask again next tick rather than fail.
+		sc.logWait(ctx, s)
 		return "", ErrRetryLater
 	}
-	return "", ErrNoCandidate
+	return "", sc.noCandidate(ctx, rc)
+}
+
+// noCandidate counts the nodes of the class that are on their way back to
+// available. It costs one listing, only when nothing fits a fresh inventory
+// (which is itself rate-limited per class).
+func (sc *Scheduler) noCandidate(ctx context.Context, rc string) error {
+	e := &NoCandidateError{ResourceClass: rc}
+	nodes, err := sc.inv.ListClass(ctx, rc)
+	if err != nil {
+		return e // an unknown count is no reason to wait
+	}
+	for _, n := range nodes {
+		switch n.ProvisionState {
+		case ironic.StateDeleting, ironic.StateCleaning, ironic.StateCleanWait:
+			if !n.Maintenance {
+				e.Returning++
+			}
+		}
+	}
+	return e
+}
+
+// logWait says a build waits for a node: at INFO for the first wait of a
+// burst in its resource class, at DEBUG for the others.
+func (sc *Scheduler) logWait(ctx context.Context, s *lifecycle.Server) {
+	rc := s.Spec.ResourceClass
+	now := sc.clock.Now()
+	sc.mu.Lock()
+	last, seen := sc.waiting[rc]
+	sc.waiting[rc] = now
+	sc.mu.Unlock()
+	if !seen || now.Sub(last) >= burstGap {
+		sc.opts.Logger.InfoContext(ctx, "builds wait for a free node; each retries every tick (further waits logged at debug)",
+			"resource_class", rc, "server", s.ID)
+		return
+	}
+	sc.opts.Logger.DebugContext(ctx, "build waits for a free node", "resource_class", rc, "server", s.ID)
 }
 
 func (sc *Scheduler) pickCached(s *lifecycle.Server, fresh bool) (string, bool) {

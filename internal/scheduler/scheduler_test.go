@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -117,5 +119,73 @@ func TestInventoryErrorsPassThrough(t *testing.T) {
 	sc := New(inv, clock.NewManual(time.Unix(0, 0)), Options{})
 	if _, err := sc.Pick(context.Background(), server(1)); !errors.Is(err, ironic.ErrUnavailable) {
 		t.Fatalf("got %v, want ErrUnavailable", err)
+	}
+}
+
+// logLines is a text log that tests read back (safe for concurrent writes).
+type logLines struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (l *logLines) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+// count returns how many lines hold every one of the strings.
+func (l *logLines) count(subs ...string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, line := range strings.Split(l.buf.String(), "\n") {
+		all := line != ""
+		for _, s := range subs {
+			all = all && strings.Contains(line, s)
+		}
+		if all {
+			n++
+		}
+	}
+	return n
+}
+
+// TestWaitsLogOncePerBurst: builds waiting for a node are logged at INFO
+// once per burst of a resource class, each wait at DEBUG, and a wait after a
+// quiet minute starts a new burst.
+func TestWaitsLogOncePerBurst(t *testing.T) {
+	inv := newInventory(t, 1)
+	clk := clock.NewManual(time.Unix(0, 0))
+	var lines logLines
+	log := slog.New(slog.NewTextHandler(&lines, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	sc := New(inv, clk, Options{MinRefresh: time.Second, Logger: log})
+	if _, err := sc.Pick(context.Background(), server(0)); err != nil {
+		t.Fatal(err)
+	}
+	for tick := range 5 {
+		clk.Advance(100 * time.Millisecond)
+		for i := range 40 {
+			if _, err := sc.Pick(context.Background(), server(1+i)); !errors.Is(err, ErrRetryLater) {
+				t.Fatalf("tick %d pick %d: %v, want ErrRetryLater", tick, i, err)
+			}
+		}
+	}
+	if n := lines.count("level=INFO"); n != 1 {
+		t.Errorf("%d INFO lines for a burst of 200 waits, want 1:\n%s", n, lines.buf.String())
+	}
+	if n := lines.count("level=DEBUG", "waits for a free node", "resource_class=rc"); n != 199 {
+		t.Errorf("%d DEBUG lines, want 199", n)
+	}
+	clk.Advance(burstGap) // a quiet minute; the next pick lists again
+	if _, err := sc.Pick(context.Background(), server(1)); !errors.Is(err, ErrNoCandidate) {
+		t.Fatalf("pick after a quiet minute: %v, want ErrNoCandidate", err)
+	}
+	clk.Advance(100 * time.Millisecond)
+	if _, err := sc.Pick(context.Background(), server(2)); !errors.Is(err, ErrRetryLater) {
+		t.Fatalf("pick right after that listing: %v, want ErrRetryLater", err)
+	}
+	if n := lines.count("level=INFO"); n != 2 {
+		t.Errorf("%d INFO lines after a second burst, want 2", n)
 	}
 }

@@ -88,6 +88,14 @@ type Store interface {
 	// DeleteRequestID (only the API writes those). ErrConflict on a version
 	// mismatch; ErrNodeTaken when s.NodeID is held by another server.
 	SaveServer(ctx context.Context, s *lifecycle.Server, events ...lifecycle.Event) error
+	// UpdateServer applies mutate to the stored server in one transaction and
+	// writes back what the API owns besides the create and the delete: Name,
+	// Spec, Op and OpGen, Lock (never a lifecycle field), bumping Version.
+	// An error from mutate aborts with nothing written and is returned as is.
+	// act, when not nil, is inserted as the server's action in the same
+	// transaction (ServerID filled in; ProjectID/UserID default to the
+	// server's). ErrNotFound for unknown and deleted servers.
+	UpdateServer(ctx context.Context, id string, act *ActionRecord, mutate func(*lifecycle.Server) error) (*lifecycle.Server, error)
 	// ServersNeedingWork returns every server with NeedsWork() true (indexed query).
 	ServersNeedingWork(ctx context.Context) ([]*lifecycle.Server, error)
 	// ServersInPhase returns servers in the given phase, paged by id > after

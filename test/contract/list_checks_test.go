@@ -17,7 +17,7 @@ func sorted(s []string) []string {
 }
 
 // Node lists: fields, links, pagination, filters (docs/ironic.md §0, §9,
-// library-notes.md "Filtered pagination loses its filters").
+// docs/ironic.md §11, filtered pagination).
 // Every list is filtered by the check's own resource class, because the
 // checks share one Ironic.
 var listChecks = []check{

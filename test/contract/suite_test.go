@@ -67,7 +67,7 @@ type check struct {
 func allChecks() []check {
 	var all []check
 	for _, group := range [][]check{
-		versionChecks, nodeChecks, listChecks, reserveChecks, deployChecks,
+		versionChecks, nodeChecks, listChecks, reserveChecks, deployChecks, day2Checks,
 		longDeployChecks, failingChecks, lockedChecks, subresourceChecks,
 	} {
 		all = append(all, group...)

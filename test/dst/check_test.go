@@ -17,6 +17,9 @@ import (
 var buildOrder = map[lifecycle.Phase]int{
 	lifecycle.PhasePending: 1, lifecycle.PhaseReserving: 2, lifecycle.PhaseNetworking: 3,
 	lifecycle.PhaseVolumes: 4, lifecycle.PhaseDeploying: 5, lifecycle.PhaseActive: 6,
+	// An operation never starts once a delete is accepted.
+	lifecycle.PhaseRebooting: 7, lifecycle.PhasePoweringOff: 7, lifecycle.PhasePoweringOn: 7,
+	lifecycle.PhaseRebuilding: 7, lifecycle.PhaseRescuing: 7, lifecycle.PhaseUnrescuing: 7,
 }
 
 // checkStep checks what must hold after every step: I1, I2, I4, I6 (I7 is
@@ -83,6 +86,32 @@ func (w *world) checkStep(v view) {
 		}
 		carried[n.InstanceUUID] = w.nname(n.UUID)
 	}
+	w.checkOneNodePerVolume()
+}
+
+// checkOneNodePerVolume checks I8 after every step: no volume has Ironic
+// targets on two nodes, and a volume in use is carried by its server's node
+// alone.
+func (w *world) checkOneNodePerVolume() {
+	on := map[string]string{} // volume id -> a node carrying a target of it
+	for _, n := range w.nodes {
+		for _, vid := range w.volumeTargetIDs(n) {
+			if prev, ok := on[vid]; ok && prev != n {
+				w.violate("I8: volume %s has targets on nodes %s and %s", w.vname(vid), w.nname(prev), w.nname(n))
+			}
+			on[vid] = n
+		}
+	}
+	vols, err := w.st.ListVolumes(context.Background(), "", 100)
+	if err != nil {
+		w.violate("volumes: %v", err)
+		return
+	}
+	for _, v := range vols {
+		if n, ok := on[v.ID]; ok && v.Status == store.VolumeInUse && v.NodeID != n {
+			w.violate("I8: volume %s is in-use on node %s while a target of it is on node %s", v.Name, w.nname(v.NodeID), w.nname(n))
+		}
+	}
 }
 
 // checkFinal checks, once the healed world is quiet, that every server is
@@ -108,7 +137,7 @@ func (w *world) checkFinal() {
 			w.violate("ports of %s: %v", name, err)
 			continue
 		}
-		if s.Phase == lifecycle.PhaseActive {
+		if s.Phase.Up() {
 			live[id] = s
 			if len(ports) != len(s.Spec.Networks) {
 				w.violate("active %s has %d ports, want %d", name, len(ports), len(s.Spec.Networks))
@@ -154,7 +183,11 @@ func (w *world) checkFinal() {
 			continue
 		}
 		holders[n.InstanceUUID] = nn
-		if s.NodeID != n.UUID || n.ProvisionState != "active" {
+		want := "active"
+		if s.Phase == lifecycle.PhaseRescued {
+			want = "rescue"
+		}
+		if s.NodeID != n.UUID || n.ProvisionState != want {
 			w.violate("node %s (%s) carries %s which holds %s", nn, n.ProvisionState, w.sname(s.ID), w.nname(s.NodeID))
 		}
 		ports, _ := w.st.Ports(ctx, s.ID)

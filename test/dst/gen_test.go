@@ -2,6 +2,7 @@ package dst
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/ingot-dev/ingot/internal/ironicsim"
 	"github.com/ingot-dev/ingot/internal/lifecycle"
+	"github.com/ingot-dev/ingot/internal/store"
 )
 
 // event is one thing that happens between two ticks.
@@ -65,6 +67,8 @@ var events = []event{
 		return d.String(), nil
 	}},
 	{"foreign-reserve", 1, evForeign},
+	{"operation", 10, evOperation},
+	{"power-out-of-band", 1, evPowerOutOfBand},
 }
 
 var totalWeight = func() int {
@@ -171,6 +175,73 @@ func evFault(kind ironicsim.FaultKind) func(context.Context, *world) (string, er
 	}
 }
 
+// evOperation asks for a day-2 operation on a live server as the API does:
+// refused (nothing recorded) unless lifecycle.Allowed lets it through.
+func evOperation(ctx context.Context, w *world) (string, error) {
+	var live []string
+	for _, id := range w.servers {
+		if !w.deleted[id] {
+			live = append(live, id)
+		}
+	}
+	if len(live) == 0 {
+		return "skipped", nil
+	}
+	id := live[w.rng.IntN(len(live))]
+	kinds := []lifecycle.OpKind{lifecycle.OpReboot, lifecycle.OpStop, lifecycle.OpStart, lifecycle.OpRebuild,
+		lifecycle.OpRescue, lifecycle.OpUnrescue}
+	k, hard := kinds[w.rng.IntN(len(kinds))], w.rng.IntN(2) == 0
+	now := w.clk.Now().UTC()
+	req := fmt.Sprintf("req-%s-%d", k, w.hooks)
+	act := &store.ActionRecord{RequestID: req, Action: string(k), StartTime: now}
+	refused := errors.New("refused")
+	_, err := w.st.UpdateServer(ctx, id, act, func(s *lifecycle.Server) error {
+		if lifecycle.Allowed(s, k, hard) != nil {
+			return refused
+		}
+		s.Op = lifecycle.Op{Kind: k, Hard: hard, RequestID: req, At: now, RescuePassword: "pw"}
+		s.OpGen++
+		s.UpdatedAt = now
+		if k == lifecycle.OpRebuild {
+			s.Spec.ImageSource = fmt.Sprintf("http://images/rebuilt-%d.qcow2", w.hooks)
+		}
+		return nil
+	})
+	switch {
+	case errors.Is(err, refused), errors.Is(err, store.ErrNotFound):
+		return fmt.Sprintf("%s %s refused", k, w.sname(id)), nil
+	case err != nil:
+		return "", fmt.Errorf("%s %s: %w", k, w.sname(id), err)
+	}
+	w.ops++
+	return fmt.Sprintf("%s %s (hard %v)", k, w.sname(id), hard), nil
+}
+
+// evPowerOutOfBand powers a node off or on behind ingot's back, through the
+// simulator's API as an operator would (S20).
+func evPowerOutOfBand(_ context.Context, w *world) (string, error) {
+	n := w.nodes[w.rng.IntN(len(w.nodes))]
+	if _, ok := w.foreign[n]; ok {
+		return "skipped", nil
+	}
+	snap, ok := w.sim.Node(n)
+	if !ok {
+		return "skipped", nil
+	}
+	target := "power off"
+	if snap.PowerState == "power off" {
+		target = "power on"
+	}
+	req := httptest.NewRequest(http.MethodPut, "/v1/nodes/"+n+"/states/power", strings.NewReader(fmt.Sprintf(`{"target": %q}`, target)))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-OpenStack-Ironic-API-Version", "1.78")
+	rec := httptest.NewRecorder()
+	if !serve(w.sim.Handler(), rec, req) || rec.Code != http.StatusAccepted {
+		return w.nname(n) + fmt.Sprintf(" refused (%d)", rec.Code), nil
+	}
+	return w.nname(n) + " " + target, nil
+}
+
 // evForeign reserves an idle node for "another tenant", straight through the
 // simulator's API as another service would. From then on ingot must never
 // change it (I7).
@@ -243,4 +314,13 @@ func phaseOf(s *lifecycle.Server) string {
 		r = "/" + string(s.Fault.Reason)
 	}
 	return fmt.Sprintf("%s%s%s", d, s.Phase, r)
+}
+
+func (w *world) vname(id string) string {
+	for i, v := range w.vols {
+		if v == id {
+			return fmt.Sprintf("v%d", i)
+		}
+	}
+	return "v?"
 }

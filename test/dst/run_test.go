@@ -19,6 +19,7 @@ type result struct {
 	steps  int
 	ticks  int
 	crashs int
+	ops    int // day-2 operations accepted
 }
 
 func (r result) failed() bool { return len(r.errs) > 0 }
@@ -60,7 +61,7 @@ func runSeed(seed int64, p params, dir string, template []byte) result {
 	if len(w.errs) == 0 {
 		w.checkFinal()
 	}
-	return result{seed: seed, hash: w.trace.sum(), errs: w.errs, trace: w.trace.tail(), steps: p.steps, ticks: ticks, crashs: w.restarts}
+	return result{seed: seed, hash: w.trace.sum(), errs: w.errs, trace: w.trace.tail(), steps: p.steps, ticks: ticks, crashs: w.restarts, ops: w.ops}
 }
 
 func (w *world) advanceAndTick() error {

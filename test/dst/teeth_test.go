@@ -49,10 +49,10 @@ func TestDSTHasTeeth(t *testing.T) {
 func nodeGoneIsDelete(in lifecycle.Input, cfg lifecycle.Config) lifecycle.Action {
 	s := in.Server
 	if s.Desired == lifecycle.DesiredActive && s.Phase == lifecycle.PhaseDeploying && s.DeployRequested &&
-		in.Node.Observed && !in.Node.Exists && !in.Now.After(s.Deadline) {
+		in.Node.State == lifecycle.NodeGone && !in.Now.After(s.Deadline) {
 		n := s.Clone()
 		n.Phase, n.PhaseSince, n.UpdatedAt = lifecycle.PhaseDeleted, in.Now, in.Now
-		n.NodeID, n.Reserved, n.DeployRequested = "", false, false
+		n.NodeID, n.DeployRequested = "", false
 		return lifecycle.Action{Kind: lifecycle.KindSave, Next: n, Why: "broken: node gone means deleted"}
 	}
 	return lifecycle.Decide(in, cfg)
@@ -66,7 +66,7 @@ func unreserveForgets(in lifecycle.Input, cfg lifecycle.Config) lifecycle.Action
 		return a
 	}
 	n := in.Server.Clone()
-	n.NodeID, n.Reserved, n.DeployRequested, n.UpdatedAt = "", false, false, in.Now
+	n.NodeID, n.DeployRequested, n.UpdatedAt = "", false, in.Now
 	return lifecycle.Action{Kind: lifecycle.KindSave, Next: n, Why: "broken: forget the node"}
 }
 
@@ -88,10 +88,10 @@ func hidesDelete(in lifecycle.Input, cfg lifecycle.Config) lifecycle.Action {
 // carries now, as if it were still ours.
 func releasesOthers(in lifecycle.Input, cfg lifecycle.Config) lifecycle.Action {
 	v := in.Node
-	if in.Server.NodeID != "" && v.Observed && v.Exists && v.InstanceUUID != in.Server.ID && !v.Locked {
+	if in.Server.NodeID != "" && v.Exists() && v.Holder != lifecycle.HeldByUs && !v.Locked {
 		switch in.Server.Phase {
 		case lifecycle.PhaseReleasing, lifecycle.PhaseError, lifecycle.PhaseDeleting, lifecycle.PhaseDeleted:
-			if v.ProvisionState == "active" || v.ProvisionState == "deploy failed" {
+			if v.State == lifecycle.NodeActive || v.State == lifecycle.NodeDeployFailed {
 				return lifecycle.Action{Kind: lifecycle.KindUndeploy, Why: "broken: undeploy whatever is there"}
 			}
 			return lifecycle.Action{Kind: lifecycle.KindUnreserve, RemoveInstance: true, Why: "broken: unreserve whatever is there"}

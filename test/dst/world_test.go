@@ -40,6 +40,7 @@ var lcfg = lifecycle.Config{
 	DeleteTimeout:    3 * time.Minute,
 	MaintenanceGrace: time.Minute,
 	MaxAttempts:      3,
+	CapacityWait:     30 * time.Second,
 }
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -68,6 +69,7 @@ type world struct {
 	rec     *reconciler.Reconciler
 	cancel  context.CancelFunc
 	hooks   int // step-boundary calls since start
+	ops     int // day-2 operations accepted
 	crashAt int // crash at this step-boundary call (0: none planned)
 	// A user's delete that arrives in the middle of a tick, at this
 	// step-boundary call, for midDel (the API writes while a step is in flight).
@@ -104,7 +106,8 @@ func newWorld(seed int64, p params, dir string, template []byte) (*world, error)
 	}
 	w.sim = ironicsim.New(ironicsim.Options{Clock: w.clk, DeployTime: deployTime, UndeployTime: undeployTime,
 		CallbackTimeout: 2 * time.Minute, VIFMode: ironicsim.VIFModeStore, Seed: seed + 1})
-	w.nodes = w.sim.AddNodes(p.nodes, ironicsim.NodeSpec{ResourceClass: rc, Ports: 2})
+	w.nodes = w.sim.AddNodes((p.nodes+1)/2, ironicsim.NodeSpec{ResourceClass: rc, Ports: 2, RescueInterface: "fake"})
+	w.nodes = append(w.nodes, w.sim.AddNodes(p.nodes/2, ironicsim.NodeSpec{ResourceClass: rc, Ports: 2, NamePrefix: "norescue"})...)
 	w.tr = &transport{w: w, h: w.sim.Handler()}
 	if err := os.WriteFile(w.db, template, 0o600); err != nil {
 		return nil, fmt.Errorf("database: %w", err)
@@ -141,7 +144,7 @@ func (w *world) start() error {
 	}
 	sched := scheduler.New(ic, w.clk, scheduler.Options{})
 	w.rec = reconciler.New(reconciler.Deps{
-		Store: w.cst, Ironic: ic, Scheduler: sched, IPAM: network.NewIPAM(w.cst, w.nets), Volumes: w.cst, Clock: w.clk,
+		Store: w.cst, Ironic: ic, Scheduler: sched, IPAM: network.NewIPAM(w.cst, w.nets), Clock: w.clk,
 		Logger: slog.New(slog.DiscardHandler), Hooks: reconciler.Hooks{Step: w.step},
 	}, reconciler.Config{Lifecycle: lcfg, Interval: interval, DriftInterval: driftEvery, Workers: 1, Decide: w.p.decide})
 	w.tr.dead = false

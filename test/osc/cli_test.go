@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ingot-dev/ingot/internal/ironictest"
 )
 
 // osc is Debian's OpenStack CLI. It runs with /usr/bin/python3 (its
@@ -22,17 +24,17 @@ import (
 // PYTHONPATH or OS_* variable of the caller reaches it.
 const osc = "/usr/bin/openstack"
 
-// requireCLI skips without the CLI, unless CI asked for every client test
-// (INGOT_TEST_IRONIC=1), where a missing CLI is a failure.
+// requireCLI skips without the CLI, unless INGOT_TEST_IRONIC=1 (as CI sets
+// it), where a missing CLI is a failure: the same rule as the real Ironic's.
 func requireCLI(t *testing.T) {
 	t.Helper()
 	if _, err := os.Stat(osc); err == nil {
 		return
 	}
-	if os.Getenv("INGOT_TEST_IRONIC") == "1" {
-		t.Fatalf("%s is missing and INGOT_TEST_IRONIC=1: run .ci/install-osc.sh (Debian python3-openstackclient)", osc)
+	if ironictest.RealWanted() {
+		t.Fatalf("%s is missing and %s=1: run .ci/install-osc.sh (Debian python3-openstackclient)", osc, ironictest.EnvVar)
 	}
-	t.Skipf("%s is missing (install Debian's python3-openstackclient with .ci/install-osc.sh); set INGOT_TEST_IRONIC=1 to make this a failure", osc)
+	t.Skipf("%s is missing (install Debian's python3-openstackclient with .ci/install-osc.sh); set %s=1 to make this a failure", osc, ironictest.EnvVar)
 }
 
 var progressRE = regexp.MustCompile(`\r?Progress: \d+`)

@@ -36,9 +36,15 @@ type stack struct {
 // newStack runs an ingot against ir whose one flavor maps to resource class rc.
 func newStack(t *testing.T, ir *ironictest.Env, rc string) *stack {
 	t.Helper()
+	return newStackVia(t, ir, rc, ir.URL)
+}
+
+// newStackVia is newStack with ingot talking to ir through url (a proxy).
+func newStackVia(t *testing.T, ir *ironictest.Env, rc, url string) *stack {
+	t.Helper()
 	cfg := config.Default()
 	cfg.Database = filepath.Join(t.TempDir(), "ingot.db")
-	cfg.Ironic.URL = ir.URL
+	cfg.Ironic.URL = url
 	cfg.Ironic.Timeout = 10 * time.Second
 	cfg.PollInterval = 200 * time.Millisecond
 	cfg.DriftInterval = 500 * time.Millisecond
@@ -223,6 +229,8 @@ func TestRealIronic(t *testing.T) {
 		s.WaitGone(id, 30*time.Second)
 		s.noPorts(id)
 	})
+
+	t.Run("S21 chosen node put in maintenance after the inventory refresh", func(t *testing.T) { testS21(t, ir) })
 
 	t.Run("S12 active node deleted or torn down", func(t *testing.T) {
 		s := newStack(t, ir, "rc-s12")

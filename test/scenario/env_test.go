@@ -242,11 +242,30 @@ func (e *env) checkInvariants(ids ...string) {
 	}
 }
 
-// gate makes the whole Ironic unreachable (connections dropped) while down.
+// gate makes the whole Ironic unreachable (connections dropped) while down,
+// and can hold the next node PATCH until the test lets it through.
 type gate struct {
 	next    http.Handler
 	down    atomic.Bool
 	refused atomic.Int64 // calls dropped while down
+
+	holdPatch atomic.Bool
+	held      chan string   // the node of a held PATCH
+	release   chan struct{} // lets a held PATCH through
+}
+
+// holdNextPatch makes the next node PATCH wait; it returns the node it is
+// for once it arrives, and a function that lets it through.
+func (e *env) holdNextPatch(timeout time.Duration) (node string, release func()) {
+	e.t.Helper()
+	e.gate.held, e.gate.release = make(chan string, 1), make(chan struct{})
+	e.gate.holdPatch.Store(true)
+	select {
+	case node = <-e.gate.held:
+	case <-time.After(timeout):
+		e.t.Fatalf("no node PATCH within %s", timeout)
+	}
+	return node, func() { close(e.gate.release) }
 }
 
 // waitRefused waits until n more calls have been dropped: proof that ingot
@@ -268,6 +287,10 @@ func (g *gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		w.WriteHeader(http.StatusServiceUnavailable)
 		return
+	}
+	if r.Method == http.MethodPatch && strings.HasPrefix(r.URL.Path, "/v1/nodes/") && g.holdPatch.CompareAndSwap(true, false) {
+		g.held <- strings.TrimPrefix(r.URL.Path, "/v1/nodes/")
+		<-g.release
 	}
 	g.next.ServeHTTP(w, r)
 }

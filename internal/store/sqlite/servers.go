@@ -21,7 +21,10 @@ const (
 // Statements of the write transactions (prepared at Open, see writerQueries).
 const (
 	qInsertServer = `INSERT INTO servers (` + serverCols + `, needs_work, vcpus, ram_mb, resource_class)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	// qUpdateRequests writes what UpdateServer owns.
+	qUpdateRequests = `UPDATE servers SET name = ?, spec = ?, requests = ?, updated_at = ?,
+		version = version + 1, needs_work = ? WHERE id = ? AND version = ?`
 	qServerExists = "SELECT 1 FROM servers WHERE id = ?"
 	qDeleteTarget = `SELECT desired, phase, node_id, ports_allocated, project_id, user_id
 		FROM servers WHERE id = ?`
@@ -29,7 +32,7 @@ const (
 		updated_at = ?, version = version + 1, needs_work = ? WHERE id = ?`
 	// qSaveServer: desired is never written; needs_work is picked for the
 	// stored desired (see needsWork).
-	qSaveServer = `UPDATE servers SET phase = ?, node_id = ?, reserved = ?,
+	qSaveServer = `UPDATE servers SET phase = ?, node_id = ?, ext = ?,
 		deploy_requested = ?, ports_allocated = ?, volumes_on_node = ?, volumes_released = ?,
 		excluded = ?, attempts = ?, fault = ?,
 		maintenance_since = ?, updated_at = ?, phase_since = ?, deadline = ?, launched_at = ?,
@@ -100,6 +103,10 @@ func (st *Store) createServer(ctx context.Context, s *lifecycle.Server, check fu
 	if err != nil {
 		return fmt.Errorf("sqlite: server %s: %w", c.ID, err)
 	}
+	reqs, err := requestsOf(&c)
+	if err != nil {
+		return fmt.Errorf("sqlite: server %s: %w", c.ID, err)
+	}
 	err = st.write(ctx, func(tx txn) error {
 		if check != nil {
 			if err := check(tx, &c); err != nil {
@@ -108,10 +115,10 @@ func (st *Store) createServer(ctx context.Context, s *lifecycle.Server, check fu
 		}
 		_, err := tx.ExecContext(ctx, qInsertServer,
 			c.ID, c.Name, c.ProjectID, c.UserID, string(spec), string(c.Desired), string(c.Phase), c.NodeID,
-			c.Reserved, c.DeployRequested, c.PortsAllocated, docs.excluded, docs.attempts, docs.fault,
+			docs.ext, c.DeployRequested, c.PortsAllocated, docs.excluded, docs.attempts, docs.fault,
 			encTime(c.MaintenanceSince), encTimeNN(c.CreatedAt), encTime(c.UpdatedAt), encTime(c.PhaseSince),
 			encTime(c.Deadline), encTime(c.DeleteRequestedAt), encTime(c.LaunchedAt),
-			c.CreateRequestID, c.DeleteRequestID, c.Version, c.VolumesOnNode, c.VolumesReleased, c.NeedsWork(),
+			c.CreateRequestID, c.DeleteRequestID, c.Version, c.VolumesOnNode, c.VolumesReleased, reqs, c.NeedsWork(),
 			c.Spec.VCPUs, c.Spec.RAMMB, c.Spec.ResourceClass)
 		if err != nil {
 			switch constraint(err) {
@@ -283,7 +290,7 @@ func (st *Store) SaveServer(ctx context.Context, s *lifecycle.Server, events ...
 	ifDeleted, ifActive := needsWork(s)
 	err = st.write(ctx, func(tx txn) error {
 		res, err := tx.ExecContext(ctx, qSaveServer,
-			string(s.Phase), s.NodeID, s.Reserved, s.DeployRequested, s.PortsAllocated,
+			string(s.Phase), s.NodeID, docs.ext, s.DeployRequested, s.PortsAllocated,
 			s.VolumesOnNode, s.VolumesReleased, docs.excluded, docs.attempts, docs.fault,
 			encTime(s.MaintenanceSince), encTime(s.UpdatedAt), encTime(s.PhaseSince), encTime(s.Deadline),
 			encTime(s.LaunchedAt), ifDeleted, ifActive, s.ID, s.Version)
@@ -377,4 +384,59 @@ func (st *Store) NodeHolders(ctx context.Context) (map[string]string, error) {
 		out[node] = id
 	}
 	return out, rows.Err()
+}
+
+// UpdateServer applies mutate to the stored server inside one transaction
+// and writes back what the API owns besides the create and the delete —
+// Name, Spec, Op and OpGen, Lock — with needs_work, bumping Version (a
+// reconciler save in flight then conflicts and decides again, as after a
+// delete). An error from mutate aborts with nothing written and is returned
+// as is. When act is not nil its action record is inserted in the same
+// transaction. ErrNotFound for unknown and deleted servers.
+func (st *Store) UpdateServer(ctx context.Context, id string, act *store.ActionRecord, mutate func(*lifecycle.Server) error) (*lifecycle.Server, error) {
+	var out *lifecycle.Server
+	err := st.write(ctx, func(tx txn) error {
+		s, err := scanServer(tx.QueryRowContext(ctx, "SELECT "+serverCols+" FROM servers WHERE id = ?", id))
+		if errors.Is(err, sql.ErrNoRows) || (err == nil && s.Phase == lifecycle.PhaseDeleted) {
+			return fmt.Errorf("server %s: %w", id, store.ErrNotFound)
+		}
+		if err != nil {
+			return fmt.Errorf("sqlite: update server %s: %w", id, err)
+		}
+		if err := mutate(s); err != nil {
+			return err
+		}
+		spec, err := json.Marshal(s.Spec)
+		if err != nil {
+			return fmt.Errorf("sqlite: server %s: spec: %w", id, err)
+		}
+		reqs, err := requestsOf(s)
+		if err != nil {
+			return fmt.Errorf("sqlite: server %s: %w", id, err)
+		}
+		if s.UpdatedAt.IsZero() {
+			s.UpdatedAt = time.Now()
+		}
+		if _, err := tx.ExecContext(ctx, qUpdateRequests, s.Name, string(spec), reqs, encTime(s.UpdatedAt),
+			s.NeedsWork(), id, s.Version); err != nil {
+			return fmt.Errorf("sqlite: update server %s: %w", id, err)
+		}
+		s.Version++
+		if act != nil {
+			a := *act
+			a.ServerID, a.ProjectID, a.UserID = id, s.ProjectID, s.UserID
+			if act.ProjectID != "" {
+				a.ProjectID = act.ProjectID
+			}
+			if act.UserID != "" {
+				a.UserID = act.UserID
+			}
+			if err := insertAction(ctx, tx, a); err != nil {
+				return err
+			}
+		}
+		out = s
+		return nil
+	})
+	return out, err
 }

@@ -64,12 +64,12 @@ type Store struct {
 }
 
 // writerQueries are the statements write transactions run.
-var writerQueries = []string{qInsertServer, qServerExists, qDeleteTarget, qRequestDelete, qSaveServer,
+var writerQueries = []string{qInsertServer, qServerExists, qDeleteTarget, qRequestDelete, qSaveServer, qUpdateRequests,
 	qInsertAction, qInsertEvent, qInsertPort, qSetPortVIF, qDeletePort}
 
 var _ store.Store = (*Store)(nil)
 
-// writerParams follow library-notes.md (SQLite section): WAL, a busy
+// writerParams follow docs/DESIGN.md §2.8: WAL, a busy
 // timeout for other processes, synchronous=NORMAL (survives kill -9),
 // foreign keys, immediate transactions.
 const writerParams = "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)" +
@@ -93,6 +93,9 @@ func dsn(path, params string) string {
 func Open(ctx context.Context, path string) (*Store, error) {
 	if path == "" || path == ":memory:" || strings.HasPrefix(path, "file:") {
 		return nil, fmt.Errorf("sqlite: want a file path, got %q", path)
+	}
+	if err := ownerOnly(path); err != nil {
+		return nil, err
 	}
 	w, err := sql.Open("sqlite", dsn(path, writerParams))
 	if err != nil {

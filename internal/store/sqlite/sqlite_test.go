@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -153,6 +154,7 @@ func TestStoredForm(t *testing.T) {
 	defer st.Close()
 	s := storetest.FullServer("s1")
 	s.Phase = lifecycle.PhaseActive
+	s.OpDone = s.OpGen // no operation pending
 	if err := st.CreateServer(ctx, s); err != nil {
 		t.Fatal(err)
 	}
@@ -295,6 +297,41 @@ func TestOpenRejectsNonFile(t *testing.T) {
 	for _, p := range []string{"", ":memory:", "file:x.db"} {
 		if _, err := Open(context.Background(), p); err == nil {
 			t.Errorf("Open(%q) succeeded", p)
+		}
+	}
+}
+
+// TestFilesAreOwnerOnly: the database and its -wal and -shm files are 0600
+// whatever the umask lets through (they hold user_data), and an existing
+// database left readable by others is narrowed.
+func TestFilesAreOwnerOnly(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	fresh := filepath.Join(dir, "fresh.db")
+	old := filepath.Join(dir, "old.db")
+	if err := os.WriteFile(old, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(old, 0o644); err != nil { // whatever the umask
+		t.Fatal(err)
+	}
+	for _, path := range []string{fresh, old} {
+		st, err := Open(ctx, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		if err := st.CreateServer(ctx, storetest.MinimalServer("s-"+filepath.Base(path), time.Now())); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range []string{path, path + "-wal", path + "-shm"} {
+			fi, err := os.Stat(p)
+			if err != nil {
+				t.Fatalf("%s: %v", p, err)
+			}
+			if fi.Mode().Perm() != 0o600 {
+				t.Errorf("%s: mode %v, want -rw-------", filepath.Base(p), fi.Mode().Perm())
+			}
 		}
 	}
 }

@@ -16,12 +16,12 @@ const (
 	volumeCols = `id, name, size_gb, status, server_id, node_id, boot_index, delete_on_termination,
 	target_iqn, target_lun, target_portal, status_reason, created_at, updated_at, project_id, user_id`
 	qInsertVolume = "INSERT INTO volumes (" + volumeCols + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-	qVolumeHolder = "SELECT server_id FROM volumes WHERE id = ?"
-	qVolumeOwner  = "SELECT server_id, project_id FROM volumes WHERE id = ?"
+	qVolumeHolder = "SELECT server_id, status, status_reason FROM volumes WHERE id = ?"
+	qVolumeOwner  = "SELECT project_id FROM volumes WHERE id = ?"
 	// qReserveVolume only takes a free volume: the server_id = '' guard keeps
 	// the hold exclusive even if the read before it were stale.
 	qReserveVolume = `UPDATE volumes SET status = ?, server_id = ?, boot_index = ?,
-		delete_on_termination = ?, updated_at = ? WHERE id = ? AND server_id = ''`
+		delete_on_termination = ?, updated_at = ? WHERE id = ? AND server_id = '' AND status = 'available'`
 	qDeleteVolume = "DELETE FROM volumes WHERE id = ? AND server_id = ''"
 	qUpdateVolume = `UPDATE volumes SET status = ?, node_id = ?, status_reason = ?, updated_at = ?
 		WHERE id = ? AND server_id = ? AND server_id <> ''`
@@ -145,16 +145,22 @@ func (st *Store) ListProjectVolumes(ctx context.Context, projectID, after string
 
 // holder returns the server holding volume id ("" when free), ErrNotFound
 // when the volume is unknown.
-func holder(ctx context.Context, tx txn, id string) (string, error) {
-	var server string
-	err := tx.QueryRowContext(ctx, qVolumeHolder, id).Scan(&server)
+// volumeRow reads who holds a volume, and its status and reason, inside tx.
+// ErrNotFound when unknown.
+func volumeRow(ctx context.Context, tx txn, id string) (server, status, reason string, err error) {
+	err = tx.QueryRowContext(ctx, qVolumeHolder, id).Scan(&server, &status, &reason)
 	if errors.Is(err, sql.ErrNoRows) {
-		return "", fmt.Errorf("volume %s: %w", id, store.ErrNotFound)
+		return "", "", "", fmt.Errorf("volume %s: %w", id, store.ErrNotFound)
 	}
 	if err != nil {
-		return "", fmt.Errorf("sqlite: volume %s: %w", id, err)
+		return "", "", "", fmt.Errorf("sqlite: volume %s: %w", id, err)
 	}
-	return server, nil
+	return server, status, reason, nil
+}
+
+func holder(ctx context.Context, tx txn, id string) (string, error) {
+	server, _, _, err := volumeRow(ctx, tx, id)
+	return server, err
 }
 
 // DeleteVolume removes an available volume. ErrVolumeInUse (naming the
@@ -283,14 +289,22 @@ func reserveVolumes(ctx context.Context, tx txn, s *lifecycle.Server) error {
 			return fmt.Errorf("sqlite: server %s lists volume %s twice", s.ID, ref.ID)
 		}
 		seen[ref.ID] = true
-		var server, project string
-		err := tx.QueryRowContext(ctx, qVolumeOwner, ref.ID).Scan(&server, &project)
-		if errors.Is(err, sql.ErrNoRows) || (err == nil && project != "" && project != s.ProjectID) {
+		server, status, reason, err := volumeRow(ctx, tx, ref.ID)
+		if err != nil {
+			return fmt.Errorf("sqlite: volume %s: %w", ref.ID, err)
+		}
+		var project string
+		if err := tx.QueryRowContext(ctx, qVolumeOwner, ref.ID).Scan(&project); err != nil {
+			return fmt.Errorf("sqlite: volume %s: %w", ref.ID, err)
+		}
+		if project != "" && project != s.ProjectID {
 			// Another project's volume is no more visible than an unknown one.
 			return fmt.Errorf("volume %s: %w", ref.ID, store.ErrNotFound)
 		}
-		if err != nil {
-			return fmt.Errorf("sqlite: volume %s: %w", ref.ID, err)
+		if server == "" && status == store.VolumeError {
+			// Stranded: a target of it may remain on a node ingot may not
+			// touch (I8), so it is never handed out again.
+			return fmt.Errorf("volume %s is stranded (%s): %w", ref.ID, reason, store.ErrVolumeInUse)
 		}
 		if server != "" {
 			return fmt.Errorf("volume %s is held by server %s: %w", ref.ID, server, store.ErrVolumeInUse)

@@ -43,7 +43,13 @@ func testCreateGet(t *testing.T, st store.Store) {
 func lifecycleStep(s *lifecycle.Server, d time.Duration) {
 	s.Phase = lifecycle.PhaseReleasing
 	s.NodeID = s.NodeID + "-2"
-	s.Reserved = !s.Reserved
+	s.VolumesStrandedOn = "node-stranded-" + s.ID
+	s.CapacityWaitSince = T0.Add(d + 8)
+	s.OpDone++
+	s.OpSent = !s.OpSent
+	s.OpFallback = !s.OpFallback
+	s.StopAfterRebuild = !s.StopAfterRebuild
+	s.PowerSeen = lifecycle.PowerOn
 	s.DeployRequested = !s.DeployRequested
 	s.PortsAllocated = !s.PortsAllocated
 	s.VolumesOnNode = !s.VolumesOnNode
@@ -361,4 +367,66 @@ func isAny(err error, targets ...error) bool {
 		}
 	}
 	return false
+}
+
+func testUpdateServer(t *testing.T, st store.Store) {
+	s := mustCreate(t, st, MinimalServer("s1", T0))
+	s.Phase = lifecycle.PhaseActive
+	mustSave(t, st, s) // v2, stable
+	act := &store.ActionRecord{RequestID: "req-reboot", Action: string(lifecycle.OpReboot), StartTime: T0.Add(time.Minute)}
+	got, err := st.UpdateServer(ctx(t), "s1", act, func(s *lifecycle.Server) error {
+		s.Name = "renamed"
+		s.Spec.Metadata = map[string]string{"a": "b"}
+		s.Op = lifecycle.Op{Kind: lifecycle.OpReboot, Hard: true, RequestID: "req-reboot", At: T0.Add(time.Minute)}
+		s.OpGen++
+		s.Lock = lifecycle.Lock{Locked: true, By: "owner"}
+		s.UpdatedAt = T0.Add(time.Minute)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Version != 3 {
+		t.Errorf("version = %d, want 3", got.Version)
+	}
+	stored := mustGet(t, st, "s1")
+	requireServer(t, stored, got)
+	if !stored.OpPending() || stored.Name != "renamed" || !stored.Lock.Locked {
+		t.Fatalf("update not stored: %+v", stored)
+	}
+	// A stable server with an operation pending needs work.
+	if !slices.Contains(ids(mustNeedingWork(t, st)), "s1") {
+		t.Fatal("active server with a pending operation is not in ServersNeedingWork")
+	}
+	acts, err := st.Actions(ctx(t), "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(acts) == 0 || acts[0].RequestID != "req-reboot" || acts[0].Action != "reboot" || acts[0].ProjectID != "project" {
+		t.Errorf("actions = %+v", acts)
+	}
+	// A reconciler save from before the update conflicts (it decides again).
+	s.Phase = lifecycle.PhaseRebooting
+	wantErr(t, "SaveServer after UpdateServer", st.SaveServer(ctx(t), s), store.ErrConflict)
+	// SaveServer never writes what the API owns.
+	fresh := mustGet(t, st, "s1")
+	fresh.Name, fresh.Op, fresh.OpGen, fresh.Lock = "worker", lifecycle.Op{}, 0, lifecycle.Lock{}
+	fresh.OpDone = 1
+	mustSave(t, st, fresh)
+	after := mustGet(t, st, "s1")
+	if after.Name != "renamed" || after.OpGen != 1 || after.Op.Kind != lifecycle.OpReboot || !after.Lock.Locked || after.OpDone != 1 {
+		t.Errorf("SaveServer clobbered the API's fields or lost its own: %+v", after)
+	}
+	if slices.Contains(ids(mustNeedingWork(t, st)), "s1") {
+		t.Error("operation done, server still needs work")
+	}
+	// An error from mutate writes nothing.
+	boom := errors.New("refused")
+	_, err = st.UpdateServer(ctx(t), "s1", act, func(s *lifecycle.Server) error { s.Name = "x"; return boom })
+	if !errors.Is(err, boom) {
+		t.Fatalf("err = %v, want the mutate error", err)
+	}
+	requireServer(t, mustGet(t, st, "s1"), after)
+	_, err = st.UpdateServer(ctx(t), "nope", nil, func(*lifecycle.Server) error { return nil })
+	wantErr(t, "UpdateServer unknown", err, store.ErrNotFound)
 }

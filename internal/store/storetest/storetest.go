@@ -13,6 +13,7 @@
 //   - Actions, AllEvents: ErrNotFound for an unknown server; Events:
 //     ErrNotFound for an unknown action.
 //   - SaveServer: ErrNotFound or ErrConflict for an unknown id.
+//   - UpdateServer adds one to the stored version, like SaveServer.
 //   - CreatePort: ErrExists for a duplicate id or a second port of one
 //     server on one network.
 //   - CreateVolume stores an available volume whatever holder fields it is
@@ -44,6 +45,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"SaveRoundTrip", testSaveRoundTrip},
 		{"CompareAndSwap", testCAS},
 		{"SaveKeepsAPIFields", testSaveKeepsAPIFields},
+		{"UpdateServer", testUpdateServer},
 		{"RequestDelete", testRequestDelete},
 		{"DeleteWinsOverInFlightStep", testDeleteWins},
 		{"NodeTaken", testNodeTaken},
@@ -111,7 +113,7 @@ func FullServer(id string) *lifecycle.Server {
 			// server with volumes needs them created first (see testVolumesServer).
 		},
 		Desired: lifecycle.DesiredActive, Phase: lifecycle.PhaseDeploying,
-		NodeID: "node-" + id, Reserved: true, DeployRequested: true, PortsAllocated: true,
+		NodeID: "node-" + id, DeployRequested: true, PortsAllocated: true,
 		VolumesOnNode: true, VolumesReleased: true,
 		Excluded: []string{"node-x", "node-y"},
 		Attempts: []lifecycle.Attempt{
@@ -129,6 +131,10 @@ func FullServer(id string) *lifecycle.Server {
 		LaunchedAt:        T0.Add(8 * time.Second),
 		CreateRequestID:   "req-c-" + id,
 		DeleteRequestID:   "req-d-" + id,
+		Op: lifecycle.Op{Kind: lifecycle.OpRebuild, RequestID: "req-op-" + id, At: T0.Add(9 * time.Second),
+			RescuePassword: "pw"},
+		OpGen: 3, OpDone: 2, OpSent: true, OpFallback: true, StopAfterRebuild: true, PowerSeen: lifecycle.PowerOff,
+		Lock: lifecycle.Lock{Locked: true, By: "admin", Reason: "audit"},
 	}
 }
 
@@ -136,8 +142,9 @@ func FullServer(id string) *lifecycle.Server {
 // monotonic reading), so that reflect.DeepEqual compares instants.
 func Normalize(s *lifecycle.Server) *lifecycle.Server {
 	c := s.Clone()
+	c.Op.At = c.Op.At.UTC()
 	for _, p := range []*time.Time{&c.MaintenanceSince, &c.CreatedAt, &c.UpdatedAt, &c.PhaseSince,
-		&c.Deadline, &c.DeleteRequestedAt, &c.LaunchedAt} {
+		&c.Deadline, &c.DeleteRequestedAt, &c.LaunchedAt, &c.CapacityWaitSince} {
 		*p = p.UTC()
 	}
 	for i := range c.Attempts {

@@ -253,6 +253,11 @@ func testVolumeStranded(t *testing.T, st store.Store) {
 	if got.Status != store.VolumeError || got.ServerID != "" || got.NodeID != "node-x" || got.StatusReason == "" {
 		t.Fatalf("stranded volume after release: %+v", got)
 	}
+	// Never handed out again (I8): a create that asks for it is refused.
+	s2 := MinimalServer("s10", T0.Add(2*time.Minute))
+	s2.Spec.Volumes = []lifecycle.VolumeRef{{ID: "vs", BootIndex: -1}}
+	wantErr(t, "CreateServer with a stranded volume", st.CreateServer(ctx(t), s2), store.ErrVolumeInUse)
+	requireUntouched(t, st, "s10")
 	if err := st.DeleteVolume(ctx(t), "vs"); err != nil {
 		t.Fatalf("DeleteVolume of a stranded volume: %v", err)
 	}

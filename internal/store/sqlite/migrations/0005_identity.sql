@@ -1,4 +1,4 @@
--- ingot schema, version 3: projects and users own servers, volumes and
+-- ingot schema, version 5: projects and users own servers, volumes and
 -- keypairs; quotas.
 --
 -- Rows written before projects existed belong to the noauth default

@@ -1,0 +1,101 @@
+package lifecycle
+
+import (
+	"fmt"
+	"time"
+)
+
+// Kind is the closed set of next actions.
+type Kind int
+
+const (
+	// KindWait: nothing to do until Ironic or the user changes something.
+	KindWait Kind = iota
+	// KindSave: persist Action.Next (a pure transition) with its events.
+	KindSave
+	// KindSchedule: choose a node; report it with Scheduled or NoCandidate.
+	KindSchedule
+	// KindReserve: PATCH our instance_uuid onto Server.NodeID.
+	KindReserve
+	// KindNetwork: allocate a port per network and attach its VIF to Server.NodeID.
+	KindNetwork
+	// KindDeploy: set instance_info and ask Ironic to deploy Server.NodeID.
+	KindDeploy
+	// KindUndeploy: ask Ironic to tear down Server.NodeID (provision "deleted").
+	KindUndeploy
+	// KindUnreserve: detach our VIFs from Server.NodeID, then remove our
+	// instance_uuid and instance_info if Action.RemoveInstance.
+	KindUnreserve
+	// KindFreePorts: free every port of the server (VIFs already detached or gone with the node).
+	KindFreePorts
+	// KindAttachVolumes: create the volume connector and one volume target per
+	// volume on Server.NodeID.
+	KindAttachVolumes
+	// KindDetachVolumes: power Server.NodeID off, remove our volume targets and
+	// connector from it.
+	KindDetachVolumes
+	// KindReleaseVolumes: end the server's hold on its volumes (available, or
+	// deleted with the server when delete_on_termination; a stranded volume
+	// keeps its error).
+	KindReleaseVolumes
+	// KindReboot: ask Ironic to reboot Server.NodeID (soft unless Action.Hard).
+	KindReboot
+	// KindPowerOff: ask Ironic to power Server.NodeID off.
+	KindPowerOff
+	// KindPowerOn: ask Ironic to power Server.NodeID on.
+	KindPowerOn
+	// KindRebuild: set instance_info from the server's Spec and ask Ironic to
+	// redeploy Server.NodeID (provision "rebuild") with a new config drive.
+	KindRebuild
+	// KindRescue: ask Ironic to boot Server.NodeID into rescue (Op.RescuePassword).
+	KindRescue
+	// KindUnrescue: ask Ironic to take Server.NodeID out of rescue.
+	KindUnrescue
+)
+
+var kindNames = [...]string{"wait", "save", "schedule", "reserve", "network", "deploy", "undeploy", "unreserve", "free_ports",
+	"attach_volumes", "detach_volumes", "release_volumes", "reboot", "power_off", "power_on", "rebuild", "rescue", "unrescue"}
+
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return fmt.Sprintf("kind(%d)", int(k))
+}
+
+// Action is Decide's answer.
+type Action struct {
+	Kind   Kind
+	Next   *Server // KindSave: the new record
+	Events []Event // KindSave: what to record with it
+	// RemoveInstance (KindUnreserve): the node still carries our instance_uuid.
+	RemoveInstance bool
+	// Hard (KindReboot): a hard reboot.
+	Hard bool
+	Why  string // for logs
+}
+
+func wait(why string) Action { return Action{Kind: KindWait, Why: why} }
+
+func save(n *Server, now time.Time, why string, events ...Event) Action {
+	n.UpdatedAt = now
+	return Action{Kind: KindSave, Next: n, Events: events, Why: why}
+}
+
+// event builds an event of the action the server is in (create or delete).
+func event(s *Server, now time.Time, name, result, details string) Event {
+	e := Event{ServerID: s.ID, RequestID: s.CreateRequestID, Action: ActionCreate, Name: name, Node: s.NodeID,
+		Result: result, Details: details, Start: now}
+	if s.Desired == DesiredDeleted {
+		e.RequestID, e.Action = s.DeleteRequestID, ActionDelete
+	}
+	if result != "" {
+		e.Finish = now
+	}
+	return e
+}
+
+func errorEvent(n *Server, now time.Time) Event {
+	return Event{ServerID: n.ID, RequestID: n.CreateRequestID, Action: ActionCreate, Name: "compute__do_build_and_run_instance",
+		Node: n.Fault.Node, Result: ResultError, Details: string(n.Fault.Reason) + ": " + n.Fault.Message, Start: now, Finish: now}
+}

@@ -1,0 +1,53 @@
+package serve
+
+import (
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ingot-dev/ingot/internal/apitest"
+)
+
+// TestDevRestartKeepsServers: `serve --dev` stopped (SIGTERM) or killed
+// (SIGKILL) and started again on its data directory keeps its ACTIVE server
+// ACTIVE through several drift passes, its node still carrying it; a build
+// killed mid-deploy finishes (the simulated Ironic kept deploying).
+func TestDevRestartKeepsServers(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		sig       syscall.Signal
+		deploying bool // kill while the node deploys, not once ACTIVE
+	}{
+		{"sigterm", syscall.SIGTERM, false},
+		{"sigkill", syscall.SIGKILL, false},
+		{"sigkill-deploying", syscall.SIGKILL, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := newDev(t)
+			p := d.launch().serving()
+			c := apitest.New(t, p.api)
+			id := d.create(c, "web1")
+			if tc.deploying {
+				c.WaitFor("the node deploying", 30*time.Second, func() bool {
+					n := nodesOf(t, p, id)
+					return len(n) == 1 && n[0].ProvisionState == "deploying"
+				})
+			} else {
+				c.WaitStatus(id, "ACTIVE", 30*time.Second)
+			}
+			before := nodesOf(t, p, id)
+			p.signal(tc.sig)
+
+			p = d.launch().serving()
+			c = apitest.New(t, p.api)
+			if tc.deploying {
+				c.WaitStatus(id, "ACTIVE", 30*time.Second)
+			}
+			staysActive(t, p, c, id, 2)
+			after := nodesOf(t, p, id)
+			if len(after) != 1 || after[0].UUID != before[0].UUID || after[0].ProvisionState != "active" {
+				t.Fatalf("node of %s: before the restart %+v, after %+v", id, before, after)
+			}
+		})
+	}
+}
