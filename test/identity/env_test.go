@@ -8,7 +8,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -253,13 +252,6 @@ func contains(body []byte, secrets []string) string {
 	}
 	return ""
 }
-
-func keyPair(t testing.TB) string {
-	t.Helper()
-	return ed25519Key(t)
-}
-
-var _ = fmt.Sprintf
 
 // imageID is debian-12's id (config derives it from the name).
 var imageID = func() string {

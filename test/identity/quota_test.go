@@ -97,13 +97,9 @@ func TestQuotas(t *testing.T) {
 		abs["totalRAMUsed"] != 4096*used || abs["maxTotalCores"] != -1 {
 		t.Errorf("limits %v, want %d instances used of %d", abs, used, used)
 	}
-	var detail struct {
-		QuotaSet map[string]map[string]int `json:"quota_set"`
-	}
 	r = s.must("member-a", "GET", "/v2.1/os-quota-sets/"+a+"/detail", nil, 200)
 	var raw map[string]map[string]any
 	r.decode(t, &raw)
-	_ = detail
 	inst, _ := raw["quota_set"]["instances"].(map[string]any)
 	if inst["in_use"] != float64(used) || inst["limit"] != float64(used) || inst["reserved"] != 0.0 {
 		t.Errorf("quota detail instances %v", inst)
