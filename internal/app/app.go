@@ -198,7 +198,8 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	go func() { errc <- srv.Serve(limitListener(ln, a.Config.API.MaxConnections)) }()
 	recCtx, stopRec := context.WithCancel(ctx)
 	defer stopRec()
-	go func() { errc <- a.Reconciler.Run(recCtx) }()
+	recDone := make(chan struct{})
+	go func() { defer close(recDone); errc <- a.Reconciler.Run(recCtx) }()
 	if a.lock != nil {
 		h := a.lock.Holder()
 		h.Listen = "http://" + ln.Addr().String()
@@ -220,7 +221,14 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	stopRec()
 	shutCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	return srv.Shutdown(shutCtx)
+	err := srv.Shutdown(shutCtx)
+	// The reconciler's last step ends before Serve returns, so Close never
+	// pulls the store or the simulator from under it.
+	select {
+	case <-recDone:
+	case <-shutCtx.Done():
+	}
+	return err
 }
 
 // Close releases the database and the built-in simulator.
