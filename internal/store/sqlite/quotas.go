@@ -19,8 +19,27 @@ const (
 	qOverrides = "SELECT resource, hard_limit FROM quotas WHERE project_id = ?"
 )
 
+// identityWriterQueries are prepared at Open: a create runs them in its
+// transaction.
+var identityWriterQueries = []string{qUsage, qOverrides}
+
 type querier interface {
 	QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error)
+}
+
+// QueryContext uses the writer's prepared statement when q is one.
+func (t txn) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	if stmt, ok := t.st.wstmts[q]; ok {
+		return t.StmtContext(ctx, stmt).QueryContext(ctx, args...)
+	}
+	return t.Tx.QueryContext(ctx, q, args...)
+}
+
+// readerQuerier runs reads through the store's cached reader statements.
+type readerQuerier struct{ st *Store }
+
+func (r readerQuerier) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	return r.st.query(ctx, q, args...)
 }
 
 func usage(ctx context.Context, q querier, projectID string) (store.Usage, error) {
@@ -104,12 +123,12 @@ func anyLimit(l store.Limits) bool {
 
 // Usage implements store.Quotas.
 func (st *Store) Usage(ctx context.Context, projectID string) (store.Usage, error) {
-	return usage(ctx, st.r, projectID)
+	return usage(ctx, readerQuerier{st}, projectID)
 }
 
 // QuotaOverrides implements store.Quotas.
 func (st *Store) QuotaOverrides(ctx context.Context, projectID string) (store.Limits, error) {
-	return overrides(ctx, st.r, projectID)
+	return overrides(ctx, readerQuerier{st}, projectID)
 }
 
 // SetQuotas implements store.Quotas.
