@@ -26,12 +26,14 @@ type clientOptions struct {
 	endpoint string
 	output   string        // "" (human) or "json"
 	poll     time.Duration // --wait polling interval (0: one second)
+	token    string        // --os-token (client_auth.go)
+	project  string        // --project
 }
 
-// addClientCommands adds the API client commands (server …, node …, volume …).
+// addClientCommands adds the API client commands (server …, node …, volume …, keypair …).
 func addClientCommands(root *cobra.Command) {
 	opts := &clientOptions{}
-	for _, group := range []*cobra.Command{newServerCmd(opts), newNodeCmd(opts), newVolumeCmd(opts)} {
+	for _, group := range []*cobra.Command{newServerCmd(opts), newNodeCmd(opts), newVolumeCmd(opts), newKeypairCmd(opts)} {
 		defaultEndpoint := os.Getenv("INGOT_ENDPOINT")
 		if defaultEndpoint == "" {
 			defaultEndpoint = "http://127.0.0.1:8774"
@@ -40,6 +42,8 @@ func addClientCommands(root *cobra.Command) {
 			"ingot API root (env INGOT_ENDPOINT)")
 		group.PersistentFlags().DurationVar(&opts.poll, "poll-interval", time.Second,
 			"how often --wait polls the server")
+		group.PersistentFlags().StringVar(&opts.token, "os-token", "", "a Keystone token (env OS_TOKEN; OS_AUTH_URL and the OS_* password variables also work)")
+		group.PersistentFlags().StringVar(&opts.project, "project", "", `project id: noauth's X-Auth-Project-Id (env INGOT_PROJECT, default "ingot"), or a token's project`)
 		root.AddCommand(group)
 	}
 }
@@ -53,6 +57,7 @@ func addOutputFlag(cmd *cobra.Command, opts *clientOptions) {
 // the Nova-shaped calls, plain HTTP for ingot's own extension.
 type apiClient struct {
 	root      string // scheme://host[:port], no trailing slash
+	project   string // the caller's project (volume paths)
 	compute   *gophercloud.ServiceClient
 	http      *http.Client
 	out       io.Writer
@@ -70,13 +75,18 @@ func (o *clientOptions) client(cmd *cobra.Command) (*apiClient, error) {
 	if o.output != "" && o.output != "json" {
 		return nil, fmt.Errorf("--output %q: want json or nothing", o.output)
 	}
-	hc := &http.Client{Timeout: 30 * time.Second}
+	headers, project, err := o.identify(cmd)
+	if err != nil {
+		return nil, err
+	}
+	hc := &http.Client{Timeout: 30 * time.Second, Transport: &authTransport{base: http.DefaultTransport, headers: headers}}
 	poll := o.poll
 	if poll <= 0 {
 		poll = time.Second
 	}
 	return &apiClient{
-		root: root,
+		root:    root,
+		project: project,
 		compute: &gophercloud.ServiceClient{
 			ProviderClient: &gophercloud.ProviderClient{HTTPClient: *hc},
 			Endpoint:       root + "/v2.1/", // the trailing slash matters to gophercloud

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/keypairs"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
 	"github.com/spf13/cobra"
 )
@@ -141,9 +142,9 @@ func (c *apiClient) resolveServer(cmd *cobra.Command, ref string) (string, error
 }
 
 type createFlags struct {
-	flavor, image, userData string
-	networks, properties    []string
-	wait                    bool
+	flavor, image, userData, keyName string
+	networks, properties             []string
+	wait                             bool
 }
 
 func newServerCreateCmd(opts *clientOptions) *cobra.Command {
@@ -161,7 +162,11 @@ func newServerCreateCmd(opts *clientOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			s, err := servers.Create(cmd.Context(), c.compute, create, nil).Extract()
+			var builder servers.CreateOptsBuilder = create
+			if f.keyName != "" {
+				builder = keypairs.CreateOptsExt{CreateOptsBuilder: create, KeyName: f.keyName}
+			}
+			s, err := servers.Create(cmd.Context(), c.compute, builder, nil).Extract()
 			if err != nil {
 				return friendly(err)
 			}
@@ -182,6 +187,7 @@ func newServerCreateCmd(opts *clientOptions) *cobra.Command {
 	fl.StringArrayVar(&f.networks, "network", nil, `network id or name, repeatable; "none" for no network (default: "auto", the first configured network)`)
 	fl.StringVar(&f.userData, "user-data", "", "file with user data (cloud-init)")
 	fl.StringArrayVar(&f.properties, "property", nil, "metadata key=value, repeatable")
+	fl.StringVar(&f.keyName, "key-name", "", "your keypair whose public key the server gets (ingot keypair list)")
 	fl.BoolVar(&f.wait, "wait", false, "wait until the server is ACTIVE (exit non-zero on ERROR)")
 	_ = cmd.MarkFlagRequired("flavor")
 	_ = cmd.MarkFlagRequired("image")

@@ -12,9 +12,10 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// volumesPath is the Cinder-shaped volume collection. ingot does not check
-// the project in the path; "ingot" stands in for one.
-const volumesPath = "/volume/v3/ingot/volumes"
+// volumesPath is the Cinder-shaped volume collection of the caller's project.
+func (c *apiClient) volumesPath() string {
+	return "/volume/v3/" + url.PathEscape(c.project) + "/volumes"
+}
 
 // volumeDoc is the part of a Cinder volume body the CLI prints.
 type volumeDoc struct {
@@ -83,6 +84,11 @@ func volumesLine(vols []attachedVolumeDoc) string {
 // doJSON sends method path with body (nil: none) and decodes a 2xx answer
 // into out (nil: ignore it). A non-2xx answer is an *httpError.
 func (c *apiClient) doJSON(cmd *cobra.Command, method, path string, body, out any) error {
+	return c.doJSONVersion(cmd, method, path, "", body, out)
+}
+
+// doJSONVersion is doJSON with a compute microversion ("" for none).
+func (c *apiClient) doJSONVersion(cmd *cobra.Command, method, path, mv string, body, out any) error {
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -98,6 +104,9 @@ func (c *apiClient) doJSON(cmd *cobra.Command, method, path string, body, out an
 	req.Header.Set("Accept", "application/json")
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	if mv != "" {
+		req.Header.Set("X-OpenStack-Nova-API-Version", mv)
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
@@ -123,7 +132,7 @@ func (c *apiClient) doJSON(cmd *cobra.Command, method, path string, body, out an
 // listVolumes reads every page of the volume detail listing.
 func (c *apiClient) listVolumes(cmd *cobra.Command) ([]json.RawMessage, error) {
 	var all []json.RawMessage
-	path := volumesPath + "/detail"
+	path := c.volumesPath() + "/detail"
 	for pages := 0; path != ""; pages++ {
 		if pages > 10000 {
 			return nil, fmt.Errorf("volume list: more than 10000 pages, giving up")
@@ -201,7 +210,7 @@ func newVolumeCreateCmd(opts *clientOptions) *cobra.Command {
 				Volume json.RawMessage `json:"volume"`
 			}
 			req := map[string]any{"volume": map[string]any{"name": args[0], "size": size}}
-			if err := c.doJSON(cmd, http.MethodPost, volumesPath, req, &body); err != nil {
+			if err := c.doJSON(cmd, http.MethodPost, c.volumesPath(), req, &body); err != nil {
 				return err
 			}
 			return c.printVolume(opts, body.Volume)
@@ -264,7 +273,7 @@ func newVolumeShowCmd(opts *clientOptions) *cobra.Command {
 			var body struct {
 				Volume json.RawMessage `json:"volume"`
 			}
-			if err := c.getJSON(cmd, volumesPath+"/"+url.PathEscape(id), &body); err != nil {
+			if err := c.getJSON(cmd, c.volumesPath()+"/"+url.PathEscape(id), &body); err != nil {
 				return err
 			}
 			return c.printVolume(opts, body.Volume)
@@ -288,7 +297,7 @@ func newVolumeDeleteCmd(opts *clientOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := c.doJSON(cmd, http.MethodDelete, volumesPath+"/"+url.PathEscape(id), nil, nil); err != nil {
+			if err := c.doJSON(cmd, http.MethodDelete, c.volumesPath()+"/"+url.PathEscape(id), nil, nil); err != nil {
 				return err
 			}
 			fmt.Fprintf(c.out, "volume %s deleted\n", id)

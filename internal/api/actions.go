@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ingot-dev/ingot/internal/lifecycle"
+	"github.com/ingot-dev/ingot/internal/policy"
 	"github.com/ingot-dev/ingot/internal/store"
 )
 
@@ -45,8 +46,9 @@ func usecTime(t time.Time) *string {
 	return &s
 }
 
-// anyServer loads a server whether deleted or not: 404 only for unknown ids.
-func (s *server) anyServer(r *request, id string) (*lifecycle.Server, error) {
+// anyServer loads a server whether deleted or not and checks rule on it:
+// 404 for unknown ids and another project's servers (unless admin).
+func (s *server) anyServer(r *request, id, rule string) (*lifecycle.Server, error) {
 	if !isUUID(id) {
 		return nil, notFound("Instance %s could not be found.", id)
 	}
@@ -56,6 +58,12 @@ func (s *server) anyServer(r *request, id string) (*lifecycle.Server, error) {
 	}
 	if err != nil {
 		return nil, fmt.Errorf("get server %s: %w", id, err)
+	}
+	if !r.sees(sv.ProjectID) {
+		return nil, notFound("Instance %s could not be found.", id)
+	}
+	if err := r.authorize(rule, target(sv.ProjectID, sv.UserID)); err != nil {
+		return nil, err
 	}
 	return sv, nil
 }
@@ -95,7 +103,7 @@ func (s *server) actionView(r *request, a store.ActionRecord, events []lifecycle
 }
 
 func (s *server) listActions(w http.ResponseWriter, r *request) error {
-	sv, err := s.anyServer(r, r.PathValue("id"))
+	sv, err := s.anyServer(r, r.PathValue("id"), policy.ActionsList)
 	if err != nil {
 		return err
 	}
@@ -118,7 +126,7 @@ func (s *server) listActions(w http.ResponseWriter, r *request) error {
 }
 
 func (s *server) showAction(w http.ResponseWriter, r *request) error {
-	sv, err := s.anyServer(r, r.PathValue("id"))
+	sv, err := s.anyServer(r, r.PathValue("id"), policy.ActionsShow)
 	if err != nil {
 		return err
 	}
@@ -136,10 +144,14 @@ func (s *server) showAction(w http.ResponseWriter, r *request) error {
 			return fmt.Errorf("events of %s/%s: %w", sv.ID, reqID, err)
 		}
 		v := s.actionView(r, a, events)
-		events = mergeEvents(events)
-		v.Events = make([]any, 0, len(events))
-		for _, e := range events {
-			v.Events = append(v.Events, s.eventView(r, sv, e))
+		// Events: from 2.51 for everyone, before that for whom the events
+		// rule lets (as Nova).
+		if r.mv.atLeast(51) || r.can(policy.ActionsEvents, target(sv.ProjectID, sv.UserID)) {
+			events = mergeEvents(events)
+			v.Events = make([]any, 0, len(events))
+			for _, e := range events {
+				v.Events = append(v.Events, s.eventView(r, sv, e))
+			}
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"instanceAction": v})
 		return nil
@@ -151,10 +163,14 @@ func (s *server) showAction(w http.ResponseWriter, r *request) error {
 func (s *server) eventView(r *request, sv *lifecycle.Server, e lifecycle.Event) eventView {
 	v := eventView{Event: e.Name, StartTime: usecTime(e.Start), FinishTime: usecTime(e.Finish),
 		Result: strPtr(e.Result)}
+	t := target(sv.ProjectID, sv.UserID)
 	if r.mv.atLeast(62) {
-		v.Host, v.HostID = orNull(e.Node), hostID(sv.ProjectID, e.Node)
+		v.HostID = hostID(sv.ProjectID, e.Node)
+		if r.can(policy.ActionsEvents, t) {
+			v.Host = orNull(e.Node) // the node is for admins, as Nova's host
+		}
 	}
-	if r.mv.atLeast(84) {
+	if r.mv.atLeast(84) && r.can(policy.ActionsEventDetails, t) {
 		v.Details = orNull(e.Details)
 	}
 	return v

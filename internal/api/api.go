@@ -19,14 +19,18 @@
 //	GET  /v2.1/servers/{id}/{metadata,ips,os-interface,tags,os-volume_attachments}
 //	GET  /v2.1/os-availability-zone[/detail]  …/ports?device_id=|id=|name=    read-only extras
 //	GET  /volume/  POST|GET /volume/v3/{project}/volumes[/detail]  GET|DELETE …/volumes/{id}   Cinder shapes (volumes.go)
+//	GET|POST /v2.1/os-keypairs  GET|DELETE /v2.1/os-keypairs/{name}     keypairs.go
+//	GET|PUT|DELETE /v2.1/os-quota-sets/{project}[/detail|/defaults]  GET /v2.1/limits   quotas.go
 //	GET  /ingot/v1/nodes  /healthz  /readyz  /metrics
+//
+// Who may call what: authz.go (every guarded route authenticates and
+// decides with a rule of internal/policy; another project's resource is 404).
 //
 // Deliberate differences from Nova: the name filter is a case-sensitive
 // regular expression in Go's RE2 syntax (Nova's is Python's, with the
 // database's case rules); omitted networks mean "auto" (the first
 // configured network) at every microversion, where Nova requires the member
-// from 2.37 (docs/clients.md); key_name is
-// recorded but not validated (there is no keypair service); create fields
+// from 2.37 (docs/clients.md); create fields
 // ingot cannot honour (ports, fixed IPs, other security groups,
 // tags, description, adminPass, access IPs, min/max_count other than 1) are
 // refused with 400 rather than ignored; server bodies carry the extension
@@ -38,15 +42,18 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/ingot-dev/ingot/internal/auth"
 	"github.com/ingot-dev/ingot/internal/catalog"
 	"github.com/ingot-dev/ingot/internal/clock"
 	"github.com/ingot-dev/ingot/internal/ironic"
 	"github.com/ingot-dev/ingot/internal/lifecycle"
 	"github.com/ingot-dev/ingot/internal/network"
+	"github.com/ingot-dev/ingot/internal/policy"
 	"github.com/ingot-dev/ingot/internal/store"
 )
 
@@ -73,12 +80,29 @@ type Config struct {
 	Ready func(ctx context.Context) error
 	// Metrics serves /metrics. May be nil.
 	Metrics http.Handler
+
+	// Auth resolves the caller (nil: noauth, project and user "ingot", every role).
+	Auth auth.Authenticator
+	// AuthURL is Keystone's, named in 401 answers (WWW-Authenticate).
+	AuthURL string
+	// Policy decides what the caller may do (nil: the built-in defaults).
+	Policy *policy.Enforcer
+	// Quotas are every project's default limits (nil: unlimited servers,
+	// 100 keypairs, 128 metadata items).
+	Quotas store.Limits
+	// PublicURL is the root of links (scheme://host[:port]); empty: the
+	// address a request arrived on. TrustedProxies may set it per request
+	// with X-Forwarded-Host/-Proto.
+	PublicURL      string
+	TrustedProxies []netip.Prefix
 }
 
 type server struct {
 	cfg Config
 	log *slog.Logger
 	mux *http.ServeMux
+	// routeList is every registered pattern (Routes).
+	routeList []Route
 	// started stands in for created_at/updated_at of the configured images.
 	started string
 }
@@ -88,6 +112,10 @@ type request struct {
 	*http.Request
 	id string  // x-openstack-request-id, also the request id of a create or delete action
 	mv version // the compute microversion (minimum for non-compute routes)
+
+	ident      auth.Identity // who asks (zero on public routes)
+	pol        *policy.Enforcer
+	authorized bool // the handler made its policy decision (authorize)
 }
 
 // handlerFunc answers a request. A returned *apiError is sent in Nova's
@@ -111,6 +139,19 @@ func New(cfg Config) http.Handler {
 	if cfg.Ready == nil {
 		cfg.Ready = cfg.Store.Ping
 	}
+	if cfg.Auth == nil {
+		cfg.Auth = auth.NoAuth{ProjectID: "ingot", UserID: "ingot", Roles: []string{"admin", "member", "reader"}}
+	}
+	if cfg.Policy == nil {
+		p, err := policy.New(nil)
+		if err != nil {
+			panic(err) // the built-in table is fixed and tested
+		}
+		cfg.Policy = p
+	}
+	if cfg.Quotas == nil {
+		cfg.Quotas = DefaultQuotas()
+	}
 	s := &server{cfg: cfg, log: cfg.Logger, mux: http.NewServeMux(),
 		started: cfg.Clock.Now().UTC().Format(novaTime)}
 	if s.log == nil {
@@ -123,9 +164,9 @@ func New(cfg Config) http.Handler {
 // routes registers every endpoint. compute routes check the microversion;
 // the others (version documents, Glance/Neutron look-ups, ops) ignore it.
 func (s *server) routes() {
-	s.plain("GET /{$}", s.versionsList)
-	s.plain("GET /v2.1", s.versionDoc)
-	s.plain("GET /v2.1/{$}", s.versionDoc)
+	s.public("GET /{$}", s.versionsList)
+	s.public("GET /v2.1", s.versionDoc)
+	s.public("GET /v2.1/{$}", s.versionDoc)
 
 	s.compute("POST /v2.1/servers", s.createServer)
 	s.compute("GET /v2.1/servers", s.listServers)
@@ -136,26 +177,36 @@ func (s *server) routes() {
 	s.compute("GET /v2.1/servers/{id}/os-instance-actions", s.listActions)
 	s.compute("GET /v2.1/servers/{id}/os-instance-actions/{req}", s.showAction)
 
-	s.compute("GET /v2.1/flavors", s.listFlavors)
-	s.compute("GET /v2.1/flavors/detail", s.listFlavorsDetail)
-	s.compute("GET /v2.1/flavors/{id}", s.showFlavor)
-	s.compute("GET /v2.1/flavors/{id}/os-extra_specs", s.flavorExtraSpecs)
-	s.compute("GET /v2.1/flavors/{id}/os-extra_specs/{key}", s.flavorExtraSpec)
+	s.compute("GET /v2.1/flavors", ownRule(policy.Flavors, s.listFlavors))
+	s.compute("GET /v2.1/flavors/detail", ownRule(policy.Flavors, s.listFlavorsDetail))
+	s.compute("GET /v2.1/flavors/{id}", ownRule(policy.Flavors, s.showFlavor))
+	s.compute("GET /v2.1/flavors/{id}/os-extra_specs", ownRule(policy.FlavorExtraSpecsIndex, s.flavorExtraSpecs))
+	s.compute("GET /v2.1/flavors/{id}/os-extra_specs/{key}", ownRule(policy.FlavorExtraSpecsShow, s.flavorExtraSpec))
 
 	s.lookupRoutes()
 	s.subresourceRoutes()
 	s.volumeRoutes()
 
-	s.plain("GET /ingot/v1/nodes", s.listNodes)
-	s.plain("GET /healthz", s.healthz)
-	s.plain("GET /readyz", s.readyz)
+	s.plain("GET /ingot/v1/nodes", ownRule(policy.NodesIndex, s.listNodes))
+	s.identityRoutes()
+	s.public("GET /healthz", s.healthz)
+	s.public("GET /readyz", s.readyz)
 	if s.cfg.Metrics != nil {
 		s.mux.Handle("GET /metrics", s.cfg.Metrics)
+		s.routeList = append(s.routeList, Route{Pattern: "GET /metrics", Public: true})
 	}
 }
 
-func (s *server) compute(pattern string, h handlerFunc) { s.mux.Handle(pattern, s.wrap(h, true)) }
-func (s *server) plain(pattern string, h handlerFunc)   { s.mux.Handle(pattern, s.wrap(h, false)) }
+// compute registers a compute route (microversion checked), plain a
+// guarded route without microversions, public one that answers anyone.
+func (s *server) compute(pattern string, h handlerFunc) { s.handle(pattern, h, true, false) }
+func (s *server) plain(pattern string, h handlerFunc)   { s.handle(pattern, h, false, false) }
+func (s *server) public(pattern string, h handlerFunc)  { s.handle(pattern, h, false, true) }
+
+func (s *server) handle(pattern string, h handlerFunc, compute, public bool) {
+	s.mux.Handle(pattern, s.wrap(h, compute, public))
+	s.routeList = append(s.routeList, Route{Pattern: pattern, Public: public})
+}
 
 // ServeHTTP stamps every response with a request id and turns the mux's own
 // plain-text 404/405 into Nova-shaped bodies.
@@ -163,7 +214,7 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	id := "req-" + uuid.NewString()
 	w.Header().Set("X-Openstack-Request-Id", id)
 	w.Header().Set("X-Compute-Request-Id", id)
-	r = r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id))
+	r = r.WithContext(withBase(context.WithValue(r.Context(), requestIDKey{}, id), s.publicBase(r)))
 	if h, pattern := s.mux.Handler(r); pattern == "" {
 		h.ServeHTTP(&muxErrorWriter{ResponseWriter: w}, r)
 		return
@@ -175,12 +226,20 @@ type requestIDKey struct{}
 
 // wrap adapts a handlerFunc: microversion check (compute routes), body cap,
 // error rendering, panic containment and logging.
-func (s *server) wrap(h handlerFunc, compute bool) http.Handler {
+func (s *server) wrap(h handlerFunc, compute, public bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, hr *http.Request) {
 		start := time.Now()
 		id, _ := hr.Context().Value(requestIDKey{}).(string)
-		req := &request{Request: hr, id: id, mv: minVersion}
+		req := &request{Request: hr, id: id, mv: minVersion, pol: s.cfg.Policy}
 		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		if !public {
+			sw.guard = func() bool {
+				if !req.authorized {
+					s.unguarded(req)
+				}
+				return req.authorized
+			}
+		}
 		defer func() {
 			if p := recover(); p != nil {
 				s.log.Error("api: handler panic", "request_id", id, "method", hr.Method, "path", hr.URL.Path, "panic", p)
@@ -192,9 +251,19 @@ func (s *server) wrap(h handlerFunc, compute bool) http.Handler {
 			if sw.status >= 500 {
 				level = slog.LevelError
 			}
+			// The path only: query strings and bodies may carry what is
+			// not ours to log.
 			s.log.Log(hr.Context(), level, "api request", "request_id", id, "method", hr.Method,
-				"path", hr.URL.Path, "status", sw.status, "duration", time.Since(start))
+				"path", hr.URL.Path, "status", sw.status, "duration", time.Since(start),
+				"project", req.ident.ProjectID, "user", req.ident.UserID)
 		}()
+		if !public && !s.authenticate(sw, req) {
+			return
+		}
+		if err := jsonBody(hr); err != nil {
+			s.fail(sw, req, err)
+			return
+		}
 		if compute {
 			mv, err := parseVersion(headerVersion(hr.Header))
 			if err != nil {
@@ -232,9 +301,21 @@ type statusWriter struct {
 	http.ResponseWriter
 	status int
 	wrote  bool
+	// guard, on guarded routes, says whether a success may be sent: the
+	// handler decided with its policy rule (else the answer becomes a 500).
+	guard   func() bool
+	refused bool
 }
 
 func (s *statusWriter) WriteHeader(code int) {
+	if s.refused {
+		return
+	}
+	if !s.wrote && code < 400 && s.guard != nil && !s.guard() {
+		s.refused, s.wrote, s.status = true, true, http.StatusInternalServerError
+		writeError(s.ResponseWriter, http.StatusInternalServerError, "The server has either erred or is incapable of performing the requested operation.")
+		return
+	}
 	if !s.wrote {
 		s.status, s.wrote = code, true
 	}
@@ -242,28 +323,13 @@ func (s *statusWriter) WriteHeader(code int) {
 }
 
 func (s *statusWriter) Write(b []byte) (int, error) {
-	s.wrote = true
+	if !s.wrote {
+		s.WriteHeader(http.StatusOK)
+	}
+	if s.refused {
+		return len(b), nil
+	}
 	return s.ResponseWriter.Write(b)
-}
-
-// baseURL is the public root the client used (scheme and host, no path),
-// for links: the request's Host, or X-Forwarded-Host/-Proto behind a proxy.
-func baseURL(r *http.Request) string {
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	if p := r.Header.Get("X-Forwarded-Proto"); p == "http" || p == "https" {
-		scheme = p
-	}
-	host := r.Host
-	if h := r.Header.Get("X-Forwarded-Host"); h != "" {
-		host = h
-	}
-	if host == "" {
-		host = "localhost"
-	}
-	return scheme + "://" + host
 }
 
 func (s *server) healthz(w http.ResponseWriter, r *request) error {

@@ -22,7 +22,7 @@ func seed(b *testing.B, f *fixture, n int) []string {
 	ids := make([]string, n)
 	for i := range n {
 		at := t0.Add(time.Duration(i) * time.Millisecond)
-		s := &lifecycle.Server{ID: uuid.NewString(), Name: fmt.Sprintf("vm-%05d", i),
+		s := &lifecycle.Server{ID: uuid.NewString(), Name: fmt.Sprintf("vm-%05d", i), ProjectID: "ingot", UserID: "ingot",
 			Spec: lifecycle.Spec{FlavorID: "1", ImageID: imageID, ResourceClass: "baremetal",
 				ImageSource: "http://images/debian-12.qcow2", RootGB: 40, Networks: []string{netID},
 				Metadata: map[string]string{"team": "bench"}},
@@ -91,6 +91,7 @@ func BenchmarkServerCreate(b *testing.B) {
 	body := `{"server": {"name": "bench", "imageRef": "` + imageID + `", "flavorRef": "1", "networks": [{"uuid": "` + netID + `"}]}}`
 	for b.Loop() {
 		req := httptest.NewRequest("POST", "/v2.1/servers", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("X-OpenStack-Nova-API-Version", "2.90")
 		rec := httptest.NewRecorder()
 		f.api.ServeHTTP(rec, req)

@@ -11,12 +11,14 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
 
 	"github.com/ingot-dev/ingot/internal/catalog"
 	"github.com/ingot-dev/ingot/internal/lifecycle"
+	"github.com/ingot-dev/ingot/internal/store"
 )
 
 // createRequest is a validated POST /servers body, resolved against the
@@ -30,7 +32,9 @@ type createRequest struct {
 	userData string
 	hostname string
 	keyName  string
-	volumes  []lifecycle.VolumeRef // block_device_mapping_v2, see resolveBoot
+	// publicKey is the key_name keypair's key, copied into the server.
+	publicKey string
+	volumes   []lifecycle.VolumeRef // block_device_mapping_v2, see resolveBoot
 }
 
 // Fields of the server object that ingot accepts only in the form it would
@@ -153,8 +157,8 @@ func (s *server) parseCreate(r *request) (*createRequest, error) {
 	if c.name, err = requiredString(fields, "name", 255); err != nil {
 		return nil, err
 	}
-	if strings.TrimSpace(c.name) == "" {
-		return nil, badRequest("Invalid input for field/attribute name: it must contain a non-whitespace character.")
+	if err := checkName("name", c.name); err != nil {
+		return nil, err
 	}
 	if err := checkCount(fields, "min_count"); err != nil {
 		return nil, err
@@ -165,7 +169,7 @@ func (s *server) parseCreate(r *request) (*createRequest, error) {
 	if err := s.resolveFlavor(fields, c); err != nil {
 		return nil, err
 	}
-	if err := s.resolveBoot(r.Context(), fields, c); err != nil {
+	if err := s.resolveBoot(r.Context(), r.ident.ProjectID, fields, c); err != nil {
 		return nil, err
 	}
 	if c.networks, err = s.resolveNetworks(fields["networks"]); err != nil {
@@ -190,6 +194,16 @@ func (s *server) parseCreate(r *request) (*createRequest, error) {
 	}
 	if c.keyName, err = optionalString(fields, "key_name", 255); err != nil {
 		return nil, err
+	}
+	if c.keyName != "" {
+		kp, err := s.cfg.Store.GetKeypair(r.Context(), r.ident.UserID, c.keyName)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, badRequest("Invalid key_name provided.")
+		}
+		if err != nil {
+			return nil, fmt.Errorf("keypair %s: %w", c.keyName, err)
+		}
+		c.publicKey = kp.PublicKey
 	}
 	if az, err := optionalString(fields, "availability_zone", 255); err != nil {
 		return nil, err
@@ -387,10 +401,10 @@ func parseMetadata(raw json.RawMessage) (map[string]string, error) {
 	if err := json.Unmarshal(raw, &md); err != nil {
 		return nil, badRequest("Invalid input for field/attribute metadata. Value: %s. It must be an object of strings.", raw)
 	}
-	if len(md) > 128 {
-		return nil, badRequest("Quota exceeded for metadata items: at most 128 are allowed.")
-	}
 	for k, v := range md {
+		if hasControl(k) || hasControl(v) {
+			return nil, badRequest("Invalid input for field/attribute metadata: keys and values must not contain control characters.")
+		}
 		if k == "" || utf8.RuneCountInString(k) > 255 {
 			return nil, badRequest("Invalid input for field/attribute metadata: keys must be 1 to 255 characters.")
 		}
@@ -405,4 +419,32 @@ func parseMetadata(raw json.RawMessage) (map[string]string, error) {
 // case). Names and other strings in an id position are answered 404 or 400.
 func isUUID(s string) bool {
 	return len(s) == 36 && uuid.Validate(s) == nil
+}
+
+// checkName refuses what Nova's name format refuses: control characters,
+// and leading or trailing whitespace (or nothing but whitespace).
+func checkName(field, v string) error {
+	if hasControl(v) {
+		return badRequest("Invalid input for field/attribute %s: it must not contain control characters.", field)
+	}
+	if strings.TrimSpace(v) == "" {
+		return badRequest("Invalid input for field/attribute %s: it must contain a non-whitespace character.", field)
+	}
+	if strings.TrimSpace(v) != v {
+		return badRequest("Invalid input for field/attribute %s. Value: %s. It must not begin or end with whitespace.", field, v)
+	}
+	return nil
+}
+
+// hasControl reports control characters (C0, DEL, C1) and invalid UTF-8.
+func hasControl(v string) bool {
+	if !utf8.ValidString(v) {
+		return true
+	}
+	for _, c := range v {
+		if unicode.IsControl(c) {
+			return true
+		}
+	}
+	return false
 }

@@ -3,6 +3,10 @@ package api_test
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"io"
@@ -272,4 +276,19 @@ var errNotReady = errors.New("ironic down")
 
 func decodeJSON(resp *http.Response, v any) error {
 	return json.NewDecoder(resp.Body).Decode(v)
+}
+
+// ed25519Key is a fresh OpenSSH ed25519 public key line.
+func ed25519Key(t testing.TB) string {
+	t.Helper()
+	pub, _, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var blob []byte
+	for _, f := range [][]byte{[]byte("ssh-ed25519"), pub} {
+		blob = binary.BigEndian.AppendUint32(blob, uint32(len(f)))
+		blob = append(blob, f...)
+	}
+	return "ssh-ed25519 " + base64.StdEncoding.EncodeToString(blob) + " test@ingot"
 }

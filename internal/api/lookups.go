@@ -10,6 +10,7 @@ import (
 
 	"github.com/ingot-dev/ingot/internal/catalog"
 	"github.com/ingot-dev/ingot/internal/network"
+	"github.com/ingot-dev/ingot/internal/policy"
 	"github.com/ingot-dev/ingot/internal/store"
 )
 
@@ -22,12 +23,12 @@ import (
 // the network proxy appends its version to the shared endpoint.
 func (s *server) lookupRoutes() {
 	for _, prefix := range []string{"/v2.1", "/image/v2"} {
-		s.plain("GET "+prefix+"/images", s.listImages)
-		s.plain("GET "+prefix+"/images/{id}", s.showImage)
+		s.plain("GET "+prefix+"/images", ownRule(policy.Images, s.listImages))
+		s.plain("GET "+prefix+"/images/{id}", ownRule(policy.Images, s.showImage))
 	}
 	for _, prefix := range []string{"/v2.1", "/v2.1/v2.0", "/network/v2.0"} {
-		s.plain("GET "+prefix+"/networks", s.listNetworks)
-		s.plain("GET "+prefix+"/networks/{id}", s.showNetwork)
+		s.plain("GET "+prefix+"/networks", ownRule(policy.Networks, s.listNetworks))
+		s.plain("GET "+prefix+"/networks/{id}", ownRule(policy.Networks, s.showNetwork))
 		s.plain("GET "+prefix+"/ports/{id}", s.showPort)
 	}
 	imageRoot := func(w http.ResponseWriter, r *request) error {
@@ -38,10 +39,10 @@ func (s *server) lookupRoutes() {
 		writeJSON(w, http.StatusOK, serviceVersions(r.Request, "v2.0", "/network/v2.0/"))
 		return nil
 	}
-	s.plain("GET /image", imageRoot)
-	s.plain("GET /image/{$}", imageRoot)
-	s.plain("GET /network", networkRoot)
-	s.plain("GET /network/{$}", networkRoot)
+	s.public("GET /image", imageRoot)
+	s.public("GET /image/{$}", imageRoot)
+	s.public("GET /network", networkRoot)
+	s.public("GET /network/{$}", networkRoot)
 }
 
 // imageView is a Glance v2 image.
@@ -190,6 +191,11 @@ func (s *server) showPort(w http.ResponseWriter, r *request) error {
 	}
 	if err != nil {
 		return fmt.Errorf("get port %s: %w", id, err)
+	}
+	if ok, err := s.portsVisible(r, p.ServerID); err != nil {
+		return err
+	} else if !ok {
+		return notFound("Port %s could not be found.", id)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"port": portView(p)})
 	return nil

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ingot-dev/ingot/internal/catalog"
 	"github.com/ingot-dev/ingot/internal/lifecycle"
+	"github.com/ingot-dev/ingot/internal/policy"
 	"github.com/ingot-dev/ingot/internal/store"
 )
 
@@ -54,16 +55,16 @@ type serverView struct {
 	KeyName        *string                  `json:"key_name"`
 	LaunchedAt     *string                  `json:"OS-SRV-USG:launched_at"`
 	TerminatedAt   *string                  `json:"OS-SRV-USG:terminated_at"`
-	Host           *string                  `json:"OS-EXT-SRV-ATTR:host"`
-	InstanceName   string                   `json:"OS-EXT-SRV-ATTR:instance_name"`
-	Hypervisor     *string                  `json:"OS-EXT-SRV-ATTR:hypervisor_hostname"`
-	ReservationID  any                      `json:"OS-EXT-SRV-ATTR:reservation_id,omitempty"`   // 2.3
-	LaunchIndex    any                      `json:"OS-EXT-SRV-ATTR:launch_index,omitempty"`     // 2.3
-	Hostname       any                      `json:"OS-EXT-SRV-ATTR:hostname,omitempty"`         // 2.3
-	KernelID       any                      `json:"OS-EXT-SRV-ATTR:kernel_id,omitempty"`        // 2.3
-	RamdiskID      any                      `json:"OS-EXT-SRV-ATTR:ramdisk_id,omitempty"`       // 2.3
-	RootDevice     any                      `json:"OS-EXT-SRV-ATTR:root_device_name,omitempty"` // 2.3
-	UserData       any                      `json:"OS-EXT-SRV-ATTR:user_data,omitempty"`        // 2.3
+	Host           any                      `json:"OS-EXT-SRV-ATTR:host,omitempty"`                // admin
+	InstanceName   any                      `json:"OS-EXT-SRV-ATTR:instance_name,omitempty"`       // admin
+	Hypervisor     any                      `json:"OS-EXT-SRV-ATTR:hypervisor_hostname,omitempty"` // admin
+	ReservationID  any                      `json:"OS-EXT-SRV-ATTR:reservation_id,omitempty"`      // 2.3
+	LaunchIndex    any                      `json:"OS-EXT-SRV-ATTR:launch_index,omitempty"`        // 2.3
+	Hostname       any                      `json:"OS-EXT-SRV-ATTR:hostname,omitempty"`            // 2.3
+	KernelID       any                      `json:"OS-EXT-SRV-ATTR:kernel_id,omitempty"`           // 2.3
+	RamdiskID      any                      `json:"OS-EXT-SRV-ATTR:ramdisk_id,omitempty"`          // 2.3
+	RootDevice     any                      `json:"OS-EXT-SRV-ATTR:root_device_name,omitempty"`    // 2.3
+	UserData       any                      `json:"OS-EXT-SRV-ATTR:user_data,omitempty"`           // 2.3
 	TaskState      *string                  `json:"OS-EXT-STS:task_state"`
 	VMState        string                   `json:"OS-EXT-STS:vm_state"`
 	PowerState     int                      `json:"OS-EXT-STS:power_state"`
@@ -140,10 +141,13 @@ type renderer struct {
 	catalog *catalog.Catalog
 	netName func(id string) string
 	flavors map[string]any // flavor member by id, built once per request
+	// can checks a rule on a server (the members only some roles see).
+	can func(rule string, sv *lifecycle.Server) bool
 }
 
 func (s *server) renderer(r *request) *renderer {
-	return &renderer{base: baseURL(r.Request), mv: r.mv, catalog: s.cfg.Catalog, netName: s.networkName}
+	return &renderer{base: baseURL(r.Request), mv: r.mv, catalog: s.cfg.Catalog, netName: s.networkName,
+		can: func(rule string, sv *lifecycle.Server) bool { return r.can(rule, target(sv.ProjectID, sv.UserID)) }}
 }
 
 func (rd *renderer) serverLinks(id string) []link {
@@ -170,8 +174,6 @@ func (rd *renderer) server(sv *lifecycle.Server, ports []store.Port) *serverView
 		AZ:             availabilityZone,
 		ConfigDrive:    "True",
 		KeyName:        strPtr(sv.Spec.KeyName),
-		InstanceName:   "instance-" + sv.ID,
-		Hypervisor:     strPtr(sv.NodeID),
 		TaskState:      strPtr(st.TaskState),
 		VMState:        st.VMState,
 		PowerState:     lifecycle.PowerState(sv),
@@ -188,8 +190,12 @@ func (rd *renderer) server(sv *lifecycle.Server, ports []store.Port) *serverView
 		v.IngotAttempts = []lifecycle.Attempt{}
 	}
 	v.Progress = progress(sv, st)
-	if sv.NodeID != "" {
-		v.Host = strPtr(hostName)
+	admin := rd.can(policy.ExtendedAttributes, sv)
+	if admin {
+		v.InstanceName, v.Host, v.Hypervisor = "instance-"+sv.ID, orNull(""), orNull(sv.NodeID)
+		if sv.NodeID != "" {
+			v.Host = hostName
+		}
 	}
 	if !sv.LaunchedAt.IsZero() {
 		v.LaunchedAt = strPtr(sv.LaunchedAt.UTC().Format(novaUsecTime))
@@ -201,14 +207,22 @@ func (rd *renderer) server(sv *lifecycle.Server, ports []store.Port) *serverView
 	if sv.Spec.ImageID == "" {
 		v.Image = "" // booted from a volume: Nova shows an empty string
 	}
-	rd.versioned(v, sv)
+	rd.versioned(v, sv, admin)
 	return v
 }
 
-// versioned adds the members that only some microversions carry.
-func (rd *renderer) versioned(v *serverView, sv *lifecycle.Server) {
+// versioned adds the members that only some microversions carry; the
+// OS-EXT-SRV-ATTR ones only for admins (from 2.90 everyone sees the hostname).
+func (rd *renderer) versioned(v *serverView, sv *lifecycle.Server, admin bool) {
 	mv := rd.mv
-	if mv.atLeast(3) {
+	if mv.atLeast(90) && !admin {
+		hostname := sv.Spec.Hostname
+		if hostname == "" {
+			hostname = sv.Name
+		}
+		v.Hostname = hostname
+	}
+	if mv.atLeast(3) && admin {
 		v.ReservationID = "r-" + sv.ID[:min(8, len(sv.ID))]
 		v.LaunchIndex = 0
 		v.Hostname = hostnameOf(sv) // what the node's config drive gets
@@ -219,7 +233,7 @@ func (rd *renderer) versioned(v *serverView, sv *lifecycle.Server) {
 	if mv.atLeast(9) {
 		v.Locked = false
 	}
-	if mv.atLeast(16) {
+	if mv.atLeast(16) && rd.can(policy.ServersShowHostStatus, sv) {
 		v.HostStatus = ""
 		if sv.NodeID != "" {
 			v.HostStatus = "UP"

@@ -246,8 +246,10 @@ func TestVersionDocuments(t *testing.T) {
 	if len(vs) != 1 || vs[0].(map[string]any)["id"] != "v2.1" {
 		t.Errorf("versions %v", vs)
 	}
-	// Links follow the client's host and a proxy's forwarded scheme.
+	// Links never follow what the client writes (Host, X-Forwarded-*)
+	// unless a trusted proxy sent it (hardening_test.go).
 	req, _ := http.NewRequest("GET", f.url+"/v2.1", nil)
+	req.Host = "evil.example"
 	req.Header.Set("X-Forwarded-Proto", "https")
 	req.Header.Set("X-Forwarded-Host", "cloud.example")
 	resp, err := http.DefaultClient.Do(req)
@@ -260,7 +262,7 @@ func TestVersionDocuments(t *testing.T) {
 			Links []struct{ Href string }
 		}
 	}
-	if err := decodeJSON(resp, &doc); err != nil || doc.Version.Links[0].Href != "https://cloud.example/v2.1/" {
+	if err := decodeJSON(resp, &doc); err != nil || doc.Version.Links[0].Href != f.url+"/v2.1/" {
 		t.Errorf("forwarded self link %+v (%v)", doc, err)
 	}
 }

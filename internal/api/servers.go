@@ -12,8 +12,13 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/ingot-dev/ingot/internal/lifecycle"
+	"github.com/ingot-dev/ingot/internal/policy"
 	"github.com/ingot-dev/ingot/internal/store"
 )
+
+// maxNameFilter caps the name filter, a regular expression: names are at
+// most 255 characters, and a long pattern costs CPU and memory to compile.
+const maxNameFilter = 255
 
 // maxPage is Nova's default osapi_max_limit: a listing never returns (or
 // loads) more servers than this at once.
@@ -22,14 +27,26 @@ const maxPage = 1000
 // createServer records a new server with desired state active and answers
 // 202 once the record is committed; the reconciler does the rest.
 func (s *server) createServer(w http.ResponseWriter, r *request) error {
+	if err := r.authorize(policy.ServersCreate, r.own()); err != nil {
+		return err
+	}
 	c, err := s.parseCreate(r)
 	if err != nil {
 		return err
 	}
+	limits, err := s.projectLimits(r, r.ident.ProjectID)
+	if err != nil {
+		return err
+	}
+	if lim := limits.Get(store.ResMetadataItems); lim >= 0 && len(c.metadata) > lim {
+		return forbidden("Quota exceeded for metadata_items: Requested %d, but already used 0 of %d metadata_items", len(c.metadata), lim)
+	}
 	now := s.cfg.Clock.Now().UTC()
 	sv := &lifecycle.Server{
-		ID:   uuid.NewString(),
-		Name: c.name,
+		ID:        uuid.NewString(),
+		Name:      c.name,
+		ProjectID: r.ident.ProjectID,
+		UserID:    r.ident.UserID,
 		Spec: lifecycle.Spec{
 			FlavorID:      c.flavor.ID,
 			ImageID:       c.image.ID,
@@ -42,7 +59,10 @@ func (s *server) createServer(w http.ResponseWriter, r *request) error {
 			UserData:      c.userData,
 			Hostname:      c.hostname,
 			KeyName:       c.keyName,
+			PublicKey:     c.publicKey,
 			Volumes:       c.volumes,
+			VCPUs:         c.flavor.VCPUs,
+			RAMMB:         c.flavor.RAMMB,
 		},
 		Desired:         lifecycle.DesiredActive,
 		Phase:           lifecycle.PhasePending,
@@ -53,7 +73,11 @@ func (s *server) createServer(w http.ResponseWriter, r *request) error {
 		CreateRequestID: r.id, // the same id the client sees in x-openstack-request-id
 	}
 	resolveGuest(sv, c.flavor)
-	if err := s.cfg.Store.CreateServer(r.Context(), sv); err != nil {
+	if err := s.cfg.Store.CreateServerWithin(r.Context(), sv, s.cfg.Quotas); err != nil {
+		var qe *store.QuotaExceededError
+		if errors.As(err, &qe) {
+			return forbidden("%s", qe.Error())
+		}
 		if len(sv.Spec.Volumes) > 0 {
 			err = volumeCreateError(err)
 		}
@@ -71,9 +95,11 @@ func (s *server) createServer(w http.ResponseWriter, r *request) error {
 	return nil
 }
 
-// visibleServer loads a server the user may see: 404 for non-UUID ids
-// (the CLI tries names here first), unknown ids and deleted servers.
-func (s *server) visibleServer(r *request, id string) (*lifecycle.Server, error) {
+// visibleServer loads a server the caller may see and checks rule on it:
+// 404 for non-UUID ids (the CLI tries names here first), unknown ids,
+// deleted servers and another project's servers (Nova's answer, unless
+// the caller is an admin); 403 when rule refuses.
+func (s *server) visibleServer(r *request, id, rule string) (*lifecycle.Server, error) {
 	if !isUUID(id) {
 		return nil, notFound("Instance %s could not be found.", id)
 	}
@@ -84,14 +110,17 @@ func (s *server) visibleServer(r *request, id string) (*lifecycle.Server, error)
 	if err != nil {
 		return nil, fmt.Errorf("get server %s: %w", id, err)
 	}
-	if !lifecycle.Nova(sv).Visible {
+	if !lifecycle.Nova(sv).Visible || !r.sees(sv.ProjectID) {
 		return nil, notFound("Instance %s could not be found.", id)
+	}
+	if err := r.authorize(rule, target(sv.ProjectID, sv.UserID)); err != nil {
+		return nil, err
 	}
 	return sv, nil
 }
 
 func (s *server) showServer(w http.ResponseWriter, r *request) error {
-	sv, err := s.visibleServer(r, r.PathValue("id"))
+	sv, err := s.visibleServer(r, r.PathValue("id"), policy.ServersShow)
 	if err != nil {
 		return err
 	}
@@ -110,11 +139,12 @@ func (s *server) showServer(w http.ResponseWriter, r *request) error {
 // deleteServer records the user's delete and answers 204 once committed.
 // Repeating it is harmless (Store.RequestDelete is idempotent).
 func (s *server) deleteServer(w http.ResponseWriter, r *request) error {
-	id := r.PathValue("id")
-	if !isUUID(id) {
-		return notFound("Instance %s could not be found.", id)
+	sv, err := s.visibleServer(r, r.PathValue("id"), policy.ServersDelete)
+	if err != nil {
+		return err
 	}
-	err := s.cfg.Store.RequestDelete(r.Context(), id, r.id, s.cfg.Clock.Now().UTC())
+	id := sv.ID
+	err = s.cfg.Store.RequestDelete(r.Context(), id, r.id, s.cfg.Clock.Now().UTC())
 	if errors.Is(err, store.ErrNotFound) {
 		return notFound("Instance %s could not be found.", id)
 	}
@@ -130,7 +160,7 @@ func (s *server) deleteServer(w http.ResponseWriter, r *request) error {
 // Terraform's force_delete sends) is served, as a delete; bare metal through
 // ingot has no reboot, resize or rebuild yet, and says so instead of a 404.
 func (s *server) serverAction(w http.ResponseWriter, r *request) error {
-	sv, err := s.visibleServer(r, r.PathValue("id"))
+	sv, err := s.visibleServer(r, r.PathValue("id"), policy.ServersForceDelete)
 	if err != nil {
 		return err
 	}
@@ -176,6 +206,12 @@ var novaStatuses = map[string]bool{
 // empty reports a query that can match nothing.
 func (s *server) listQuery(r *request) (opts store.ListOptions, empty bool, err error) {
 	q := r.URL.Query()
+	if err := s.listScope(r, &opts); err != nil {
+		return opts, false, err
+	}
+	if name := q.Get("name"); len(name) > maxNameFilter {
+		return opts, false, badRequest("Invalid input for query parameters name. Value: %.32s…. It is longer than %d characters.", name, maxNameFilter)
+	}
 	if name := q.Get("name"); regexp.QuoteMeta(name) == name {
 		opts.Name = name
 	}
@@ -327,6 +363,9 @@ type serverRef struct {
 }
 
 func (s *server) listServers(w http.ResponseWriter, r *request) error {
+	if err := r.authorize(policy.ServersIndex, r.own()); err != nil {
+		return err
+	}
 	list, opts, err := s.page(r)
 	if err != nil {
 		return err
@@ -345,6 +384,9 @@ func (s *server) listServers(w http.ResponseWriter, r *request) error {
 }
 
 func (s *server) listServersDetail(w http.ResponseWriter, r *request) error {
+	if err := r.authorize(policy.ServersDetail, r.own()); err != nil {
+		return err
+	}
 	list, opts, err := s.page(r)
 	if err != nil {
 		return err
@@ -384,4 +426,47 @@ func (s *server) networkName(id string) string {
 		}
 	}
 	return id
+}
+
+// listScope sets which projects a listing covers: the caller's own, or
+// with all_tenants (admins only, as in Nova: 403 otherwise) every project,
+// or the one named by project_id or tenant_id.
+func (s *server) listScope(r *request, opts *store.ListOptions) error {
+	q := r.URL.Query()
+	all, err := allTenants(q)
+	if err != nil {
+		return err
+	}
+	if !all {
+		opts.ProjectID = r.ident.ProjectID // tenant_id is ignored without all_tenants, as in Nova
+		return nil
+	}
+	rule := policy.ServersIndexAllTenants
+	if strings.HasSuffix(r.URL.Path, "/detail") {
+		rule = policy.ServersDetailAll
+	}
+	if err := r.authorize(rule, r.own()); err != nil {
+		return err
+	}
+	opts.ProjectID = q.Get("project_id")
+	if opts.ProjectID == "" {
+		opts.ProjectID = q.Get("tenant_id")
+	}
+	return nil
+}
+
+// allTenants reads all_tenants as Nova does: present and empty, or a true
+// word, is on; a word that is not a boolean is a 400.
+func allTenants(q url.Values) (bool, error) {
+	if !q.Has("all_tenants") {
+		return false, nil
+	}
+	switch v := strings.ToLower(strings.TrimSpace(q.Get("all_tenants"))); v {
+	case "", "1", "t", "true", "on", "y", "yes":
+		return true, nil
+	case "0", "f", "false", "off", "n", "no":
+		return false, nil
+	default:
+		return false, badRequest("Invalid value '%s' for all_tenants", q.Get("all_tenants"))
+	}
 }

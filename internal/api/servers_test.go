@@ -115,6 +115,7 @@ func TestCreateCommitsBeforeAnswer(t *testing.T) {
 	s["user_data"] = "dm0K"
 	s["hostname"] = "h4"
 	s["key_name"] = "k1"
+	f.do("POST", "/v2.1/os-keypairs", "2.90", map[string]any{"keypair": map[string]any{"name": "k1", "public_key": ed25519Key(t)}}).want(t, http.StatusCreated)
 	s["min_count"], s["max_count"] = 1, "1"
 	s["security_groups"] = []any{map[string]any{"name": "default"}}
 	s["config_drive"], s["OS-DCF:diskConfig"], s["description"], s["availability_zone"] = true, "AUTO", nil, "nova"
@@ -437,6 +438,9 @@ func TestConcurrentRequests(t *testing.T) {
 				check := func(method, path string, body []byte, want int) []byte {
 					req, _ := http.NewRequest(method, f.url+path, bytes.NewReader(body))
 					req.Header.Set("X-OpenStack-Nova-API-Version", "2.90")
+					if body != nil {
+						req.Header.Set("Content-Type", "application/json")
+					}
 					resp, err := http.DefaultClient.Do(req)
 					if err != nil {
 						errs <- err.Error()

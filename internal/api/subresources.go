@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/ingot-dev/ingot/internal/policy"
 	"github.com/ingot-dev/ingot/internal/store"
 )
 
@@ -17,7 +18,7 @@ func (s *server) subresourceRoutes() {
 	s.compute("GET /v2.1/servers/{id}/metadata", s.serverMetadata)
 	s.compute("GET /v2.1/servers/{id}/ips", s.serverIPs)
 	s.compute("GET /v2.1/servers/{id}/os-interface", s.serverInterfaces)
-	s.compute("GET /v2.1/servers/{id}/tags", s.serverEmpty("tags"))
+	s.compute("GET /v2.1/servers/{id}/tags", s.serverEmpty("tags", policy.ServerTagsIndex))
 	s.compute("GET /v2.1/servers/{id}/os-volume_attachments", s.serverVolumeAttachments)
 	s.compute("GET /v2.1/os-availability-zone", s.availabilityZones)
 	s.compute("GET /v2.1/os-availability-zone/detail", s.availabilityZonesDetail)
@@ -27,7 +28,7 @@ func (s *server) subresourceRoutes() {
 }
 
 func (s *server) serverMetadata(w http.ResponseWriter, r *request) error {
-	sv, err := s.visibleServer(r, r.PathValue("id"))
+	sv, err := s.visibleServer(r, r.PathValue("id"), policy.ServerMetadataIndex)
 	if err != nil {
 		return err
 	}
@@ -40,7 +41,7 @@ func (s *server) serverMetadata(w http.ResponseWriter, r *request) error {
 }
 
 func (s *server) serverIPs(w http.ResponseWriter, r *request) error {
-	sv, err := s.visibleServer(r, r.PathValue("id"))
+	sv, err := s.visibleServer(r, r.PathValue("id"), policy.IPsIndex)
 	if err != nil {
 		return err
 	}
@@ -53,7 +54,7 @@ func (s *server) serverIPs(w http.ResponseWriter, r *request) error {
 }
 
 func (s *server) serverInterfaces(w http.ResponseWriter, r *request) error {
-	sv, err := s.visibleServer(r, r.PathValue("id"))
+	sv, err := s.visibleServer(r, r.PathValue("id"), policy.InterfacesList)
 	if err != nil {
 		return err
 	}
@@ -73,9 +74,9 @@ func (s *server) serverInterfaces(w http.ResponseWriter, r *request) error {
 }
 
 // serverEmpty answers an always-empty list of a visible server.
-func (s *server) serverEmpty(key string) handlerFunc {
+func (s *server) serverEmpty(key, rule string) handlerFunc {
 	return func(w http.ResponseWriter, r *request) error {
-		if _, err := s.visibleServer(r, r.PathValue("id")); err != nil {
+		if _, err := s.visibleServer(r, r.PathValue("id"), rule); err != nil {
 			return err
 		}
 		writeJSON(w, http.StatusOK, map[string]any{key: []any{}})
@@ -84,6 +85,9 @@ func (s *server) serverEmpty(key string) handlerFunc {
 }
 
 func (s *server) availabilityZones(w http.ResponseWriter, r *request) error {
+	if err := r.authorize(policy.AZList, r.own()); err != nil {
+		return err
+	}
 	writeJSON(w, http.StatusOK, map[string]any{"availabilityZoneInfo": []map[string]any{{
 		"zoneName": availabilityZone, "zoneState": map[string]bool{"available": true}, "hosts": nil,
 	}}})
@@ -93,6 +97,9 @@ func (s *server) availabilityZones(w http.ResponseWriter, r *request) error {
 // availabilityZonesDetail is what `openstack availability zone list
 // --compute` reads: the zone with its one compute host, ingot.
 func (s *server) availabilityZonesDetail(w http.ResponseWriter, r *request) error {
+	if err := r.authorize(policy.AZDetail, r.own()); err != nil {
+		return err
+	}
 	writeJSON(w, http.StatusOK, map[string]any{"availabilityZoneInfo": []map[string]any{{
 		"zoneName": availabilityZone, "zoneState": map[string]bool{"available": true},
 		"hosts": map[string]any{hostName: map[string]any{"nova-compute": map[string]any{
@@ -112,8 +119,9 @@ func (s *server) listPorts(w http.ResponseWriter, r *request) error {
 	var ports []store.Port
 	switch {
 	case dev != "":
-		if isUUID(dev) {
-			var err error
+		if ok, err := s.portsVisible(r, dev); err != nil {
+			return err
+		} else if ok {
 			if ports, err = s.cfg.Store.Ports(r.Context(), dev); err != nil {
 				return fmt.Errorf("ports of %s: %w", dev, err)
 			}
@@ -123,7 +131,13 @@ func (s *server) listPorts(w http.ResponseWriter, r *request) error {
 			p, err := s.cfg.Store.GetPort(r.Context(), id)
 			switch {
 			case err == nil:
-				ports = append(ports, p)
+				ok, err := s.portsVisible(r, p.ServerID)
+				if err != nil {
+					return err
+				}
+				if ok {
+					ports = append(ports, p)
+				}
 			case !errors.Is(err, store.ErrNotFound):
 				return fmt.Errorf("get port %s: %w", id, err)
 			}
@@ -136,6 +150,12 @@ func (s *server) listPorts(w http.ResponseWriter, r *request) error {
 	default:
 		return badRequest("ingot lists ports by device_id, id or a name only.")
 	}
+	if !r.authorized {
+		// Nothing was found to decide on: the caller may still list its own.
+		if err := r.authorize(policy.Ports, r.own()); err != nil {
+			return err
+		}
+	}
 	out := make([]map[string]any, 0, len(ports))
 	for _, p := range ports {
 		if q.Has("network_id") && q.Get("network_id") != p.NetworkID {
@@ -145,4 +165,27 @@ func (s *server) listPorts(w http.ResponseWriter, r *request) error {
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"ports": out})
 	return nil
+}
+
+// portsVisible reports whether the caller may see the ports of server id
+// (its project's, or an admin's), checking the ports rule on it; an
+// unknown or invisible server lists nothing, as Neutron filters by project.
+func (s *server) portsVisible(r *request, serverID string) (bool, error) {
+	if !isUUID(serverID) {
+		return false, nil
+	}
+	sv, err := s.cfg.Store.GetServer(r.Context(), serverID)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("get server %s: %w", serverID, err)
+	}
+	if !r.sees(sv.ProjectID) {
+		return false, nil
+	}
+	if err := r.authorize(policy.Ports, target(sv.ProjectID, sv.UserID)); err != nil {
+		return false, err
+	}
+	return true, nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/ingot-dev/ingot/internal/policy"
 	"github.com/ingot-dev/ingot/internal/store"
 )
 
@@ -24,17 +25,18 @@ import (
 //	GET    /volume/v3/{project_id}/volumes/{id}
 //	DELETE /volume/v3/{project_id}/volumes/{id}          → 202; 400 while held
 //
-// Deliberate differences from Cinder: the project in the path is not
-// checked (ingot has no projects yet); lists are ordered by id, not by
+// The project in the path must be the caller's (400 otherwise, as Cinder
+// answers); a volume of another project is 404 unless the caller is an
+// admin. Deliberate differences from Cinder: lists are ordered by id, not by
 // created_at descending; a new volume is available at once (the embedded
 // backend has nothing to provision); a held volume shows its holder in
 // attachments while reserved as well as in-use, so that the server a
 // reservation belongs to is visible.
 func (s *server) volumeRoutes() {
-	s.plain("GET /volume", s.volumeVersions)
-	s.plain("GET /volume/{$}", s.volumeVersions)
-	s.plain("GET /volume/v3", s.volumeVersion)
-	s.plain("GET /volume/v3/{$}", s.volumeVersion)
+	s.public("GET /volume", s.volumeVersions)
+	s.public("GET /volume/{$}", s.volumeVersions)
+	s.public("GET /volume/v3", s.volumeVersion)
+	s.public("GET /volume/v3/{$}", s.volumeVersion)
 	s.plain("POST /volume/v3/{project}/volumes", s.createVolume)
 	s.plain("GET /volume/v3/{project}/volumes", s.listVolumes)
 	s.plain("GET /volume/v3/{project}/volumes/detail", s.listVolumesDetail)
@@ -77,6 +79,9 @@ const maxVolumeGB = 1 << 20
 
 // createVolume answers POST …/volumes with 202 and the new (available) volume.
 func (s *server) createVolume(w http.ResponseWriter, r *request) error {
+	if err := s.volumeProject(r, policy.VolumeCreate); err != nil {
+		return err
+	}
 	top, err := readJSONObject(r.Request)
 	if err != nil {
 		return err
@@ -114,6 +119,9 @@ func (s *server) createVolume(w http.ResponseWriter, r *request) error {
 			return err
 		}
 	}
+	if hasControl(name) {
+		return badRequest("Invalid input for field/attribute name: it must not contain control characters.")
+	}
 	if az, err := optionalString(fields, "availability_zone", 255); err != nil {
 		return err
 	} else if az != "" && az != availabilityZone {
@@ -124,6 +132,7 @@ func (s *server) createVolume(w http.ResponseWriter, r *request) error {
 	}
 	now := s.cfg.Clock.Now().UTC()
 	v := store.NewVolume(uuid.NewString(), name, size, "", now)
+	v.ProjectID, v.UserID = r.ident.ProjectID, r.ident.UserID
 	if err := s.cfg.Store.CreateVolume(r.Context(), v); err != nil {
 		return fmt.Errorf("create volume %s: %w", v.ID, err)
 	}
@@ -153,8 +162,12 @@ func volumeSize(raw json.RawMessage) (int, error) {
 	return size, nil
 }
 
-// volumeByID loads a volume: 404 in Cinder's words for non-UUIDs and unknown ids.
-func (s *server) volumeByID(r *request, id string) (store.Volume, error) {
+// volumeByID loads a volume and checks rule on it: 404 in Cinder's words
+// for non-UUIDs, unknown ids and another project's volumes (unless admin).
+func (s *server) volumeByID(r *request, id, rule string) (store.Volume, error) {
+	if err := s.volumeProject(r, ""); err != nil {
+		return store.Volume{}, err
+	}
 	if !isUUID(id) {
 		return store.Volume{}, notFound("Volume %s could not be found.", id)
 	}
@@ -165,11 +178,31 @@ func (s *server) volumeByID(r *request, id string) (store.Volume, error) {
 	if err != nil {
 		return store.Volume{}, fmt.Errorf("get volume %s: %w", id, err)
 	}
+	if v.ProjectID != "" && !r.sees(v.ProjectID) {
+		return store.Volume{}, notFound("Volume %s could not be found.", id)
+	}
+	if rule != "" {
+		if err := r.authorize(rule, target(v.ProjectID, v.UserID)); err != nil {
+			return store.Volume{}, err
+		}
+	}
 	return v, nil
 }
 
+// volumeProject checks the project in the path is the caller's, and rule
+// (if any) on the caller's own project.
+func (s *server) volumeProject(r *request, rule string) error {
+	if p := r.PathValue("project"); p != r.ident.ProjectID {
+		return badRequest("Malformed request url: the project in the URL (%s) is not the token's.", p)
+	}
+	if rule == "" {
+		return nil
+	}
+	return r.authorize(rule, r.own())
+}
+
 func (s *server) showVolume(w http.ResponseWriter, r *request) error {
-	v, err := s.volumeByID(r, r.PathValue("id"))
+	v, err := s.volumeByID(r, r.PathValue("id"), policy.VolumeGet)
 	if err != nil {
 		return err
 	}
@@ -180,7 +213,7 @@ func (s *server) showVolume(w http.ResponseWriter, r *request) error {
 // deleteVolume deletes an available volume (202). A held one is refused
 // with Cinder's 400; an unknown one is 404.
 func (s *server) deleteVolume(w http.ResponseWriter, r *request) error {
-	v, err := s.volumeByID(r, r.PathValue("id"))
+	v, err := s.volumeByID(r, r.PathValue("id"), policy.VolumeDelete)
 	if err != nil {
 		return err
 	}
@@ -208,7 +241,17 @@ func (s *server) deleteVolume(w http.ResponseWriter, r *request) error {
 
 // volumePage reads limit and marker and loads one page by id.
 func (s *server) volumePage(r *request) ([]store.Volume, int, error) {
+	if err := s.volumeProject(r, policy.VolumeGetAll); err != nil {
+		return nil, 0, err
+	}
 	q := r.URL.Query()
+	all, err := allTenants(q)
+	if err != nil {
+		return nil, 0, err
+	}
+	if all && !r.can(policy.ContextIsAdmin, r.own()) {
+		all = false // Cinder ignores all_tenants for non-admins
+	}
 	limit := defaultVolumePage
 	if l := q.Get("limit"); l != "" {
 		n, err := strconv.Atoi(l)
@@ -222,14 +265,19 @@ func (s *server) volumePage(r *request) ([]store.Volume, int, error) {
 	}
 	marker := q.Get("marker")
 	if marker != "" {
-		if _, err := s.volumeByID(r, marker); err != nil {
+		if _, err := s.volumeByID(r, marker, ""); err != nil {
 			if _, ok := asAPIError(err); ok {
 				return nil, 0, badRequest("Invalid input received: marker %s not found.", marker)
 			}
 			return nil, 0, err
 		}
 	}
-	vols, err := s.cfg.Store.ListVolumes(r.Context(), marker, limit)
+	var vols []store.Volume
+	if all {
+		vols, err = s.cfg.Store.ListVolumes(r.Context(), marker, limit)
+	} else {
+		vols, err = s.cfg.Store.ListProjectVolumes(r.Context(), r.ident.ProjectID, marker, limit)
+	}
 	if err != nil {
 		return nil, 0, fmt.Errorf("list volumes: %w", err)
 	}

@@ -164,7 +164,7 @@ func boolValue(raw json.RawMessage, key string) (bool, error) {
 // the Spec's image fields stay empty); otherwise the image is required.
 // It checks the volumes exist and are free, so the common mistakes get a
 // message naming the volume; CreateServer's reservation stays the fence.
-func (s *server) resolveBoot(ctx context.Context, fields map[string]json.RawMessage, c *createRequest) error {
+func (s *server) resolveBoot(ctx context.Context, project string, fields map[string]json.RawMessage, c *createRequest) error {
 	if _, ok := fields["block_device_mapping"]; ok {
 		return badRequest("The legacy block_device_mapping is not supported: use block_device_mapping_v2 (%s).", bdmSupported)
 	}
@@ -185,7 +185,7 @@ func (s *server) resolveBoot(ctx context.Context, fields map[string]json.RawMess
 	}
 	for _, r := range refs {
 		v, err := s.cfg.Store.GetVolume(ctx, r.ID)
-		if errors.Is(err, store.ErrNotFound) {
+		if errors.Is(err, store.ErrNotFound) || (err == nil && v.ProjectID != "" && v.ProjectID != project) {
 			return badRequest("Invalid block device mapping: volume %s could not be found.", r.ID)
 		}
 		if err != nil {

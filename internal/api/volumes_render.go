@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/ingot-dev/ingot/internal/lifecycle"
+	"github.com/ingot-dev/ingot/internal/policy"
 	"github.com/ingot-dev/ingot/internal/store"
 )
 
@@ -141,7 +142,7 @@ func (s *server) attachVolumes(r *request, servers []*lifecycle.Server, views []
 // (what `openstack server volume list` reads) with the volumes the server
 // holds, in Nova's shape for the request's microversion.
 func (s *server) serverVolumeAttachments(w http.ResponseWriter, r *request) error {
-	sv, err := s.visibleServer(r, r.PathValue("id"))
+	sv, err := s.visibleServer(r, r.PathValue("id"), policy.VolumeAttachmentsIndex)
 	if err != nil {
 		return err
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/ingot-dev/ingot/internal/store"
 )
 
-const volPath = "/volume/v3/proj/volumes"
+const volPath = "/volume/v3/ingot/volumes"
 
 // newVolume creates a volume through the API and returns its id.
 func (f *fixture) newVolume(name string) string {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ingot-dev/ingot/internal/api"
+	"github.com/ingot-dev/ingot/internal/auth"
 	"github.com/ingot-dev/ingot/internal/clock"
 	"github.com/ingot-dev/ingot/internal/config"
 	"github.com/ingot-dev/ingot/internal/ironic"
@@ -39,6 +40,9 @@ type App struct {
 	Metrics    *metrics.Metrics
 	Handler    http.Handler
 	Log        *slog.Logger
+	// Keystone validates tokens (and authenticates to Ironic with
+	// ironic.auth: keystone); nil in noauth.
+	Keystone *auth.Keystone
 
 	lock    *lockfile.Lock // this process owns the database
 	closers []func()
@@ -80,7 +84,13 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 		}
 	}
 	a.Metrics = metrics.New(st.CountByPhase)
-	ic, err := ironic.New(ironic.Config{URL: a.IronicURL, Microversion: cfg.Ironic.Microversion, Timeout: cfg.Ironic.Timeout, Observer: a.Metrics.IronicCall})
+	ident, err := newIdentity(ctx, cfg, opts.Clock, opts.Logger)
+	if err != nil {
+		a.Close()
+		return nil, err
+	}
+	a.Keystone = ident.keystone
+	ic, err := ironic.New(ironicConfig(cfg, a.IronicURL, ident, a.Metrics.IronicCall))
 	if err != nil {
 		a.Close()
 		return nil, fmt.Errorf("ironic: %w", err)
@@ -98,6 +108,8 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	a.Handler = api.New(api.Config{
 		Store: st, Catalog: cfg.Catalog(), Networks: nets, Clock: opts.Clock, BuildTimeout: cfg.BuildTimeout,
 		Kick: a.Reconciler.Kick, Nodes: ic.ListNodes, Logger: opts.Logger, Metrics: a.Metrics.Handler(),
+		Auth: ident.authn, AuthURL: ident.authURL, Policy: ident.policy, Quotas: QuotaLimits(cfg),
+		PublicURL: cfg.API.PublicURL, TrustedProxies: cfg.TrustedProxyPrefixes(),
 		Ready: func(ctx context.Context) error {
 			if err := st.Ping(ctx); err != nil {
 				return fmt.Errorf("database: %w", err)
@@ -182,12 +194,13 @@ func (a *App) startSim(c config.Sim, statePath string) error {
 // Serve answers the API on ln and runs the reconciler until ctx ends, then
 // shuts down gracefully.
 func (a *App) Serve(ctx context.Context, ln net.Listener) error {
-	srv := &http.Server{Handler: a.Handler, ReadHeaderTimeout: 10 * time.Second}
+	srv := newHTTPServer(a.Config, a.Handler, a.Log)
 	errc := make(chan error, 2)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() { errc <- srv.Serve(limitListener(ln, a.Config.API.MaxConnections)) }()
 	recCtx, stopRec := context.WithCancel(ctx)
 	defer stopRec()
-	go func() { errc <- a.Reconciler.Run(recCtx) }()
+	recDone := make(chan struct{})
+	go func() { defer close(recDone); errc <- a.Reconciler.Run(recCtx) }()
 	if a.lock != nil {
 		h := a.lock.Holder()
 		h.Listen = "http://" + ln.Addr().String()
@@ -209,7 +222,14 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	stopRec()
 	shutCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	return srv.Shutdown(shutCtx)
+	err := srv.Shutdown(shutCtx)
+	// The reconciler's last step ends before Serve returns, so Close never
+	// pulls the store or the simulator from under it.
+	select {
+	case <-recDone:
+	case <-shutCtx.Done():
+	}
+	return err
 }
 
 // Close releases the database and the built-in simulator.

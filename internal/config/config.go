@@ -44,6 +44,10 @@ type Config struct {
 	Flavors          []Flavor      `yaml:"flavors"`
 	Images           []Image       `yaml:"images"`
 	Networks         []Network     `yaml:"networks"`
+	// Identity and tenancy (identity.go).
+	Auth   Auth   `yaml:"auth"`
+	API    API    `yaml:"api"`
+	Quotas Quotas `yaml:"quotas"`
 }
 
 // Ironic says where Ironic is.
@@ -51,6 +55,9 @@ type Ironic struct {
 	URL          string        `yaml:"url"` // http(s)://host:port, or "sim" for the built-in simulator
 	Microversion string        `yaml:"microversion"`
 	Timeout      time.Duration `yaml:"timeout"`
+	// Auth is how ingot authenticates to Ironic: noauth (the default) or
+	// keystone (auth.keystone's credentials; url "catalog" finds the endpoint).
+	Auth string `yaml:"auth"`
 	// Sim configures the built-in simulator (url: sim).
 	Sim Sim `yaml:"sim"`
 }
@@ -118,7 +125,7 @@ type Route struct {
 // Default returns the configuration with every default applied and no catalogue.
 func Default() Config {
 	lc := lifecycle.DefaultConfig()
-	return Config{
+	c := Config{
 		Listen:   "127.0.0.1:8774",
 		Database: "ingot.db",
 		Ironic: Ironic{URL: "http://127.0.0.1:6385", Microversion: "1.78", Timeout: 30 * time.Second,
@@ -137,6 +144,8 @@ func Default() Config {
 		Workers:          32,
 		LogLevel:         "info",
 	}
+	identityDefaults(&c)
+	return c
 }
 
 // Dev is the configuration of `ingot serve --dev`: SQLite in dataDir, the
@@ -198,7 +207,7 @@ func (c *Config) Normalize() error {
 	} else if strings.HasPrefix(c.Database, "postgres://") || strings.HasPrefix(c.Database, "postgresql://") {
 		bad("database", "PostgreSQL is not supported yet; use a SQLite file path")
 	}
-	if c.Ironic.URL != "sim" {
+	if c.Ironic.URL != "sim" && !(c.Ironic.URL == "catalog" && c.Ironic.Auth == "keystone") {
 		if u, err := url.Parse(c.Ironic.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			bad("ironic.url", "want http(s)://host:port or \"sim\", got %q", c.Ironic.URL)
 		}
@@ -234,6 +243,7 @@ func (c *Config) Normalize() error {
 	default:
 		bad("log_level", "want debug, info, warn or error, got %q", c.LogLevel)
 	}
+	c.normalizeIdentity(bad)
 	seen := map[string]bool{}
 	for i := range c.Flavors {
 		f := &c.Flavors[i]

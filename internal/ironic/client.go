@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack"
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/noauth"
 )
 
@@ -39,6 +40,12 @@ type Config struct {
 	// vif.detach, vif.list, volume_connector.{create,list,delete},
 	// volume_target.{create,list,delete}.
 	Observer func(op string, err error, d time.Duration)
+	// Provider, if set, authenticates every call (an Ironic behind
+	// Keystone): its token is sent, and renewed when Ironic answers 401.
+	// URL "catalog" then takes Ironic's endpoint from its service catalog,
+	// chosen by Endpoint.
+	Provider *gophercloud.ProviderClient
+	Endpoint gophercloud.EndpointOpts
 	// PageSize is the limit asked for per list request; default DefaultPageSize.
 	// Tests set it low to exercise pagination without creating 1000 nodes.
 	PageSize int
@@ -64,6 +71,9 @@ type Client struct {
 
 // New builds a Client. It does not contact Ironic (see Ping).
 func New(cfg Config) (*Client, error) {
+	if cfg.Provider != nil {
+		return newAuthenticated(cfg)
+	}
 	base := strings.TrimRight(strings.TrimSpace(cfg.URL), "/")
 	if base == "" {
 		return nil, fmt.Errorf("%w: ironic URL is empty", ErrInvalid)
@@ -78,12 +88,34 @@ func New(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
+	if cfg.HTTPClient != nil {
+		sc.HTTPClient = *cfg.HTTPClient
+	}
+	return newClient(cfg, sc), nil
+}
+
+// newAuthenticated builds a Client on cfg.Provider's token.
+func newAuthenticated(cfg Config) (*Client, error) {
+	var sc *gophercloud.ServiceClient
+	if strings.TrimSpace(cfg.URL) == "catalog" {
+		var err error
+		if sc, err = openstack.NewBareMetalV1(cfg.Provider, cfg.Endpoint); err != nil {
+			return nil, fmt.Errorf("%w: Ironic's endpoint in the catalog: %v", ErrInvalid, err)
+		}
+	} else {
+		base := strings.TrimSuffix(strings.TrimRight(strings.TrimSpace(cfg.URL), "/"), "/v1")
+		if !strings.HasPrefix(base, "http://") && !strings.HasPrefix(base, "https://") {
+			return nil, fmt.Errorf("%w: ironic URL %q must start with http:// or https://", ErrInvalid, cfg.URL)
+		}
+		sc = &gophercloud.ServiceClient{ProviderClient: cfg.Provider, Endpoint: base + "/v1/", Type: "baremetal"}
+	}
+	return newClient(cfg, sc), nil
+}
+
+func newClient(cfg Config, sc *gophercloud.ServiceClient) *Client {
 	sc.Microversion = cfg.Microversion
 	if sc.Microversion == "" {
 		sc.Microversion = DefaultMicroversion
-	}
-	if cfg.HTTPClient != nil {
-		sc.HTTPClient = *cfg.HTTPClient
 	}
 	c := &Client{sc: sc, timeout: cfg.Timeout, pageSize: cfg.PageSize, observe: cfg.Observer}
 	if c.timeout <= 0 {
@@ -92,7 +124,7 @@ func New(cfg Config) (*Client, error) {
 	if c.pageSize <= 0 || c.pageSize > DefaultPageSize {
 		c.pageSize = DefaultPageSize
 	}
-	return c, nil
+	return c
 }
 
 // do runs one HTTP call under the per-call timeout, classifies its error

@@ -18,6 +18,7 @@ type configParams struct {
 	LockDir         string
 	CallbackTimeout int // seconds
 	DeployDelay     int // seconds, 0 for none
+	Keystone        *Keystone
 }
 
 // configTmpl is the minimal working standalone config (docs/ironic.md §1)
@@ -34,7 +35,7 @@ type configParams struct {
 //   - no automated cleaning, no power notifications to a Nova that is not there.
 var configTmpl = template.Must(template.New("ironic.conf").Parse(`# Written by ingot's internal/ironictest.
 [DEFAULT]
-auth_strategy = noauth
+auth_strategy = {{if .Keystone}}keystone{{else}}noauth{{end}}
 rpc_transport = none
 host = localhost
 enabled_hardware_types = fake-hardware
@@ -77,7 +78,17 @@ deploy_delay = {{.DeployDelay}}
 
 [oslo_concurrency]
 lock_path = {{.LockDir}}
-`))
+{{with .Keystone}}
+[keystone_authtoken]
+auth_type = password
+www_authenticate_uri = {{.AuthURL}}
+auth_url = {{.AuthURL}}
+username = {{.Username}}
+password = {{.Password}}
+project_name = {{.ProjectName}}
+user_domain_name = Default
+project_domain_name = Default
+{{end}}`))
 
 func renderConfig(p configParams) string {
 	var b bytes.Buffer

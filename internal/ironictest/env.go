@@ -56,6 +56,9 @@ type Env struct {
 
 	// Sim is the simulator's Go API (nil for the real Ironic).
 	Sim *ironicsim.Sim
+	// AuthToken, when set, is sent as X-Auth-Token by the helpers (a real
+	// Ironic started with RealOptions.Keystone).
+	AuthToken string
 
 	proc *realProc // nil for the simulator
 	hc   *http.Client
@@ -75,6 +78,15 @@ type Options struct {
 	// DeployDelay makes Fast deploys slow (see Env.DeployDelay). The real
 	// Ironic counts whole seconds: it is rounded up.
 	DeployDelay time.Duration
+	// Keystone, for the real Ironic only, puts it behind Keystone
+	// (auth_strategy = keystone; keystonemiddleware validates tokens with
+	// these service credentials). The helpers then need Env.AuthToken.
+	Keystone *Keystone
+}
+
+// Keystone is the [keystone_authtoken] of a real Ironic behind Keystone.
+type Keystone struct {
+	AuthURL, Username, Password, ProjectName string
 }
 
 // Start starts the real Ironic when it is installed or INGOT_TEST_IRONIC=1

@@ -99,6 +99,9 @@ func (e *Env) callVersion(version, method, path string, body any) (*Response, er
 		return nil, err
 	}
 	req.Header.Set("X-OpenStack-Ironic-API-Version", version)
+	if e.AuthToken != "" {
+		req.Header.Set("X-Auth-Token", e.AuthToken)
+	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}

@@ -136,7 +136,7 @@ func startReal(t testing.TB, opts RealOptions) (*Env, error) {
 		p.conf = filepath.Join(dir, "ironic.conf")
 		cfg := renderConfig(configParams{
 			Port: port, DB: db, LockDir: dir,
-			CallbackTimeout: cb, DeployDelay: delay,
+			CallbackTimeout: cb, DeployDelay: delay, Keystone: opts.Keystone,
 		})
 		if err := os.WriteFile(p.conf, []byte(cfg), 0o600); err != nil {
 			return nil, err

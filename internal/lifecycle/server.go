@@ -185,6 +185,10 @@ type Spec struct {
 	RequiredTraits  []string          `json:"required_traits,omitempty"`
 	ForbiddenTraits []string          `json:"forbidden_traits,omitempty"`
 	Capabilities    map[string]string `json:"capabilities,omitempty"`
+	// VCPUs and RAMMB are the flavor's sizes at create, counted against
+	// the project's cores and ram quotas.
+	VCPUs int `json:"vcpus,omitempty"`
+	RAMMB int `json:"ram_mb,omitempty"`
 }
 
 // VolumeRef is a volume requested through block_device_mapping_v2.

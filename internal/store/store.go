@@ -73,6 +73,8 @@ type ListOptions struct {
 	Status string // Nova status (BUILD, ACTIVE, ERROR, DELETED), "" = all
 	Limit  int    // 0 = implementation default (1000)
 	Marker string // id of the last server of the previous page
+	// ProjectID keeps the servers of one project ("" = every project).
+	ProjectID string
 }
 
 // ActionRecord is a user request as os-instance-actions shows it.
@@ -94,7 +96,8 @@ type Store interface {
 	// and reserves every volume of s.Spec.Volumes for it (status reserved,
 	// ServerID, BootIndex, DeleteOnTermination) in the same transaction.
 	// It is committed when it returns nil. ErrExists on a duplicate id; a
-	// volume that is unknown wraps ErrNotFound, one held by another server
+	// volume that is unknown, or owned by another project (Volume.ProjectID
+	// set and not s.ProjectID), wraps ErrNotFound, one held by another server
 	// wraps ErrVolumeInUse (the message names the volume and its holder);
 	// on any error nothing is written.
 	CreateServer(ctx context.Context, s *lifecycle.Server) error
@@ -160,6 +163,9 @@ type Store interface {
 
 	// Volumes is the embedded volume registry (volume.go).
 	Volumes
+	// Quotas and Keypairs belong to projects and users (identity.go).
+	Quotas
+	Keypairs
 
 	// Ping checks the database answers (for /readyz).
 	Ping(ctx context.Context) error

@@ -24,10 +24,14 @@ const (
 // Volume is one volume of the embedded registry, with the iSCSI-style target
 // description the embedded backend gives it.
 type Volume struct {
-	ID     string // UUID
-	Name   string
-	SizeGB int
-	Status string
+	ID   string // UUID
+	Name string
+	// ProjectID and UserID own the volume ("" for none: any project's
+	// server may take it).
+	ProjectID string
+	UserID    string
+	SizeGB    int
+	Status    string
 	// ServerID holds the volume (reserved, in-use, deleting); "" when available.
 	ServerID string
 	// NodeID is the node whose Ironic volume target carries the volume; set
@@ -53,6 +57,8 @@ type Volumes interface {
 	GetVolume(ctx context.Context, id string) (Volume, error)
 	// ListVolumes pages volumes by id (after = last id of the previous page).
 	ListVolumes(ctx context.Context, after string, limit int) ([]Volume, error)
+	// ListProjectVolumes is ListVolumes for the volumes of one project.
+	ListProjectVolumes(ctx context.Context, projectID, after string, limit int) ([]Volume, error)
 	// DeleteVolume removes an available volume. ErrVolumeInUse when a server
 	// holds it; ErrNotFound when unknown.
 	DeleteVolume(ctx context.Context, id string) error

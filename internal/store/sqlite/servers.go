@@ -20,8 +20,8 @@ const (
 
 // Statements of the write transactions (prepared at Open, see writerQueries).
 const (
-	qInsertServer = `INSERT INTO servers (` + serverCols + `, needs_work)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	qInsertServer = `INSERT INTO servers (` + serverCols + `, needs_work, vcpus, ram_mb, resource_class)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	// qUpdateRequests writes what UpdateServer owns.
 	qUpdateRequests = `UPDATE servers SET name = ?, spec = ?, requests = ?, updated_at = ?,
 		version = version + 1, needs_work = ? WHERE id = ? AND version = ?`
@@ -75,6 +75,12 @@ func validate(s *lifecycle.Server) error {
 // volumes of s.Spec.Volumes are reserved in the same transaction (see
 // reserveVolumes).
 func (st *Store) CreateServer(ctx context.Context, s *lifecycle.Server) error {
+	return st.createServer(ctx, s, nil)
+}
+
+// createServer is CreateServer; with check set, the project's quota is
+// checked first in the same transaction (quotas.go).
+func (st *Store) createServer(ctx context.Context, s *lifecycle.Server, check func(tx txn, c *lifecycle.Server) error) error {
 	c := *s
 	if c.Desired == "" {
 		c.Desired = lifecycle.DesiredActive
@@ -102,12 +108,18 @@ func (st *Store) CreateServer(ctx context.Context, s *lifecycle.Server) error {
 		return fmt.Errorf("sqlite: server %s: %w", c.ID, err)
 	}
 	err = st.write(ctx, func(tx txn) error {
+		if check != nil {
+			if err := check(tx, &c); err != nil {
+				return err
+			}
+		}
 		_, err := tx.ExecContext(ctx, qInsertServer,
 			c.ID, c.Name, c.ProjectID, c.UserID, string(spec), string(c.Desired), string(c.Phase), c.NodeID,
 			docs.ext, c.DeployRequested, c.PortsAllocated, docs.excluded, docs.attempts, docs.fault,
 			encTime(c.MaintenanceSince), encTimeNN(c.CreatedAt), encTime(c.UpdatedAt), encTime(c.PhaseSince),
 			encTime(c.Deadline), encTime(c.DeleteRequestedAt), encTime(c.LaunchedAt),
-			c.CreateRequestID, c.DeleteRequestID, c.Version, c.VolumesOnNode, c.VolumesReleased, reqs, c.NeedsWork())
+			c.CreateRequestID, c.DeleteRequestID, c.Version, c.VolumesOnNode, c.VolumesReleased, reqs, c.NeedsWork(),
+			c.Spec.VCPUs, c.Spec.RAMMB, c.Spec.ResourceClass)
 		if err != nil {
 			switch constraint(err) {
 			case "servers.id":
@@ -165,6 +177,9 @@ var statusCond = map[string]string{
 // PostgreSQL: plain "servers" (its planner weighs the LIMIT).
 const listFrom = "servers INDEXED BY servers_live_created"
 
+// listProjectFrom is listFrom for one project's servers.
+const listProjectFrom = "servers INDEXED BY servers_project_live"
+
 // nameFilter is a case-sensitive literal substring match (no wildcards).
 // PostgreSQL: strpos(name, $n) > 0.
 const nameFilter = "instr(name, ?) > 0"
@@ -177,6 +192,12 @@ const nameFilter = "instr(name, ?) > 0"
 func (st *Store) ListServers(ctx context.Context, opts store.ListOptions) ([]*lifecycle.Server, error) {
 	where := []string{"phase <> 'deleted'"}
 	var args []any
+	from := listFrom
+	if opts.ProjectID != "" {
+		where = append(where, "project_id = ?")
+		args = append(args, opts.ProjectID)
+		from = listProjectFrom
+	}
 	if opts.Status != "" {
 		cond, ok := statusCond[strings.ToUpper(opts.Status)]
 		if !ok {
@@ -206,7 +227,7 @@ func (st *Store) ListServers(ctx context.Context, opts store.ListOptions) ([]*li
 	}
 	limit = min(limit, maxLimit)
 	args = append(args, limit)
-	rows, err := st.query(ctx, "SELECT "+serverCols+" FROM "+listFrom+" WHERE "+
+	rows, err := st.query(ctx, "SELECT "+serverCols+" FROM "+from+" WHERE "+
 		strings.Join(where, " AND ")+" ORDER BY created_at, id LIMIT ?", args...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: list servers: %w", err)

@@ -121,7 +121,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	r.SetConnMaxLifetime(0)
 	r.SetConnMaxIdleTime(0)
 	s := &Store{w: w, r: r, wstmts: map[string]*sql.Stmt{}}
-	for _, q := range slices.Concat(writerQueries, volumeWriterQueries) {
+	for _, q := range slices.Concat(writerQueries, volumeWriterQueries, identityWriterQueries) {
 		stmt, err := w.PrepareContext(ctx, q)
 		if err != nil {
 			s.Close()

@@ -14,9 +14,10 @@ import (
 
 const (
 	volumeCols = `id, name, size_gb, status, server_id, node_id, boot_index, delete_on_termination,
-	target_iqn, target_lun, target_portal, status_reason, created_at, updated_at`
-	qInsertVolume = "INSERT INTO volumes (" + volumeCols + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+	target_iqn, target_lun, target_portal, status_reason, created_at, updated_at, project_id, user_id`
+	qInsertVolume = "INSERT INTO volumes (" + volumeCols + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 	qVolumeHolder = "SELECT server_id, status, status_reason FROM volumes WHERE id = ?"
+	qVolumeOwner  = "SELECT project_id FROM volumes WHERE id = ?"
 	// qReserveVolume only takes a free volume: the server_id = '' guard keeps
 	// the hold exclusive even if the read before it were stale.
 	qReserveVolume = `UPDATE volumes SET status = ?, server_id = ?, boot_index = ?,
@@ -35,7 +36,7 @@ const (
 )
 
 // volumeWriterQueries are the volume statements of write transactions.
-var volumeWriterQueries = []string{qInsertVolume, qVolumeHolder, qReserveVolume, qDeleteVolume,
+var volumeWriterQueries = []string{qInsertVolume, qVolumeHolder, qVolumeOwner, qReserveVolume, qDeleteVolume,
 	qUpdateVolume, qDestroyVolume, qFreeVolume}
 
 func scanVolume(sc scanner) (store.Volume, error) {
@@ -44,7 +45,8 @@ func scanVolume(sc scanner) (store.Volume, error) {
 		created, updated sql.NullString
 	)
 	err := sc.Scan(&v.ID, &v.Name, &v.SizeGB, &v.Status, &v.ServerID, &v.NodeID, &v.BootIndex,
-		&v.DeleteOnTermination, &v.TargetIQN, &v.TargetLUN, &v.TargetPortal, &v.StatusReason, &created, &updated)
+		&v.DeleteOnTermination, &v.TargetIQN, &v.TargetLUN, &v.TargetPortal, &v.StatusReason, &created, &updated,
+		&v.ProjectID, &v.UserID)
 	if err != nil {
 		return v, err
 	}
@@ -92,7 +94,7 @@ func (st *Store) CreateVolume(ctx context.Context, v store.Volume) error {
 	}
 	return st.write(ctx, func(tx txn) error {
 		_, err := tx.ExecContext(ctx, qInsertVolume, v.ID, v.Name, v.SizeGB, store.VolumeAvailable, "", "", -1, false,
-			v.TargetIQN, v.TargetLUN, v.TargetPortal, "", encTimeNN(v.CreatedAt), encTime(v.UpdatedAt))
+			v.TargetIQN, v.TargetLUN, v.TargetPortal, "", encTimeNN(v.CreatedAt), encTime(v.UpdatedAt), v.ProjectID, v.UserID)
 		if err == nil {
 			return nil
 		}
@@ -124,6 +126,19 @@ func (st *Store) ListVolumes(ctx context.Context, after string, limit int) ([]st
 	rows, err := st.query(ctx, "SELECT "+volumeCols+" FROM volumes WHERE id > ? ORDER BY id LIMIT ?", after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: list volumes: %w", err)
+	}
+	return collectVolumes(rows)
+}
+
+// ListProjectVolumes is ListVolumes for one project's volumes.
+func (st *Store) ListProjectVolumes(ctx context.Context, projectID, after string, limit int) ([]store.Volume, error) {
+	if limit <= 0 || limit > maxLimit {
+		limit = defaultLimit
+	}
+	rows, err := st.query(ctx, "SELECT "+volumeCols+" FROM volumes WHERE project_id = ? AND id > ? ORDER BY id LIMIT ?",
+		projectID, after, limit)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: list volumes of %s: %w", projectID, err)
 	}
 	return collectVolumes(rows)
 }
@@ -276,7 +291,15 @@ func reserveVolumes(ctx context.Context, tx txn, s *lifecycle.Server) error {
 		seen[ref.ID] = true
 		server, status, reason, err := volumeRow(ctx, tx, ref.ID)
 		if err != nil {
-			return err
+			return fmt.Errorf("sqlite: volume %s: %w", ref.ID, err)
+		}
+		var project string
+		if err := tx.QueryRowContext(ctx, qVolumeOwner, ref.ID).Scan(&project); err != nil {
+			return fmt.Errorf("sqlite: volume %s: %w", ref.ID, err)
+		}
+		if project != "" && project != s.ProjectID {
+			// Another project's volume is no more visible than an unknown one.
+			return fmt.Errorf("volume %s: %w", ref.ID, store.ErrNotFound)
 		}
 		if server == "" && status == store.VolumeError {
 			// Stranded: a target of it may remain on a node ingot may not

@@ -63,6 +63,11 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"CreateServerReservesVolumes", testVolumesServer},
 		{"CreateServerVolumeRace", testVolumeRace},
 		{"Concurrency", testConcurrency},
+		{"ListProject", testListProject},
+		{"QuotaCreate", testQuotaCreate},
+		{"QuotaRace", testQuotaRace},
+		{"ProjectVolumes", testProjectVolumes},
+		{"Keypairs", testKeypairs},
 		{"Ping", func(t *testing.T, st store.Store) {
 			if err := st.Ping(t.Context()); err != nil {
 				t.Fatal(err)

@@ -1,0 +1,333 @@
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+
+	"github.com/ingot-dev/ingot/internal/policy"
+	"github.com/ingot-dev/ingot/internal/store"
+)
+
+// Quotas and limits in Nova's shapes (os-quota-sets, /limits), plus the
+// read-only Cinder and Neutron quota sets `openstack quota show` reads when
+// ingot's volume and network endpoints are in the catalog.
+
+// DefaultQuotas are the limits when the configuration gives none.
+func DefaultQuotas() store.Limits {
+	return store.Limits{store.ResInstances: store.Unlimited, store.ResCores: store.Unlimited,
+		store.ResRAM: store.Unlimited, store.ResKeyPairs: 100, store.ResMetadataItems: 128}
+}
+
+func (s *server) identityRoutes() {
+	s.compute("GET /v2.1/os-keypairs", s.listKeypairs)
+	s.compute("POST /v2.1/os-keypairs", s.createKeypair)
+	s.compute("GET /v2.1/os-keypairs/{name}", s.showKeypair)
+	s.compute("DELETE /v2.1/os-keypairs/{name}", s.deleteKeypair)
+
+	s.compute("GET /v2.1/os-quota-sets/{project}", s.showQuotas)
+	s.compute("GET /v2.1/os-quota-sets/{project}/detail", s.showQuotas)
+	s.compute("GET /v2.1/os-quota-sets/{project}/defaults", s.quotaDefaults)
+	s.compute("PUT /v2.1/os-quota-sets/{project}", s.updateQuotas)
+	s.compute("DELETE /v2.1/os-quota-sets/{project}", s.deleteQuotas)
+	s.compute("GET /v2.1/limits", s.limits)
+
+	s.plain("GET /volume/v3/{project}/os-quota-sets/{target}", s.volumeQuotas)
+	s.plain("GET /volume/v3/{project}/limits", s.volumeLimits)
+	for _, prefix := range []string{"/v2.1", "/v2.1/v2.0", "/network/v2.0"} {
+		s.plain("GET "+prefix+"/quotas/{project}", s.networkQuotas)
+	}
+}
+
+// projectLimits is a project's limits: the defaults with its overrides.
+func (s *server) projectLimits(r *request, project string) (store.Limits, error) {
+	over, err := s.cfg.Store.QuotaOverrides(r.Context(), project)
+	if err != nil {
+		return nil, fmt.Errorf("quotas of %s: %w", project, err)
+	}
+	out := store.Limits{}
+	for k, v := range s.cfg.Quotas {
+		out[k] = v
+	}
+	for k, v := range over {
+		out[k] = v
+	}
+	return out, nil
+}
+
+// quotaKeys are the members of a quota set at mv, ingot's own resources
+// first; those ingot has nothing of (server groups, files, Nova networks)
+// show their fixed values.
+func quotaKeys(mv version) []string {
+	keys := []string{store.ResInstances, store.ResCores, store.ResRAM, store.ResKeyPairs, store.ResMetadataItems,
+		"server_groups", "server_group_members"}
+	if !mv.atLeast(36) {
+		keys = append(keys, "fixed_ips", "floating_ips", "security_groups", "security_group_rules")
+	}
+	if !mv.atLeast(57) {
+		keys = append(keys, "injected_files", "injected_file_content_bytes", "injected_file_path_bytes")
+	}
+	return keys
+}
+
+// fixedQuota is the value shown for a resource ingot does not have:
+// personality files are refused (0), the others are not limited.
+func fixedQuota(res string) (int, bool) {
+	switch res {
+	case "injected_files", "injected_file_content_bytes", "injected_file_path_bytes":
+		return 0, true
+	case "server_groups", "server_group_members", "fixed_ips", "floating_ips", "security_groups", "security_group_rules":
+		return store.Unlimited, true
+	}
+	return 0, false
+}
+
+// quotaSet renders limits (and, for detail, usage) of project.
+func (s *server) quotaSet(r *request, project string, limits store.Limits, u *store.Usage, keypairs int) map[string]any {
+	out := map[string]any{}
+	if project != "" {
+		out["id"] = project
+	}
+	keys := quotaKeys(r.mv)
+	for res := range limits {
+		if strings.HasPrefix(res, store.ClassPrefix) {
+			keys = append(keys, res)
+		}
+	}
+	for _, res := range keys {
+		lim, fixed := fixedQuota(res)
+		if !fixed {
+			lim = limits.Get(res)
+		}
+		if u == nil {
+			out[res] = lim
+			continue
+		}
+		inUse := u.Of(res)
+		if res == store.ResKeyPairs {
+			inUse = keypairs
+		}
+		out[res] = map[string]int{"in_use": inUse, "limit": lim, "reserved": 0}
+	}
+	return out
+}
+
+func (s *server) showQuotas(w http.ResponseWriter, r *request) error {
+	project := r.PathValue("project")
+	detail := strings.HasSuffix(r.URL.Path, "/detail")
+	rule := policy.QuotaShow
+	if detail {
+		rule = policy.QuotaDetail
+	}
+	if err := r.authorize(rule, target(project, r.URL.Query().Get("user_id"))); err != nil {
+		return err
+	}
+	limits, err := s.projectLimits(r, project)
+	if err != nil {
+		return err
+	}
+	var u *store.Usage
+	keypairs := 0
+	if detail {
+		usage, err := s.cfg.Store.Usage(r.Context(), project)
+		if err != nil {
+			return fmt.Errorf("usage of %s: %w", project, err)
+		}
+		u = &usage
+		if project == r.ident.ProjectID {
+			if keypairs, err = s.cfg.Store.CountKeypairs(r.Context(), r.ident.UserID); err != nil {
+				return fmt.Errorf("keypairs: %w", err)
+			}
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"quota_set": s.quotaSet(r, project, limits, u, keypairs)})
+	return nil
+}
+
+func (s *server) quotaDefaults(w http.ResponseWriter, r *request) error {
+	if err := r.authorize(policy.QuotaDefaults, r.own()); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"quota_set": s.quotaSet(r, r.PathValue("project"), s.cfg.Quotas, nil, 0)})
+	return nil
+}
+
+func (s *server) deleteQuotas(w http.ResponseWriter, r *request) error {
+	project := r.PathValue("project")
+	if err := r.authorize(policy.QuotaDelete, target(project, "")); err != nil {
+		return err
+	}
+	if err := s.cfg.Store.DeleteQuotas(r.Context(), project); err != nil {
+		return fmt.Errorf("delete quotas of %s: %w", project, err)
+	}
+	w.WriteHeader(http.StatusAccepted)
+	return nil
+}
+
+// updateQuotas sets a project's limits (admin). A limit below what the
+// project already uses is refused unless force is true, as in Nova.
+func (s *server) updateQuotas(w http.ResponseWriter, r *request) error {
+	project := r.PathValue("project")
+	if err := r.authorize(policy.QuotaUpdate, target(project, "")); err != nil {
+		return err
+	}
+	top, err := readJSONObject(r.Request)
+	if err != nil {
+		return err
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(top["quota_set"], &fields); err != nil || fields == nil || len(top) != 1 {
+		return badRequest("Invalid input for field/attribute quota_set: want {\"quota_set\": {resource: limit, …}}.")
+	}
+	force, err := boolValue(fields["force"], "force")
+	if err != nil {
+		return err
+	}
+	delete(fields, "force")
+	settable := map[string]bool{}
+	for _, k := range quotaKeys(r.mv) {
+		settable[k] = true
+	}
+	limits := store.Limits{}
+	names := make([]string, 0, len(fields))
+	for k := range fields {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		if !settable[k] && !(strings.HasPrefix(k, store.ClassPrefix) && len(k) > len(store.ClassPrefix) && len(k) <= 255) {
+			return badRequest("Invalid input for field/attribute quota_set. Additional properties are not allowed ('%s' was unexpected).", k)
+		}
+		if _, fixed := fixedQuota(k); fixed {
+			return badRequest("Quota %s cannot be set: ingot has no %s.", k, strings.ReplaceAll(k, "_", " "))
+		}
+		var n json.Number
+		if err := json.Unmarshal(fields[k], &n); err != nil {
+			return badRequest("Invalid input for field/attribute %s. Value: %s. It is not an integer.", k, fields[k])
+		}
+		v, err := n.Int64()
+		if err != nil || v < -1 || v > 1<<31-1 {
+			return badRequest("Invalid input for field/attribute %s. Value: %s. It must be an integer from -1 to %d.", k, fields[k], 1<<31-1)
+		}
+		limits[k] = int(v)
+	}
+	if !force {
+		u, err := s.cfg.Store.Usage(r.Context(), project)
+		if err != nil {
+			return fmt.Errorf("usage of %s: %w", project, err)
+		}
+		for _, k := range names {
+			if lim := limits[k]; lim >= 0 && u.Of(k) > lim {
+				return badRequest("Quota limit %d for %s must be greater than or equal to already used and reserved %d.", lim, k, u.Of(k))
+			}
+		}
+	}
+	if err := s.cfg.Store.SetQuotas(r.Context(), project, limits); err != nil {
+		return fmt.Errorf("set quotas of %s: %w", project, err)
+	}
+	all, err := s.projectLimits(r, project)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"quota_set": s.quotaSet(r, "", all, nil, 0)})
+	return nil
+}
+
+// limits answers GET /limits: the absolute limits of the caller's project
+// (or, for an admin, of tenant_id) with its usage; no rate limits.
+func (s *server) limits(w http.ResponseWriter, r *request) error {
+	project := r.ident.ProjectID
+	if t := r.URL.Query().Get("tenant_id"); t != "" && t != project {
+		if err := r.authorize(policy.LimitsOtherProject, target(t, "")); err != nil {
+			return err
+		}
+		project = t
+	} else if err := r.authorize(policy.Limits, r.own()); err != nil {
+		return err
+	}
+	lim, err := s.projectLimits(r, project)
+	if err != nil {
+		return err
+	}
+	u, err := s.cfg.Store.Usage(r.Context(), project)
+	if err != nil {
+		return fmt.Errorf("usage of %s: %w", project, err)
+	}
+	abs := map[string]int{
+		"maxServerMeta": lim.Get(store.ResMetadataItems), "maxTotalInstances": lim.Get(store.ResInstances),
+		"maxTotalKeypairs": lim.Get(store.ResKeyPairs), "maxServerGroups": store.Unlimited,
+		"maxServerGroupMembers": store.Unlimited, "maxTotalCores": lim.Get(store.ResCores),
+		"maxTotalRAMSize": lim.Get(store.ResRAM), "totalInstancesUsed": u.Instances,
+		"totalCoresUsed": u.Cores, "totalRAMUsed": u.RAM, "totalServerGroupsUsed": 0,
+	}
+	if !r.mv.atLeast(36) {
+		abs["maxSecurityGroups"], abs["maxSecurityGroupRules"], abs["maxTotalFloatingIps"] = store.Unlimited, store.Unlimited, store.Unlimited
+		abs["totalFloatingIpsUsed"], abs["totalSecurityGroupsUsed"] = 0, 0
+	}
+	if !r.mv.atLeast(39) {
+		abs["maxImageMeta"] = 128
+	}
+	if !r.mv.atLeast(57) {
+		abs["maxPersonality"], abs["maxPersonalitySize"] = 0, 0
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"limits": map[string]any{"rate": []any{}, "absolute": abs}})
+	return nil
+}
+
+// volumeQuotas is Cinder's quota set of the embedded registry: nothing
+// limits volumes, and there are no snapshots, backups or groups.
+func (s *server) volumeQuotas(w http.ResponseWriter, r *request) error {
+	if err := s.volumeProject(r, ""); err != nil {
+		return err
+	}
+	t := r.PathValue("target")
+	if err := r.authorize(policy.VolumeQuota, target(t, "")); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"quota_set": map[string]any{"id": t,
+		"volumes": store.Unlimited, "gigabytes": store.Unlimited, "per_volume_gigabytes": store.Unlimited,
+		"snapshots": 0, "backups": 0, "backup_gigabytes": 0, "groups": 0}})
+	return nil
+}
+
+// volumeLimits is Cinder's GET /limits of the caller's project: the
+// volumes and gigabytes it holds, none of them limited.
+func (s *server) volumeLimits(w http.ResponseWriter, r *request) error {
+	if err := s.volumeProject(r, policy.VolumeLimits); err != nil {
+		return err
+	}
+	vols, gb, after := 0, 0, ""
+	for {
+		page, err := s.cfg.Store.ListProjectVolumes(r.Context(), r.ident.ProjectID, after, defaultVolumePage)
+		if err != nil {
+			return fmt.Errorf("volumes of %s: %w", r.ident.ProjectID, err)
+		}
+		for _, v := range page {
+			vols, gb = vols+1, gb+v.SizeGB
+		}
+		if len(page) < defaultVolumePage {
+			break
+		}
+		after = page[len(page)-1].ID
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"limits": map[string]any{"rate": []any{}, "absolute": map[string]int{
+		"maxTotalVolumes": store.Unlimited, "maxTotalVolumeGigabytes": store.Unlimited, "maxTotalSnapshots": 0,
+		"maxTotalBackups": 0, "maxTotalBackupGigabytes": 0, "totalVolumesUsed": vols, "totalGigabytesUsed": gb,
+		"totalSnapshotsUsed": 0, "totalBackupsUsed": 0, "totalBackupGigabytesUsed": 0}}})
+	return nil
+}
+
+// networkQuotas is Neutron's quota of the configured networks: ports are
+// what servers take (unlimited), the rest ingot does not create.
+func (s *server) networkQuotas(w http.ResponseWriter, r *request) error {
+	project := r.PathValue("project")
+	if err := r.authorize(policy.NetworkQuota, target(project, "")); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"quota": map[string]int{
+		"network": 0, "subnet": 0, "subnetpool": 0, "port": store.Unlimited, "router": 0, "floatingip": 0,
+		"security_group": 0, "security_group_rule": 0, "rbac_policy": 0}})
+	return nil
+}

@@ -1,0 +1,243 @@
+// Package keystonetest starts a real Keystone for tests: Debian's Keystone
+// 22 (keystone, python3-keystone) served by uwsgi with ONE single-threaded
+// worker on a free loopback port, SQLite in WAL mode, Fernet tokens. Two
+// worker processes or threads break it (SQLite objects shared across
+// threads: POST /v3/endpoints answered 500 "database is locked").
+//
+// Every Env has the same people, made once per machine into a cached
+// template database (db_sync, bootstrap and the API calls take about 25 s;
+// a copy takes nothing):
+//
+//	project  user       roles
+//	admin    admin      admin (implies member and reader)
+//	a        member-a   member (implies reader)
+//	a        reader-a   reader
+//	b        member-b   member
+//	b        reader-b   reader
+//	service  ingot      admin, service (validates tokens; talks to Ironic)
+//
+// The one rule of the repository's tests (README): skipped when Keystone or
+// uwsgi is missing, unless INGOT_TEST_IRONIC=1 (as .ci/run sets it): then a
+// missing or broken Keystone fails the test. .ci/install-keystone.sh
+// installs the packages.
+package keystonetest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+// EnvVar makes a missing Keystone a failure instead of a skip: the same
+// variable as a missing real Ironic or openstack CLI (ironictest.EnvVar).
+const EnvVar = "INGOT_TEST_IRONIC"
+
+// Password of every user of the template (tests only).
+const Password = "ingot-test-secret"
+
+// Paths of Debian's Keystone and uwsgi.
+const (
+	manageBin = "/usr/bin/keystone-manage"
+	wsgiFile  = "/usr/bin/keystone-wsgi-public"
+	uwsgiBin  = "/usr/bin/uwsgi"
+	pluginSO  = "/usr/lib/uwsgi/plugins/python3_plugin.so"
+)
+
+// Wanted reports whether INGOT_TEST_IRONIC asks for every real dependency.
+func Wanted() bool {
+	v := os.Getenv(EnvVar)
+	return v == "1" || v == "true" || v == "yes"
+}
+
+// User is one account of the template.
+type User struct {
+	Name        string
+	ID          string
+	ProjectName string
+	ProjectID   string
+	Roles       []string
+}
+
+// Env is one running Keystone.
+type Env struct {
+	// URL is the v3 root, e.g. http://127.0.0.1:40123/v3.
+	URL string
+	// Users by name: admin, member-a, reader-a, member-b, reader-b, ingot.
+	Users map[string]User
+	// SetupTime is how long this Env took to start (the template's build
+	// included when this Env made it).
+	SetupTime time.Duration
+
+	proc *proc
+	hc   *http.Client
+}
+
+// Options changes a started Keystone.
+type Options struct {
+	// TokenExpiration is [token] expiration (default one hour).
+	TokenExpiration time.Duration
+}
+
+// Start starts a Keystone for the test and stops it when the test ends.
+func Start(t testing.TB) *Env {
+	t.Helper()
+	return StartWith(t, Options{})
+}
+
+// StartWith is Start with options.
+func StartWith(t testing.TB, o Options) *Env {
+	t.Helper()
+	for _, p := range []string{manageBin, wsgiFile, uwsgiBin, pluginSO} {
+		if _, err := os.Stat(p); err != nil {
+			if Wanted() {
+				t.Fatalf("keystonetest: %s=1 but %s is missing (run .ci/install-keystone.sh)", EnvVar, p)
+			}
+			t.Skipf("Keystone not installed (%s missing; run .ci/install-keystone.sh, or set %s=1 to make this a failure)", p, EnvVar)
+		}
+	}
+	begin := time.Now()
+	tmpl, err := dbTemplate()
+	if err != nil {
+		t.Fatalf("keystonetest: template: %v", err)
+	}
+	exp := int(o.TokenExpiration / time.Second)
+	if exp <= 0 {
+		exp = 3600
+	}
+	e, err := startFrom(t.TempDir(), tmpl, exp)
+	if e != nil && e.proc != nil {
+		t.Cleanup(func() {
+			if t.Failed() {
+				t.Logf("keystonetest: last lines of %s:\n%s", e.proc.log, tail(e.proc.log, 20))
+			}
+			e.proc.stop()
+		})
+	}
+	if err != nil {
+		t.Fatalf("keystonetest: start: %v", err)
+	}
+	e.SetupTime = time.Since(begin)
+	return e
+}
+
+// Token issues a project-scoped token for user (password auth).
+func (e *Env) Token(t testing.TB, user string) string {
+	t.Helper()
+	tok, err := issue(e.hc, e.URL, user, e.Users[user].ProjectName)
+	if err != nil {
+		t.Fatalf("keystonetest: token of %s: %v", user, err)
+	}
+	return tok
+}
+
+// Revoke revokes a token (DELETE /v3/auth/tokens with an admin token).
+func (e *Env) Revoke(t testing.TB, token string) {
+	t.Helper()
+	admin := e.Token(t, "admin")
+	req, _ := http.NewRequest(http.MethodDelete, e.URL+"/auth/tokens", nil)
+	req.Header.Set("X-Auth-Token", admin)
+	req.Header.Set("X-Subject-Token", token)
+	resp, err := e.hc.Do(req)
+	if err != nil {
+		t.Fatalf("keystonetest: revoke: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("keystonetest: revoke: %s", resp.Status)
+	}
+}
+
+// Validate asks Keystone directly whether token is valid (as the admin).
+func (e *Env) Validate(t testing.TB, token string) bool {
+	t.Helper()
+	admin := e.Token(t, "admin")
+	req, _ := http.NewRequest(http.MethodGet, e.URL+"/auth/tokens", nil)
+	req.Header.Set("X-Auth-Token", admin)
+	req.Header.Set("X-Subject-Token", token)
+	resp, err := e.hc.Do(req)
+	if err != nil {
+		t.Fatalf("keystonetest: validate: %v", err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+// RegisterService adds a service of type typ to the catalog with public,
+// internal and admin endpoints at url in RegionOne (as an operator does
+// with `openstack service create` and `openstack endpoint create`).
+func (e *Env) RegisterService(t testing.TB, typ, name, url string) {
+	t.Helper()
+	admin := e.Token(t, "admin")
+	var svc struct {
+		Service struct{ ID string } `json:"service"`
+	}
+	if err := call(e.hc, admin, http.MethodPost, e.URL+"/services",
+		map[string]any{"service": map[string]any{"type": typ, "name": name, "enabled": true}}, &svc); err != nil {
+		t.Fatalf("keystonetest: service %s: %v", typ, err)
+	}
+	for _, iface := range []string{"public", "internal", "admin"} {
+		if err := call(e.hc, admin, http.MethodPost, e.URL+"/endpoints", map[string]any{"endpoint": map[string]any{
+			"service_id": svc.Service.ID, "interface": iface, "url": url, "region_id": "RegionOne", "enabled": true}}, nil); err != nil {
+			t.Fatalf("keystonetest: endpoint %s %s: %v", typ, iface, err)
+		}
+	}
+}
+
+// issue gets a project-scoped token by password.
+func issue(hc *http.Client, url, user, project string) (string, error) {
+	body := map[string]any{"auth": map[string]any{
+		"identity": map[string]any{"methods": []string{"password"}, "password": map[string]any{
+			"user": map[string]any{"name": user, "domain": map[string]string{"name": "Default"}, "password": Password}}},
+		"scope": map[string]any{"project": map[string]any{"name": project, "domain": map[string]string{"name": "Default"}}},
+	}}
+	raw, _ := json.Marshal(body)
+	resp, err := hc.Post(url+"/auth/tokens", "application/json", bytes.NewReader(raw))
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusCreated {
+		return "", fmt.Errorf("POST /v3/auth/tokens as %s: %s %s", user, resp.Status, out)
+	}
+	return resp.Header.Get("X-Subject-Token"), nil
+}
+
+// call does one JSON call with a token.
+func call(hc *http.Client, token, method, url string, body, out any) error {
+	var rd io.Reader
+	if body != nil {
+		raw, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		rd = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequest(method, url, rd)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("X-Auth-Token", token)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("%s %s: %s %s", method, strings.TrimPrefix(url, "http://"), resp.Status, raw)
+	}
+	if out != nil && len(raw) > 0 {
+		return json.Unmarshal(raw, out)
+	}
+	return nil
+}

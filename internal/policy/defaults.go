@@ -1,0 +1,131 @@
+package policy
+
+// Rule is one default rule.
+type Rule struct {
+	Name, Check, Description string
+}
+
+// Base rules, as in Nova 2023.1 (nova/policies/base.py). Keystone's
+// implied roles make an admin a member and a member a reader.
+const (
+	Admin                = "rule:context_is_admin"
+	ProjectReaderOrAdmin = "rule:project_reader_or_admin"
+	ProjectMemberOrAdmin = "rule:project_member_or_admin"
+	ownerOrAdmin         = "(rule:context_is_admin) or user_id:%(user_id)s"
+)
+
+// Names of the rules the API checks.
+const (
+	ContextIsAdmin = "context_is_admin"
+
+	ServersIndex           = "os_compute_api:servers:index"
+	ServersIndexAllTenants = "os_compute_api:servers:index:get_all_tenants"
+	ServersDetail          = "os_compute_api:servers:detail"
+	ServersDetailAll       = "os_compute_api:servers:detail:get_all_tenants"
+	ServersShow            = "os_compute_api:servers:show"
+	ServersShowHostStatus  = "os_compute_api:servers:show:host_status"
+	ServersCreate          = "os_compute_api:servers:create"
+	ServersDelete          = "os_compute_api:servers:delete"
+	ServersForceDelete     = "os_compute_api:os-deferred-delete:force"
+	ExtendedAttributes     = "os_compute_api:os-extended-server-attributes"
+	ActionsList            = "os_compute_api:os-instance-actions:list"
+	ActionsShow            = "os_compute_api:os-instance-actions:show"
+	ActionsEvents          = "os_compute_api:os-instance-actions:events"
+	ActionsEventDetails    = "os_compute_api:os-instance-actions:events:details"
+	ServerMetadataIndex    = "os_compute_api:server-metadata:index"
+	IPsIndex               = "os_compute_api:ips:index"
+	InterfacesList         = "os_compute_api:os-attach-interfaces:list"
+	ServerTagsIndex        = "os_compute_api:os-server-tags:index"
+	VolumeAttachmentsIndex = "os_compute_api:os-volumes-attachments:index"
+	AZList                 = "os_compute_api:os-availability-zone:list"
+	AZDetail               = "os_compute_api:os-availability-zone:detail"
+	FlavorExtraSpecsIndex  = "os_compute_api:os-flavor-extra-specs:index"
+	FlavorExtraSpecsShow   = "os_compute_api:os-flavor-extra-specs:show"
+	KeypairsIndex          = "os_compute_api:os-keypairs:index"
+	KeypairsCreate         = "os_compute_api:os-keypairs:create"
+	KeypairsShow           = "os_compute_api:os-keypairs:show"
+	KeypairsDelete         = "os_compute_api:os-keypairs:delete"
+	QuotaShow              = "os_compute_api:os-quota-sets:show"
+	QuotaUpdate            = "os_compute_api:os-quota-sets:update"
+	QuotaDefaults          = "os_compute_api:os-quota-sets:defaults"
+	QuotaDetail            = "os_compute_api:os-quota-sets:detail"
+	QuotaDelete            = "os_compute_api:os-quota-sets:delete"
+	Limits                 = "os_compute_api:limits"
+	LimitsOtherProject     = "os_compute_api:limits:other_project"
+
+	// Not Nova's: the look-ups ingot answers in Glance, Neutron and
+	// Cinder shapes, and ingot's own routes.
+	Flavors       = "ingot:flavors:read"
+	Images        = "ingot:images:read"
+	Networks      = "ingot:networks:read"
+	Ports         = "ingot:ports:read"
+	VolumeGet     = "volume:get"
+	VolumeGetAll  = "volume:get_all"
+	VolumeCreate  = "volume:create"
+	VolumeDelete  = "volume:delete"
+	VolumeQuota   = "volume_extension:quotas:show"
+	VolumeLimits  = "limits_extension:used_limits"
+	NetworkQuota  = "get_quota"
+	NodesIndex    = "ingot:nodes:index"
+	AdminAPIRule  = "admin_api"
+	projectReader = "project_reader_api"
+	projectMember = "project_member_api"
+)
+
+// Defaults is the built-in policy. docs and README list it.
+var Defaults = []Rule{
+	{ContextIsAdmin, "role:admin", "Decides who is an administrator: sees every project's resources by id, and all_tenants."},
+	{AdminAPIRule, "is_admin:True", "Default rule for the administrator API."},
+	{projectMember, "role:member and project_id:%(project_id)s", "Default rule for project-level non-admin writes."},
+	{projectReader, "role:reader and project_id:%(project_id)s", "Default rule for project-level reads."},
+	{"project_member_or_admin", "rule:project_member_api or rule:context_is_admin", "A project member, or an admin."},
+	{"project_reader_or_admin", "rule:project_reader_api or rule:context_is_admin", "A project reader, or an admin."},
+
+	{ServersIndex, ProjectReaderOrAdmin, "List servers (GET /servers)."},
+	{ServersIndexAllTenants, Admin, "List servers of every project (all_tenants=1)."},
+	{ServersDetail, ProjectReaderOrAdmin, "List servers with details (GET /servers/detail)."},
+	{ServersDetailAll, Admin, "List servers of every project with details (all_tenants=1)."},
+	{ServersShow, ProjectReaderOrAdmin, "Show a server."},
+	{ServersShowHostStatus, Admin, "Show host_status in server bodies (2.16+)."},
+	{ServersCreate, ProjectMemberOrAdmin, "Create a server."},
+	{ServersDelete, ProjectMemberOrAdmin, "Delete a server."},
+	{ServersForceDelete, ProjectMemberOrAdmin, "Force-delete a server (the forceDelete action)."},
+	{ExtendedAttributes, Admin, "Show OS-EXT-SRV-ATTR:* (node, user_data, …) in server bodies."},
+	{ActionsList, ProjectReaderOrAdmin, "List a server's instance actions."},
+	{ActionsShow, ProjectReaderOrAdmin, "Show an instance action."},
+	{ActionsEvents, Admin, "Show action events below 2.51 and their host from 2.62."},
+	{ActionsEventDetails, Admin, "Show the details of action events (2.84+)."},
+	{ServerMetadataIndex, ProjectReaderOrAdmin, "List a server's metadata."},
+	{IPsIndex, ProjectReaderOrAdmin, "List a server's addresses."},
+	{InterfacesList, ProjectReaderOrAdmin, "List a server's interfaces."},
+	{ServerTagsIndex, ProjectReaderOrAdmin, "List a server's tags."},
+	{VolumeAttachmentsIndex, ProjectReaderOrAdmin, "List a server's volume attachments."},
+	{AZList, "@", "List availability zones."},
+	{AZDetail, Admin, "List availability zones with their hosts."},
+	{FlavorExtraSpecsIndex, ProjectReaderOrAdmin, "List a flavor's extra specs."},
+	{FlavorExtraSpecsShow, ProjectReaderOrAdmin, "Show one extra spec of a flavor."},
+	{KeypairsIndex, ownerOrAdmin, "List keypairs (an admin may name another user with user_id)."},
+	{KeypairsCreate, ownerOrAdmin, "Create or import a keypair."},
+	{KeypairsShow, ownerOrAdmin, "Show a keypair."},
+	{KeypairsDelete, ownerOrAdmin, "Delete a keypair."},
+	{QuotaShow, ProjectReaderOrAdmin, "Show a project's quotas."},
+	{QuotaUpdate, Admin, "Update a project's quotas."},
+	{QuotaDefaults, "@", "Show the default quotas."},
+	{QuotaDetail, ProjectReaderOrAdmin, "Show a project's quotas with usage."},
+	{QuotaDelete, Admin, "Revert a project's quotas to the defaults."},
+	{Limits, "@", "Show the caller's limits and usage."},
+	{LimitsOtherProject, Admin, "Show another project's limits (tenant_id=)."},
+
+	{Flavors, "@", "List and show flavors (Nova checks no policy there)."},
+	{Images, "@", "The Glance-shaped image look-ups (the configured images are public)."},
+	{Networks, "@", "The Neutron-shaped network look-ups (the configured networks are shared)."},
+	{Ports, ProjectReaderOrAdmin, "The Neutron-shaped port look-ups (a port belongs to its server's project)."},
+	{VolumeGet, ProjectReaderOrAdmin, "Show a volume."},
+	{VolumeGetAll, ProjectReaderOrAdmin, "List volumes."},
+	{VolumeCreate, ProjectMemberOrAdmin, "Create a volume."},
+	{VolumeDelete, ProjectMemberOrAdmin, "Delete a volume."},
+	{VolumeQuota, ProjectReaderOrAdmin, "The Cinder-shaped quota set (what `openstack quota show` reads)."},
+	{VolumeLimits, ProjectReaderOrAdmin, "The Cinder-shaped limits (what `openstack limits show` reads)."},
+	{NetworkQuota, ProjectReaderOrAdmin, "The Neutron-shaped quota (what `openstack quota show` reads)."},
+	{NodesIndex, Admin, "List Ironic nodes and their holders (GET /ingot/v1/nodes)."},
+}
