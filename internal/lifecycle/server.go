@@ -189,6 +189,10 @@ type Spec struct {
 	// the project's cores and ram quotas.
 	VCPUs int `json:"vcpus,omitempty"`
 	RAMMB int `json:"ram_mb,omitempty"`
+	// Tags are the server's tags (2.26), sorted, at most 50; Description
+	// its description (2.19; nil shows null). Neither reaches the node.
+	Tags        []string `json:"tags,omitempty"`
+	Description *string  `json:"description,omitempty"`
 }
 
 // VolumeRef is a volume requested through block_device_mapping_v2.
@@ -311,6 +315,11 @@ func (s *Server) Clone() *Server {
 	c.Spec.RequiredTraits = slices.Clone(s.Spec.RequiredTraits)
 	c.Spec.ForbiddenTraits = slices.Clone(s.Spec.ForbiddenTraits)
 	c.Spec.Capabilities = maps.Clone(s.Spec.Capabilities)
+	c.Spec.Tags = slices.Clone(s.Spec.Tags)
+	if s.Spec.Description != nil {
+		d := *s.Spec.Description
+		c.Spec.Description = &d
+	}
 	if s.Spec.Metadata != nil {
 		c.Spec.Metadata = make(map[string]string, len(s.Spec.Metadata))
 		for k, v := range s.Spec.Metadata {

@@ -67,14 +67,86 @@ func (b Binding) Bound() bool { return b.PortUUID != "" || b.PortgroupUUID != ""
 // Bond reports whether the port is carried by a portgroup.
 func (b Binding) Bond() bool { return b.PortgroupUUID != "" }
 
-// ListOptions filters and pages a server listing. Deleted servers are never listed.
+// ListOptions filters and pages a server listing. Deleted servers (phase
+// deleted) are listed only with IncludeDeleted.
 type ListOptions struct {
-	Name   string // substring match ("" = all)
-	Status string // Nova status (BUILD, ACTIVE, ERROR, DELETED), "" = all
+	Name string // substring match ("" = all)
+	// Status is a Nova status (BUILD, ACTIVE, SHUTOFF, REBOOT, HARD_REBOOT,
+	// REBUILD, RESCUE, ERROR, DELETED; "" = all). The store keeps the
+	// servers whose phase can show it (StatusPhases): every server that
+	// shows it, and possibly some that show another status because of a
+	// pending operation; the caller refines with lifecycle.Nova.
+	Status string
 	Limit  int    // 0 = implementation default (1000)
 	Marker string // id of the last server of the previous page
 	// ProjectID keeps the servers of one project ("" = every project).
 	ProjectID string
+	// ChangesSince and ChangesBefore keep the servers whose UpdatedAt is at
+	// or after, and at or before, them (zero: no bound).
+	ChangesSince, ChangesBefore time.Time
+	// IncludeDeleted lists deleted servers too (Nova's changes-since does).
+	IncludeDeleted bool
+	// Tag filters on Spec.Tags, exact matches: Tags keeps servers with
+	// every one of them, TagsAny with at least one, NotTags drops those with
+	// every one of them, NotTagsAny those with any of them.
+	Tags, TagsAny, NotTags, NotTagsAny []string
+	// Sort orders the listing (nil: created_at then id, ascending); the
+	// id, in the last key's direction, ends every order that lacks it, so
+	// paging by Marker is exact in any order.
+	Sort []SortKey
+}
+
+// SortKey is one key of a listing's order.
+type SortKey struct {
+	Field SortField
+	Desc  bool
+}
+
+// SortField is a server field a listing may be ordered by.
+type SortField string
+
+const (
+	SortCreatedAt  SortField = "created_at"
+	SortUpdatedAt  SortField = "updated_at"
+	SortLaunchedAt SortField = "launched_at" // never launched sorts first
+	SortName       SortField = "name"
+	SortID         SortField = "id"
+	SortProjectID  SortField = "project_id"
+	SortUserID     SortField = "user_id"
+	SortNodeID     SortField = "node_id" // "" (no node) sorts first
+)
+
+// Valid reports whether f is one of the fields above.
+func (f SortField) Valid() bool {
+	switch f {
+	case SortCreatedAt, SortUpdatedAt, SortLaunchedAt, SortName, SortID, SortProjectID, SortUserID, SortNodeID:
+		return true
+	}
+	return false
+}
+
+// StatusPhases are the phases a server of Nova status st may be in
+// (desired active; DELETED is a delete asked for, or phase deleting or
+// deleted): what ListOptions.Status keeps. nil for an unknown status.
+func StatusPhases(st string) []lifecycle.Phase {
+	switch st {
+	case "BUILD":
+		return []lifecycle.Phase{lifecycle.PhasePending, lifecycle.PhaseReserving, lifecycle.PhaseNetworking,
+			lifecycle.PhaseVolumes, lifecycle.PhaseDeploying, lifecycle.PhaseReleasing}
+	case "ACTIVE":
+		return []lifecycle.Phase{lifecycle.PhaseActive, lifecycle.PhasePoweringOff, lifecycle.PhaseRescuing}
+	case "SHUTOFF":
+		return []lifecycle.Phase{lifecycle.PhaseStopped, lifecycle.PhasePoweringOn}
+	case "REBOOT", "HARD_REBOOT":
+		return []lifecycle.Phase{lifecycle.PhaseActive, lifecycle.PhaseRebooting}
+	case "REBUILD":
+		return []lifecycle.Phase{lifecycle.PhaseActive, lifecycle.PhaseStopped, lifecycle.PhaseRescued, lifecycle.PhaseRebuilding}
+	case "RESCUE":
+		return []lifecycle.Phase{lifecycle.PhaseRescued, lifecycle.PhaseUnrescuing}
+	case "ERROR":
+		return []lifecycle.Phase{lifecycle.PhaseError}
+	}
+	return nil
 }
 
 // ActionRecord is a user request as os-instance-actions shows it.
@@ -103,8 +175,10 @@ type Store interface {
 	CreateServer(ctx context.Context, s *lifecycle.Server) error
 	// GetServer returns the server, deleted or not. ErrNotFound when unknown.
 	GetServer(ctx context.Context, id string) (*lifecycle.Server, error)
-	// ListServers pages through non-deleted servers ordered by creation
-	// (oldest first, id as a tie-break); never loads more than Limit rows.
+	// ListServers pages through the servers that match opts, ordered by
+	// opts.Sort (default: creation, oldest first, id as a tie-break); never
+	// loads more than Limit rows. A Marker names any existing server
+	// (deleted ones included); ErrNotFound when it names none.
 	ListServers(ctx context.Context, opts ListOptions) ([]*lifecycle.Server, error)
 	// RequestDelete records the user's delete (Desired=deleted,
 	// DeleteRequestedAt, DeleteRequestID, a delete action) and bumps Version.

@@ -161,13 +161,22 @@ func (st *Store) GetServer(ctx context.Context, id string) (*lifecycle.Server, e
 	return s, nil
 }
 
-// Nova status as SQL conditions on (desired, phase), mirroring
-// lifecycle.Nova; rows in phase deleted are excluded before these apply.
-var statusCond = map[string]string{
-	"DELETED": "(desired = 'deleted' OR phase = 'deleting')",
-	"ACTIVE":  "(desired <> 'deleted' AND phase = 'active')",
-	"ERROR":   "(desired <> 'deleted' AND phase = 'error')",
-	"BUILD":   "(desired <> 'deleted' AND phase NOT IN ('active', 'error', 'deleting', 'deleted'))",
+// statusCond is a Nova status as an SQL condition on (desired, phase),
+// from store.StatusPhases; rows in phase deleted are excluded before these
+// apply (unless the listing includes deleted servers: DELETED covers them).
+func statusCond(st string) (string, bool) {
+	if st == "DELETED" {
+		return "(desired = 'deleted' OR phase IN ('deleting', 'deleted'))", true
+	}
+	phases := store.StatusPhases(st)
+	if phases == nil {
+		return "", false
+	}
+	q := make([]string, len(phases))
+	for i, p := range phases {
+		q[i] = "'" + string(p) + "'"
+	}
+	return "(desired <> 'deleted' AND phase IN (" + strings.Join(q, ", ") + "))", true
 }
 
 // listFrom pins ListServers to the live (created_at, id, desired, phase)
@@ -184,22 +193,38 @@ const listProjectFrom = "servers INDEXED BY servers_project_live"
 // PostgreSQL: strpos(name, $n) > 0.
 const nameFilter = "instr(name, ?) > 0"
 
-// ListServers pages through non-deleted servers by (created_at, id).
-// Status is matched case-insensitively; an unknown status matches nothing
-// (as Nova answers an empty list). A Marker may name any existing server,
-// deleted ones included (a server deleted between two pages does not break
-// paging); ErrNotFound when it names none.
+// hasTag is true when the server's Spec carries tag ?. PostgreSQL (spec
+// as jsonb): spec->'tags' ? $n.
+const hasTag = "EXISTS (SELECT 1 FROM json_each(servers.spec, '$.tags') WHERE json_each.value = ?)"
+
+// sortExpr is the SQL of a sort field: NULL launch times compare as ”
+// (before any time), so the marker predicate holds for them too.
+var sortExpr = map[store.SortField]string{
+	store.SortCreatedAt: "created_at", store.SortUpdatedAt: "COALESCE(updated_at, '')",
+	store.SortLaunchedAt: "COALESCE(launched_at, '')", store.SortName: "name", store.SortID: "id",
+	store.SortProjectID: "project_id", store.SortUserID: "user_id", store.SortNodeID: "node_id",
+}
+
+// ListServers pages through servers by opts.Sort (default (created_at,
+// id) ascending). Status is matched case-insensitively as StatusPhases
+// says; an unknown status matches nothing (as Nova answers an empty list).
+// A Marker may name any existing server, deleted ones included (a server
+// deleted between two pages does not break paging); ErrNotFound when it
+// names none.
 func (st *Store) ListServers(ctx context.Context, opts store.ListOptions) ([]*lifecycle.Server, error) {
-	where := []string{"phase <> 'deleted'"}
+	var where []string
 	var args []any
 	from := listFrom
+	if !opts.IncludeDeleted {
+		where = append(where, "phase <> 'deleted'")
+	}
 	if opts.ProjectID != "" {
 		where = append(where, "project_id = ?")
 		args = append(args, opts.ProjectID)
 		from = listProjectFrom
 	}
 	if opts.Status != "" {
-		cond, ok := statusCond[strings.ToUpper(opts.Status)]
+		cond, ok := statusCond(strings.ToUpper(opts.Status))
 		if !ok {
 			return []*lifecycle.Server{}, nil
 		}
@@ -209,17 +234,49 @@ func (st *Store) ListServers(ctx context.Context, opts store.ListOptions) ([]*li
 		where = append(where, nameFilter)
 		args = append(args, opts.Name)
 	}
+	if !opts.ChangesSince.IsZero() {
+		where = append(where, "updated_at >= ?")
+		args = append(args, encTimeNN(opts.ChangesSince))
+	}
+	if !opts.ChangesBefore.IsZero() {
+		where = append(where, "updated_at <= ?")
+		args = append(args, encTimeNN(opts.ChangesBefore))
+	}
+	tagConds := func(tags []string, join string) string {
+		c := make([]string, len(tags))
+		for i, t := range tags {
+			c[i] = hasTag
+			args = append(args, t)
+		}
+		return "(" + strings.Join(c, join) + ")"
+	}
+	if len(opts.Tags) > 0 {
+		where = append(where, tagConds(opts.Tags, " AND "))
+	}
+	if len(opts.TagsAny) > 0 {
+		where = append(where, tagConds(opts.TagsAny, " OR "))
+	}
+	if len(opts.NotTags) > 0 {
+		where = append(where, "NOT "+tagConds(opts.NotTags, " AND "))
+	}
+	if len(opts.NotTagsAny) > 0 {
+		where = append(where, "NOT "+tagConds(opts.NotTagsAny, " OR "))
+	}
+	keys, err := sortKeys(opts.Sort)
+	if err != nil {
+		return nil, err
+	}
+	if opts.IncludeDeleted || opts.Sort != nil {
+		// The pinned indexes hold live servers in creation order only.
+		from = "servers"
+	}
 	if opts.Marker != "" {
-		var created string
-		err := st.queryRow(ctx, "SELECT created_at FROM servers WHERE id = ?", opts.Marker).Scan(&created)
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil, fmt.Errorf("marker %s: %w", opts.Marker, store.ErrNotFound)
-		}
+		cond, margs, err := st.afterMarker(ctx, opts.Marker, keys)
 		if err != nil {
-			return nil, fmt.Errorf("sqlite: list servers: marker: %w", err)
+			return nil, err
 		}
-		where = append(where, "(created_at, id) > (?, ?)")
-		args = append(args, created, opts.Marker)
+		where = append(where, cond)
+		args = append(args, margs...)
 	}
 	limit := opts.Limit
 	if limit <= 0 {
@@ -227,12 +284,88 @@ func (st *Store) ListServers(ctx context.Context, opts store.ListOptions) ([]*li
 	}
 	limit = min(limit, maxLimit)
 	args = append(args, limit)
-	rows, err := st.query(ctx, "SELECT "+serverCols+" FROM "+from+" WHERE "+
-		strings.Join(where, " AND ")+" ORDER BY created_at, id LIMIT ?", args...)
+	order := make([]string, len(keys))
+	for i, k := range keys {
+		order[i] = sortExpr[k.Field] + dir(k.Desc)
+	}
+	q := "SELECT " + serverCols + " FROM " + from
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	rows, err := st.query(ctx, q+" ORDER BY "+strings.Join(order, ", ")+" LIMIT ?", args...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: list servers: %w", err)
 	}
 	return collectServers(rows, min(limit, 64))
+}
+
+func dir(desc bool) string {
+	if desc {
+		return " DESC"
+	}
+	return ""
+}
+
+// sortKeys is the full order of a listing: the given keys (default
+// created_at), then id in the last key's direction unless already there.
+func sortKeys(sort []store.SortKey) ([]store.SortKey, error) {
+	keys := []store.SortKey{{Field: store.SortCreatedAt}}
+	if len(sort) > 0 {
+		keys = append([]store.SortKey(nil), sort...)
+	}
+	hasID := false
+	for _, k := range keys {
+		if !k.Field.Valid() {
+			return nil, fmt.Errorf("sqlite: list servers: unknown sort field %q", k.Field)
+		}
+		hasID = hasID || k.Field == store.SortID
+	}
+	if !hasID {
+		keys = append(keys, store.SortKey{Field: store.SortID, Desc: keys[len(keys)-1].Desc})
+	}
+	return keys, nil
+}
+
+// afterMarker is the condition "after the marker row" in the order keys:
+// (k1 > m1) OR (k1 = m1 AND k2 > m2) OR …, with < for descending keys.
+func (st *Store) afterMarker(ctx context.Context, marker string, keys []store.SortKey) (string, []any, error) {
+	exprs := make([]string, len(keys))
+	for i, k := range keys {
+		exprs[i] = sortExpr[k.Field]
+	}
+	vals := make([]any, len(keys))
+	ptrs := make([]any, len(keys))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	err := st.queryRow(ctx, "SELECT "+strings.Join(exprs, ", ")+" FROM servers WHERE id = ?", marker).Scan(ptrs...)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil, fmt.Errorf("marker %s: %w", marker, store.ErrNotFound)
+	}
+	if err != nil {
+		return "", nil, fmt.Errorf("sqlite: list servers: marker: %w", err)
+	}
+	if len(keys) == 2 && keys[0].Field == store.SortCreatedAt && !keys[0].Desc && !keys[1].Desc {
+		// The default order: a row-value comparison the index serves.
+		return "(created_at, id) > (?, ?)", vals, nil
+	}
+	var ors []string
+	var args []any
+	for i, k := range keys {
+		var ands []string
+		for j := 0; j < i; j++ {
+			ands = append(ands, exprs[j]+" = ?")
+			args = append(args, vals[j])
+		}
+		op := " > ?"
+		if k.Desc {
+			op = " < ?"
+		}
+		ands = append(ands, exprs[i]+op)
+		args = append(args, vals[i])
+		ors = append(ors, "("+strings.Join(ands, " AND ")+")")
+	}
+	return "(" + strings.Join(ors, " OR ") + ")", args, nil
 }
 
 // RequestDelete records the user's delete and bumps version, so a worker

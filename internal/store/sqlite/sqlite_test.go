@@ -218,13 +218,20 @@ func TestNeedsWorkColumn(t *testing.T) {
 func TestQueryPlansUseIndexes(t *testing.T) {
 	st := openTemp(t)
 	defer st.Close()
+	cond := func(status string) string {
+		c, ok := statusCond(status)
+		if !ok {
+			t.Fatalf("status %s unknown", status)
+		}
+		return c
+	}
 	for _, tc := range []struct{ query, index string }{
 		{"SELECT " + serverCols + " FROM servers WHERE needs_work = TRUE ORDER BY id", "servers_needs_work"},
 		{"SELECT " + serverCols + " FROM servers WHERE phase = ? AND id > ? ORDER BY id LIMIT ?", "servers_phase_id"},
 		{"SELECT " + serverCols + " FROM " + listFrom + " WHERE phase <> 'deleted' AND (created_at, id) > (?, ?) ORDER BY created_at, id LIMIT ?", "servers_live_created"},
-		{"SELECT " + serverCols + " FROM " + listFrom + " WHERE phase <> 'deleted' AND " + statusCond["BUILD"] + " AND " + nameFilter + " ORDER BY created_at, id LIMIT ?", "servers_live_created"},
-		{"SELECT " + serverCols + " FROM " + listFrom + " WHERE phase <> 'deleted' AND " + statusCond["ACTIVE"] + " ORDER BY created_at, id LIMIT ?", "servers_live_created"},
-		{"SELECT " + serverCols + " FROM " + listFrom + " WHERE phase <> 'deleted' AND " + statusCond["DELETED"] + " AND (created_at, id) > (?, ?) ORDER BY created_at, id LIMIT ?", "servers_live_created"},
+		{"SELECT " + serverCols + " FROM " + listFrom + " WHERE phase <> 'deleted' AND " + cond("BUILD") + " AND " + nameFilter + " ORDER BY created_at, id LIMIT ?", "servers_live_created"},
+		{"SELECT " + serverCols + " FROM " + listFrom + " WHERE phase <> 'deleted' AND " + cond("ACTIVE") + " ORDER BY created_at, id LIMIT ?", "servers_live_created"},
+		{"SELECT " + serverCols + " FROM " + listFrom + " WHERE phase <> 'deleted' AND " + cond("DELETED") + " AND (created_at, id) > (?, ?) ORDER BY created_at, id LIMIT ?", "servers_live_created"},
 		{"SELECT node_id, id FROM servers WHERE node_id <> ''", "servers_node_id"},
 	} {
 		rows, err := st.r.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+tc.query, "a", "b", "c")

@@ -123,37 +123,3 @@ func testListName(t *testing.T, st store.Store) {
 		}
 	}
 }
-
-func testListStatus(t *testing.T, st store.Store) {
-	all := combos()
-	for _, s := range all {
-		mustCreate(t, st, s)
-	}
-	for _, status := range []string{"BUILD", "ACTIVE", "ERROR", "DELETED"} {
-		var want []string
-		for _, s := range all {
-			if s.Phase != lifecycle.PhaseDeleted && lifecycle.Nova(s).Status == status {
-				want = append(want, s.ID)
-			}
-		}
-		for _, asked := range []string{status, strings.ToLower(status)} {
-			got := ids(mustList(t, st, store.ListOptions{Status: asked}))
-			slices.Sort(got)
-			slices.Sort(want)
-			if !slices.Equal(got, want) {
-				t.Errorf("Status %q: %v\nwant %v", asked, got, want)
-			}
-		}
-		// Filters combine, and paging under a filter sees each row once.
-		if got := listAll(t, st, store.ListOptions{Status: status}, 3); len(got) != len(want) {
-			t.Errorf("Status %s paged by 3: %d rows, want %d", status, len(got), len(want))
-		}
-	}
-	if got := mustList(t, st, store.ListOptions{Status: "SHUTOFF"}); len(got) != 0 {
-		t.Errorf("Status SHUTOFF: %v, want none", ids(got))
-	}
-	got := ids(mustList(t, st, store.ListOptions{Status: "ERROR", Name: "holds-nothing"}))
-	if len(got) != 0 {
-		t.Errorf("Status ERROR and a name nobody has: %v", got)
-	}
-}

@@ -252,8 +252,10 @@ func mustNeedingWork(t *testing.T, st store.Store) []*lifecycle.Server {
 }
 
 var allPhases = []lifecycle.Phase{lifecycle.PhasePending, lifecycle.PhaseReserving, lifecycle.PhaseNetworking,
-	lifecycle.PhaseDeploying, lifecycle.PhaseActive, lifecycle.PhaseReleasing, lifecycle.PhaseError,
-	lifecycle.PhaseDeleting, lifecycle.PhaseDeleted}
+	lifecycle.PhaseVolumes, lifecycle.PhaseDeploying, lifecycle.PhaseActive, lifecycle.PhaseReleasing, lifecycle.PhaseError,
+	lifecycle.PhaseDeleting, lifecycle.PhaseDeleted,
+	lifecycle.PhaseStopped, lifecycle.PhaseRescued, lifecycle.PhaseRebooting, lifecycle.PhasePoweringOff,
+	lifecycle.PhasePoweringOn, lifecycle.PhaseRebuilding, lifecycle.PhaseRescuing, lifecycle.PhaseUnrescuing}
 
 // combos returns one server per (phase, desired, holds) combination.
 func combos() []*lifecycle.Server {

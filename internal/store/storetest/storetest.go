@@ -9,7 +9,9 @@
 //   - Times read back Equal to what was written, to the nanosecond, in UTC.
 //   - ListServers: Name is a case-sensitive literal substring (no
 //     wildcards); Status is case-insensitive and an unknown status lists
-//     nothing (no error); Limit <= 0 and Limit > 1000 mean 1000.
+//     nothing (no error); Limit <= 0 and Limit > 1000 mean 1000; an
+//     unknown sort field is an error; a server never launched sorts first
+//     by launched_at ascending, one without a node first by node_id.
 //   - Actions, AllEvents: ErrNotFound for an unknown server; Events:
 //     ErrNotFound for an unknown action.
 //   - SaveServer: ErrNotFound or ErrConflict for an unknown id.
@@ -55,6 +57,9 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ListLimit", testListLimit},
 		{"ListNameFilter", testListName},
 		{"ListStatusFilter", testListStatus},
+		{"ListTagFilters", testListTags},
+		{"ListChanges", testListChanges},
+		{"ListSort", testListSort},
 		{"EventsAndActions", testEventsActions},
 		{"Ports", testPorts},
 		{"Volumes", testVolumes},
