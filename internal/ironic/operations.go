@@ -2,7 +2,9 @@ package ironic
 
 import (
 	"context"
+	"net/url"
 
+	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/nodes"
 )
 
@@ -52,4 +54,18 @@ func (c *Client) Rescue(ctx context.Context, nodeID, password string) error {
 // Unrescue asks Ironic to take the node out of rescue (provision target "unrescue").
 func (c *Client) Unrescue(ctx context.Context, nodeID string) error {
 	return c.provision(ctx, nodeID, nodes.ProvisionStateOpts{Target: nodes.TargetUnrescue})
+}
+
+// NodeRescueInterface returns the node's rescue_interface ("no-rescue"
+// refuses a rescue: docs/ironic.md §12). A missing node is ErrNotFound.
+func (c *Client) NodeRescueInterface(ctx context.Context, nodeID string) (string, error) {
+	var r struct {
+		RescueInterface string `json:"rescue_interface"`
+	}
+	err := c.do(ctx, "node.get", "GET node "+nodeID+" rescue_interface", func(ctx context.Context) error {
+		u := c.sc.ServiceURL("nodes", url.PathEscape(nodeID)) + "?fields=uuid,rescue_interface"
+		_, err := c.sc.Get(ctx, u, &r, &gophercloud.RequestOpts{OkCodes: []int{200}})
+		return err
+	})
+	return r.RescueInterface, err
 }

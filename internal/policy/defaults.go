@@ -33,9 +33,30 @@ const (
 	ActionsEvents          = "os_compute_api:os-instance-actions:events"
 	ActionsEventDetails    = "os_compute_api:os-instance-actions:events:details"
 	ServerMetadataIndex    = "os_compute_api:server-metadata:index"
+	ServerMetadataShow     = "os_compute_api:server-metadata:show"
+	ServerMetadataCreate   = "os_compute_api:server-metadata:create"
+	ServerMetadataUpdate   = "os_compute_api:server-metadata:update"
+	ServerMetadataUpdAll   = "os_compute_api:server-metadata:update_all"
+	ServerMetadataDelete   = "os_compute_api:server-metadata:delete"
+	ServersUpdate          = "os_compute_api:servers:update"
+	ServersReboot          = "os_compute_api:servers:reboot"
+	ServersStart           = "os_compute_api:servers:start"
+	ServersStop            = "os_compute_api:servers:stop"
+	ServersRebuild         = "os_compute_api:servers:rebuild"
+	Rescue                 = "os_compute_api:os-rescue"
+	Unrescue               = "os_compute_api:os-unrescue"
+	Lock                   = "os_compute_api:os-lock-server:lock"
+	Unlock                 = "os_compute_api:os-lock-server:unlock"
+	UnlockOverride         = "os_compute_api:os-lock-server:unlock:unlock_override"
+	SecurityGroupsList     = "os_compute_api:os-security-groups:list"
 	IPsIndex               = "os_compute_api:ips:index"
 	InterfacesList         = "os_compute_api:os-attach-interfaces:list"
 	ServerTagsIndex        = "os_compute_api:os-server-tags:index"
+	ServerTagsShow         = "os_compute_api:os-server-tags:show"
+	ServerTagsUpdate       = "os_compute_api:os-server-tags:update"
+	ServerTagsUpdateAll    = "os_compute_api:os-server-tags:update_all"
+	ServerTagsDelete       = "os_compute_api:os-server-tags:delete"
+	ServerTagsDeleteAll    = "os_compute_api:os-server-tags:delete_all"
 	VolumeAttachmentsIndex = "os_compute_api:os-volumes-attachments:index"
 	AZList                 = "os_compute_api:os-availability-zone:list"
 	AZDetail               = "os_compute_api:os-availability-zone:detail"
@@ -96,9 +117,30 @@ var Defaults = []Rule{
 	{ActionsEvents, Admin, "Show action events below 2.51 and their host from 2.62."},
 	{ActionsEventDetails, Admin, "Show the details of action events (2.84+)."},
 	{ServerMetadataIndex, ProjectReaderOrAdmin, "List a server's metadata."},
+	{ServerMetadataShow, ProjectReaderOrAdmin, "Show one metadata item of a server."},
+	{ServerMetadataCreate, ProjectMemberOrAdmin, "Add or change metadata items of a server (POST, a merge)."},
+	{ServerMetadataUpdate, ProjectMemberOrAdmin, "Set one metadata item of a server."},
+	{ServerMetadataUpdAll, ProjectMemberOrAdmin, "Replace the whole metadata of a server (PUT)."},
+	{ServerMetadataDelete, ProjectMemberOrAdmin, "Delete one metadata item of a server."},
+	{ServersUpdate, ProjectMemberOrAdmin, "Update a server (name, description, hostname)."},
+	{ServersReboot, ProjectMemberOrAdmin, "Reboot a server (the reboot action)."},
+	{ServersStart, ProjectMemberOrAdmin, "Start a server (os-start)."},
+	{ServersStop, ProjectMemberOrAdmin, "Stop a server (os-stop)."},
+	{ServersRebuild, ProjectMemberOrAdmin, "Rebuild a server (the rebuild action)."},
+	{Rescue, ProjectMemberOrAdmin, "Rescue a server (the rescue action)."},
+	{Unrescue, ProjectMemberOrAdmin, "Unrescue a server (the unrescue action)."},
+	{Lock, ProjectMemberOrAdmin, "Lock a server."},
+	{Unlock, ProjectMemberOrAdmin, "Unlock a server."},
+	{UnlockOverride, Admin, "Unlock a server whoever locked it (checked after os-lock-server:unlock when an admin locked it)."},
+	{SecurityGroupsList, ProjectReaderOrAdmin, "List a server's security groups."},
 	{IPsIndex, ProjectReaderOrAdmin, "List a server's addresses."},
 	{InterfacesList, ProjectReaderOrAdmin, "List a server's interfaces."},
 	{ServerTagsIndex, ProjectReaderOrAdmin, "List a server's tags."},
+	{ServerTagsShow, ProjectReaderOrAdmin, "Check one tag of a server."},
+	{ServerTagsUpdate, ProjectMemberOrAdmin, "Add one tag to a server."},
+	{ServerTagsUpdateAll, ProjectMemberOrAdmin, "Replace a server's tags."},
+	{ServerTagsDelete, ProjectMemberOrAdmin, "Delete one tag of a server."},
+	{ServerTagsDeleteAll, ProjectMemberOrAdmin, "Delete every tag of a server."},
 	{VolumeAttachmentsIndex, ProjectReaderOrAdmin, "List a server's volume attachments."},
 	{AZList, "@", "List availability zones."},
 	{AZDetail, Admin, "List availability zones with their hosts."},
