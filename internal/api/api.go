@@ -74,6 +74,12 @@ type Config struct {
 	Kick func()
 	// Nodes lists the Ironic inventory for GET /ingot/v1/nodes. May be nil.
 	Nodes func(ctx context.Context) ([]ironic.Node, error)
+	// RescueInterface reads a node's rescue_interface, so that a rescue
+	// Ironic would refuse is a 409 (nil: not checked).
+	RescueInterface func(ctx context.Context, nodeID string) (string, error)
+	// DisableInstancePassword leaves adminPass out of the rescue and
+	// rebuild answers (Nova's enable_instance_password = false).
+	DisableInstancePassword bool
 	// Logger receives request logs (nil: discarded).
 	Logger *slog.Logger
 	// Ready reports whether the database and Ironic answer (nil: Store.Ping).
@@ -185,6 +191,7 @@ func (s *server) routes() {
 
 	s.lookupRoutes()
 	s.subresourceRoutes()
+	s.updateRoutes()
 	s.volumeRoutes()
 
 	s.plain("GET /ingot/v1/nodes", ownRule(policy.NodesIndex, s.listNodes))

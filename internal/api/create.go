@@ -35,6 +35,9 @@ type createRequest struct {
 	// publicKey is the key_name keypair's key, copied into the server.
 	publicKey string
 	volumes   []lifecycle.VolumeRef // block_device_mapping_v2, see resolveBoot
+	// tags (2.52) and description (2.19), see parseCreateExtras.
+	tags        []string
+	description *string
 }
 
 // Fields of the server object that ingot accepts only in the form it would
@@ -61,8 +64,6 @@ var fixedServerFields = map[string]func(json.RawMessage) bool{
 	"adminPass":         emptyValue,
 	"accessIPv4":        emptyValue,
 	"accessIPv6":        emptyValue,
-	"description":       emptyValue,
-	"tags":              emptyValue,
 }
 
 // emptyValue accepts null, "", [] and {}.
@@ -134,6 +135,7 @@ func (s *server) parseCreate(r *request) (*createRequest, error) {
 		case "name", "flavorRef", "imageRef", "networks", "metadata", "user_data", "hostname",
 			"key_name", "min_count", "max_count", "availability_zone":
 		case "block_device_mapping_v2", "block_device_mapping": // resolveBoot
+		case "tags", "description": // parseCreateExtras
 		case "personality":
 			return nil, badRequest("Personality files are not supported; use user_data.")
 		default:
@@ -204,6 +206,9 @@ func (s *server) parseCreate(r *request) (*createRequest, error) {
 			return nil, fmt.Errorf("keypair %s: %w", c.keyName, err)
 		}
 		c.publicKey = kp.PublicKey
+	}
+	if err := parseCreateExtras(r, fields, c); err != nil {
+		return nil, err
 	}
 	if az, err := optionalString(fields, "availability_zone", 255); err != nil {
 		return nil, err

@@ -81,6 +81,13 @@ type kick struct{ listed int }
 
 func newFixture(t testing.TB) *fixture {
 	t.Helper()
+	return newFixtureWith(t, nil)
+}
+
+// newFixtureWith is newFixture with the API's configuration changed by
+// configure before the API is made.
+func newFixtureWith(t testing.TB, configure func(*api.Config)) *fixture {
+	t.Helper()
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "ingot.db"))
 	if err != nil {
@@ -88,7 +95,7 @@ func newFixture(t testing.TB) *fixture {
 	}
 	t.Cleanup(func() { _ = st.Close() })
 	f := &fixture{t: t, store: st, clock: clock.NewManual(t0)}
-	f.api = api.New(api.Config{
+	cfg := api.Config{
 		Store: st, Catalog: testCatalog(), Networks: testNetworks(), Clock: f.clock,
 		BuildTimeout: buildLimit,
 		Kick: func() {
@@ -110,7 +117,11 @@ func newFixture(t testing.TB) *fixture {
 			defer f.mu.Unlock()
 			return f.ready
 		},
-	})
+	}
+	if configure != nil {
+		configure(&cfg)
+	}
+	f.api = api.New(cfg)
 	srv := httptest.NewServer(f.api)
 	t.Cleanup(srv.Close)
 	f.url = srv.URL
@@ -127,6 +138,12 @@ type response struct {
 
 // do sends a request; mv "" sends no microversion header.
 func (f *fixture) do(method, path, mv string, body any) response {
+	f.t.Helper()
+	return f.doWith(nil, method, path, mv, body)
+}
+
+// doWith is do with extra headers (X-Auth-Project-Id, X-Roles: who asks).
+func (f *fixture) doWith(h http.Header, method, path, mv string, body any) response {
 	f.t.Helper()
 	var rd io.Reader
 	switch b := body.(type) {
@@ -152,6 +169,9 @@ func (f *fixture) do(method, path, mv string, body any) response {
 	}
 	if mv != "" {
 		req.Header.Set("X-OpenStack-Nova-API-Version", mv)
+	}
+	for k, v := range h {
+		req.Header[k] = v
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

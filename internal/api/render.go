@@ -231,7 +231,7 @@ func (rd *renderer) versioned(v *serverView, sv *lifecycle.Server, admin bool) {
 		v.UserData = orNull(sv.Spec.UserData)
 	}
 	if mv.atLeast(9) {
-		v.Locked = false
+		v.Locked = sv.Lock.Locked
 	}
 	if mv.atLeast(16) && rd.can(policy.ServersShowHostStatus, sv) {
 		v.HostStatus = ""
@@ -241,9 +241,12 @@ func (rd *renderer) versioned(v *serverView, sv *lifecycle.Server, admin bool) {
 	}
 	if mv.atLeast(19) {
 		v.Description = jsonNull
+		if d := sv.Spec.Description; d != nil {
+			v.Description = *d
+		}
 	}
 	if mv.atLeast(26) {
-		v.Tags = []string{}
+		v.Tags = tagsOf(sv)
 	}
 	if mv.atLeast(63) {
 		v.TrustedCerts = jsonNull
@@ -252,7 +255,7 @@ func (rd *renderer) versioned(v *serverView, sv *lifecycle.Server, admin bool) {
 		v.ServerGroups = []string{}
 	}
 	if mv.atLeast(73) {
-		v.LockedReason = jsonNull
+		v.LockedReason = orNull(sv.Lock.Reason)
 	}
 }
 

@@ -63,6 +63,8 @@ func (s *server) createServer(w http.ResponseWriter, r *request) error {
 			Volumes:       c.volumes,
 			VCPUs:         c.flavor.VCPUs,
 			RAMMB:         c.flavor.RAMMB,
+			Tags:          c.tags,
+			Description:   c.description,
 		},
 		Desired:         lifecycle.DesiredActive,
 		Phase:           lifecycle.PhasePending,
@@ -144,6 +146,9 @@ func (s *server) deleteServer(w http.ResponseWriter, r *request) error {
 		return err
 	}
 	id := sv.ID
+	if err := lockConflict(sv, r.isAdmin()); err != nil {
+		return err
+	}
 	err = s.cfg.Store.RequestDelete(r.Context(), id, r.id, s.cfg.Clock.Now().UTC())
 	if errors.Is(err, store.ErrNotFound) {
 		return notFound("Instance %s could not be found.", id)
@@ -156,39 +161,8 @@ func (s *server) deleteServer(w http.ResponseWriter, r *request) error {
 	return nil
 }
 
-// serverAction answers POST /servers/{id}/action. Only forceDelete (what
-// Terraform's force_delete sends) is served, as a delete; bare metal through
-// ingot has no reboot, resize or rebuild yet, and says so instead of a 404.
-func (s *server) serverAction(w http.ResponseWriter, r *request) error {
-	sv, err := s.visibleServer(r, r.PathValue("id"), policy.ServersForceDelete)
-	if err != nil {
-		return err
-	}
-	body, err := readJSONObject(r.Request)
-	if err != nil {
-		return err
-	}
-	if len(body) != 1 {
-		return badRequest("The request body must name exactly one server action.")
-	}
-	for action := range body {
-		if action != "forceDelete" {
-			return badRequest("The server action %q is not supported by ingot.", action)
-		}
-	}
-	if err := s.cfg.Store.RequestDelete(r.Context(), sv.ID, r.id, s.cfg.Clock.Now().UTC()); err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			return notFound("Instance %s could not be found.", sv.ID)
-		}
-		return fmt.Errorf("force delete server %s: %w", sv.ID, err)
-	}
-	s.cfg.Kick()
-	w.WriteHeader(http.StatusAccepted)
-	return nil
-}
-
-// novaStatuses are the statuses Nova's list filter knows; ingot's servers
-// only ever show BUILD, ACTIVE, ERROR or DELETED, so the others match nothing.
+// novaStatuses are the statuses Nova's list filter knows; those ingot's
+// servers never show (listStatus) match nothing.
 var novaStatuses = map[string]bool{
 	"ACTIVE": true, "BUILD": true, "DELETED": true, "ERROR": true, "HARD_REBOOT": true,
 	"MIGRATING": true, "PASSWORD": true, "PAUSED": true, "REBOOT": true, "REBUILD": true,
@@ -234,10 +208,8 @@ func (s *server) listQuery(r *request) (opts store.ListOptions, empty bool, err 
 			}
 			return opts, true, nil
 		}
-		switch st {
-		case "BUILD", "ACTIVE", "ERROR", "DELETED":
-			opts.Status = st
-		default:
+		var shown bool
+		if opts.Status, _, shown = listStatus(st); !shown {
 			return opts, true, nil
 		}
 	}
@@ -246,6 +218,13 @@ func (s *server) listQuery(r *request) (opts store.ListOptions, empty bool, err 
 			return opts, false, badRequest("marker [%s] not found", m)
 		}
 		opts.Marker = m // an unknown marker is ErrNotFound from ListServers
+	}
+	if err := parseChanges(r, q, &opts); err != nil {
+		return opts, false, err
+	}
+	parseTagFilters(r, q, &opts)
+	if opts.Sort, err = parseSort(r, q); err != nil {
+		return opts, false, err
 	}
 	return opts, false, nil
 }
@@ -263,12 +242,21 @@ func (s *server) page(r *request) ([]*lifecycle.Server, store.ListOptions, error
 	if err != nil {
 		return nil, opts, err
 	}
-	if !filtered {
+	_, refine, _ := listStatus(opts.Status)
+	if !filtered && !refine {
 		list, err := s.list(r, opts)
 		return list, opts, err
 	}
 	want, scan := opts.Limit, opts
 	scan.Limit = maxPage
+	if !filtered {
+		// Only the status needs refining, which drops few rows: read
+		// pages of the size asked for.
+		match, scan.Limit = statusMatch(opts.Status), want
+	} else if refine {
+		spec, status := match, statusMatch(opts.Status)
+		match = func(sv *lifecycle.Server) bool { return spec(sv) && status(sv) }
+	}
 	var out []*lifecycle.Server
 	for len(out) < want {
 		batch, err := s.list(r, scan)

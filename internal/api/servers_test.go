@@ -77,8 +77,15 @@ func TestCreateBadInputWritesNothing(t *testing.T) {
 		{"unknown field", with("frobnicate", true), 400, "badRequest", "frobnicate"},
 		{"security group", with("security_groups", []any{map[string]any{"name": "web"}}), 400, "badRequest", "security_groups"},
 		{"admin password", with("adminPass", "secret"), 400, "badRequest", "adminPass"},
-		{"description", with("description", "mine"), 400, "badRequest", "description"},
-		{"tags", with("tags", []any{"a"}), 400, "badRequest", "tags"},
+		{"description too long", with("description", strings.Repeat("d", 256)), 400, "badRequest", "description"},
+		{"tag with a slash", with("tags", []any{"a/b"}), 400, "badRequest", "tags"},
+		{"51 tags", with("tags", func() []any {
+			var tt []any
+			for i := range 51 {
+				tt = append(tt, fmt.Sprint("t", i))
+			}
+			return tt
+		}()), 400, "badRequest", "tags"},
 		{"access ip", with("accessIPv4", "1.2.3.4"), 400, "badRequest", "accessIPv4"},
 		{"unknown zone", with("availability_zone", "elsewhere"), 400, "badRequest", "availability zone"},
 		{"too large", `{"server": {"name": "` + strings.Repeat("x", 2<<20) + `"}}`, 413, "HTTPRequestEntityTooLarge", "too large"},
@@ -368,7 +375,8 @@ func TestListPaging(t *testing.T) {
 func TestServerActions(t *testing.T) {
 	f := newFixture(t)
 	id := f.create("vm1")
-	f.do("POST", "/v2.1/servers/"+id+"/action", "2.90", `{"reboot": {"type": "HARD"}}`).novaError(t, 400, "badRequest")
+	f.do("POST", "/v2.1/servers/"+id+"/action", "2.90", `{"resize": {"flavorRef": "2"}}`).novaError(t, 400, "badRequest")
+	f.do("POST", "/v2.1/servers/"+id+"/action", "2.90", `{"reboot": {"type": "HARD"}}`).novaError(t, 409, "conflictingRequest")
 	f.do("POST", "/v2.1/servers/"+id+"/action", "2.90", `{}`).novaError(t, 400, "badRequest")
 	f.do("POST", "/v2.1/servers/"+id+"/action", "2.90", `[`).novaError(t, 400, "badRequest")
 	f.do("POST", "/v2.1/servers/"+unknownID+"/action", "2.90", `{"forceDelete": null}`).novaError(t, 404, "itemNotFound")

@@ -18,7 +18,6 @@ func (s *server) subresourceRoutes() {
 	s.compute("GET /v2.1/servers/{id}/metadata", s.serverMetadata)
 	s.compute("GET /v2.1/servers/{id}/ips", s.serverIPs)
 	s.compute("GET /v2.1/servers/{id}/os-interface", s.serverInterfaces)
-	s.compute("GET /v2.1/servers/{id}/tags", s.serverEmpty("tags", policy.ServerTagsIndex))
 	s.compute("GET /v2.1/servers/{id}/os-volume_attachments", s.serverVolumeAttachments)
 	s.compute("GET /v2.1/os-availability-zone", s.availabilityZones)
 	s.compute("GET /v2.1/os-availability-zone/detail", s.availabilityZonesDetail)

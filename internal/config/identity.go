@@ -59,6 +59,9 @@ type API struct {
 	WriteTimeout      time.Duration `yaml:"write_timeout"`
 	IdleTimeout       time.Duration `yaml:"idle_timeout"`
 	MaxConnections    int           `yaml:"max_connections"`
+	// EnableInstancePassword puts the password in the answers of rescue and
+	// rebuild (adminPass), as Nova's [api] enable_instance_password.
+	EnableInstancePassword bool `yaml:"enable_instance_password"`
 }
 
 // Quotas are the default limits of every project (-1: unlimited); admins
@@ -87,7 +90,7 @@ func identityDefaults(c *Config) {
 		Keystone:      Keystone{UserDomainName: "Default", ProjectDomainName: "Default", Interface: "public", Timeout: 10 * time.Second},
 		NoAuth:        NoAuth{ProjectID: DefaultProjectID, UserID: DefaultUserID, Roles: []string{"admin", "member", "reader"}},
 	}
-	c.API = API{ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 60 * time.Second, WriteTimeout: 120 * time.Second,
+	c.API = API{EnableInstancePassword: true, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 60 * time.Second, WriteTimeout: 120 * time.Second,
 		IdleTimeout: 120 * time.Second, MaxConnections: 1024}
 	// Bare metal is bounded by the nodes; unlike Nova (10 instances, 20
 	// cores, 50 GiB) servers are not limited unless the operator says so.

@@ -1,0 +1,323 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+
+	"github.com/ingot-dev/ingot/internal/lifecycle"
+	"github.com/ingot-dev/ingot/internal/policy"
+	"github.com/ingot-dev/ingot/internal/store"
+)
+
+// The update paths automation sends on a second run: PUT /servers/{id}
+// (name, description from 2.19, hostname from 2.90) and the server
+// metadata. What they change is API-owned (Name, Spec) and written with
+// store.UpdateServer; none of it touches the node until a rebuild, as in
+// Nova (the config drive is written at deploy).
+
+func (s *server) updateRoutes() {
+	s.compute("PUT /v2.1/servers/{id}", s.updateServer)
+	s.compute("POST /v2.1/servers/{id}/metadata", s.metadataWrite(false))
+	s.compute("PUT /v2.1/servers/{id}/metadata", s.metadataWrite(true))
+	s.compute("GET /v2.1/servers/{id}/metadata/{key}", s.metadataItem)
+	s.compute("PUT /v2.1/servers/{id}/metadata/{key}", s.metadataSetItem)
+	s.compute("DELETE /v2.1/servers/{id}/metadata/{key}", s.metadataDeleteItem)
+	s.compute("GET /v2.1/servers/{id}/os-security-groups", s.serverSecurityGroups)
+	s.tagRoutes()
+}
+
+// updateServer answers PUT /servers/{id} with the server, as Nova does
+// (the members of updateView). Nova records no instance action for it and
+// checks neither lock nor state.
+func (s *server) updateServer(w http.ResponseWriter, r *request) error {
+	top, err := readJSONObject(r.Request)
+	if err != nil {
+		return err
+	}
+	for k := range top {
+		if k != "server" {
+			return badRequest("Invalid input for field/attribute %s: additional properties are not allowed.", k)
+		}
+	}
+	var fields map[string]json.RawMessage
+	if raw, ok := top["server"]; !ok {
+		return badRequest("'server' is a required property")
+	} else if json.Unmarshal(raw, &fields) != nil || fields == nil {
+		return badRequest("Invalid input for field/attribute server. Value: %s. It is not of type 'object'.", raw)
+	}
+	allowed := map[string]bool{"name": true, "OS-DCF:diskConfig": true, "accessIPv4": true, "accessIPv6": true,
+		"description": r.mv.atLeast(19), "hostname": r.mv.atLeast(90)}
+	for k := range fields {
+		if !allowed[k] {
+			return badRequest("Invalid input for field/attribute server. Additional properties are not allowed ('%s' was unexpected).", k)
+		}
+	}
+	for _, k := range []string{"accessIPv4", "accessIPv6"} {
+		if v, ok := fields[k]; ok && !emptyValue(v) {
+			return badRequest("Invalid input for field/attribute %s. Value: %s. ingot does not support this value.", k, v)
+		}
+	}
+	if v, ok := fields["OS-DCF:diskConfig"]; ok && !isOneOf(v, "MANUAL", "AUTO") {
+		return badRequest("Invalid input for field/attribute OS-DCF:diskConfig. Value: %s. It is not one of ['AUTO', 'MANUAL'].", v)
+	}
+	var name, hostname *string
+	var description **string
+	if _, ok := fields["name"]; ok {
+		n, err := requiredString(fields, "name", 255)
+		if err != nil {
+			return err
+		}
+		if err := checkName("name", n); err != nil {
+			return err
+		}
+		name = &n
+	}
+	if v, ok := fields["description"]; ok {
+		d, err := parseDescription(v)
+		if err != nil {
+			return err
+		}
+		description = &d
+	}
+	if v, ok := fields["hostname"]; ok {
+		var h string
+		if json.Unmarshal(v, &h) != nil {
+			return badRequest("Invalid input for field/attribute hostname. Value: %s. It is not of type 'string'.", v)
+		}
+		if err := checkHostname(h); err != nil {
+			return err
+		}
+		hostname = &h
+	}
+	sv, err := s.visibleServer(r, r.PathValue("id"), policy.ServersUpdate)
+	if err != nil {
+		return err
+	}
+	now := s.cfg.Clock.Now().UTC()
+	out, err := s.cfg.Store.UpdateServer(r.Context(), sv.ID, nil, func(cur *lifecycle.Server) error {
+		if !lifecycle.Nova(cur).Visible {
+			return notFound("Instance could not be found")
+		}
+		if name != nil {
+			cur.Name = *name
+		}
+		if description != nil {
+			cur.Spec.Description = *description
+		}
+		if hostname != nil {
+			cur.Spec.Hostname = *hostname
+		}
+		cur.UpdatedAt = now
+		return nil
+	})
+	if errors.Is(err, store.ErrNotFound) {
+		return notFound("Instance could not be found")
+	}
+	if err != nil {
+		return fmt.Errorf("update server %s: %w", sv.ID, err)
+	}
+	view, err := s.updateView(r, out, false)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"server": view})
+	return nil
+}
+
+// metadataState is what Nova's metadata writes check: the lock, then
+// vm_state active or stopped (ingot has no paused or suspended) and no
+// task in progress.
+func metadataState(sv *lifecycle.Server, action string, admin bool) error {
+	if err := lockConflict(sv, admin); err != nil {
+		return err
+	}
+	st := lifecycle.Nova(sv)
+	c := lifecycle.StateConflict{Op: lifecycle.OpKind(action), Attr: "vm_state", State: st.VMState}
+	switch {
+	case st.VMState != "active" && st.VMState != "stopped":
+	case st.TaskState != "" || sv.OpPending():
+		c.Attr, c.State = "task_state", st.TaskState
+	default:
+		return nil
+	}
+	return conflict("%s", c.Message(sv.ID))
+}
+
+// writeMetadata changes the metadata with change on the fresh record,
+// within the project's metadata_items quota, and returns the record.
+func (s *server) writeMetadata(r *request, sv *lifecycle.Server, action string, change func(md map[string]string) (map[string]string, error)) (*lifecycle.Server, error) {
+	admin := r.isAdmin()
+	if err := metadataState(sv, action, admin); err != nil {
+		return nil, err
+	}
+	limits, err := s.projectLimits(r, sv.ProjectID)
+	if err != nil {
+		return nil, err
+	}
+	lim := limits.Get(store.ResMetadataItems)
+	now := s.cfg.Clock.Now().UTC()
+	out, err := s.cfg.Store.UpdateServer(r.Context(), sv.ID, nil, func(cur *lifecycle.Server) error {
+		if !lifecycle.Nova(cur).Visible {
+			return notFound("Instance %s could not be found.", cur.ID)
+		}
+		if err := metadataState(cur, action, admin); err != nil {
+			return err
+		}
+		md, err := change(maps.Clone(cur.Spec.Metadata))
+		if err != nil {
+			return err
+		}
+		if lim >= 0 && len(md) > lim && action != "delete metadata" {
+			return forbidden("Maximum number of metadata items exceeds %d", lim)
+		}
+		if len(md) == 0 {
+			md = nil
+		}
+		cur.Spec.Metadata = md
+		cur.UpdatedAt = now
+		return nil
+	})
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, notFound("Instance %s could not be found.", sv.ID)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s of server %s: %w", action, sv.ID, err)
+	}
+	return out, nil
+}
+
+// metadataBody reads {"<key>": {…}} (metadata or meta), the only member.
+func metadataBody(r *request, key string) (map[string]string, error) {
+	body, err := readJSONObject(r.Request)
+	if err != nil {
+		return nil, err
+	}
+	for k := range body {
+		if k != key {
+			return nil, badRequest("Additional properties are not allowed ('%s' was unexpected)", k)
+		}
+	}
+	raw, ok := body[key]
+	if !ok {
+		return nil, badRequest("'%s' is a required property", key)
+	}
+	if string(raw) == "null" {
+		return nil, badRequest("Invalid input for field/attribute %s. Value: null. None is not of type 'object'.", key)
+	}
+	md, err := parseMetadata(raw)
+	if err != nil {
+		return nil, err
+	}
+	if md == nil {
+		md = map[string]string{}
+	}
+	return md, nil
+}
+
+// metadataWrite is POST (merge: the given items added or changed) or PUT
+// (replace: the given items are the whole metadata) of …/metadata; both
+// answer 200 with the whole metadata.
+func (s *server) metadataWrite(replace bool) handlerFunc {
+	rule := policy.ServerMetadataCreate
+	if replace {
+		rule = policy.ServerMetadataUpdAll
+	}
+	return func(w http.ResponseWriter, r *request) error {
+		md, err := metadataBody(r, "metadata")
+		if err != nil {
+			return err
+		}
+		sv, err := s.visibleServer(r, r.PathValue("id"), rule)
+		if err != nil {
+			return err
+		}
+		out, err := s.writeMetadata(r, sv, "update metadata", func(cur map[string]string) (map[string]string, error) {
+			if replace || cur == nil {
+				return maps.Clone(md), nil
+			}
+			maps.Copy(cur, md)
+			return cur, nil
+		})
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"metadata": metadataOf(out)})
+		return nil
+	}
+}
+
+func metadataOf(sv *lifecycle.Server) map[string]string {
+	if sv.Spec.Metadata == nil {
+		return map[string]string{}
+	}
+	return sv.Spec.Metadata
+}
+
+func (s *server) metadataItem(w http.ResponseWriter, r *request) error {
+	sv, err := s.visibleServer(r, r.PathValue("id"), policy.ServerMetadataShow)
+	if err != nil {
+		return err
+	}
+	key := r.PathValue("key")
+	v, ok := sv.Spec.Metadata[key]
+	if !ok {
+		return notFound("Metadata item was not found")
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"meta": map[string]string{key: v}})
+	return nil
+}
+
+// metadataSetItem is PUT …/metadata/{key} {"meta": {"<key>": "<value>"}}.
+func (s *server) metadataSetItem(w http.ResponseWriter, r *request) error {
+	meta, err := metadataBody(r, "meta")
+	if err != nil {
+		return err
+	}
+	if len(meta) != 1 {
+		return badRequest("Invalid input for field/attribute meta. It must have exactly one item.")
+	}
+	key := r.PathValue("key")
+	if _, ok := meta[key]; !ok {
+		return badRequest("Request body and URI mismatch")
+	}
+	sv, err := s.visibleServer(r, r.PathValue("id"), policy.ServerMetadataUpdate)
+	if err != nil {
+		return err
+	}
+	if _, err := s.writeMetadata(r, sv, "update metadata", func(cur map[string]string) (map[string]string, error) {
+		if cur == nil {
+			cur = map[string]string{}
+		}
+		cur[key] = meta[key]
+		return cur, nil
+	}); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"meta": meta})
+	return nil
+}
+
+func (s *server) metadataDeleteItem(w http.ResponseWriter, r *request) error {
+	sv, err := s.visibleServer(r, r.PathValue("id"), policy.ServerMetadataDelete)
+	if err != nil {
+		return err
+	}
+	key := r.PathValue("key")
+	if _, ok := sv.Spec.Metadata[key]; !ok {
+		return notFound("Metadata item was not found")
+	}
+	if _, err := s.writeMetadata(r, sv, "delete metadata", func(cur map[string]string) (map[string]string, error) {
+		if _, ok := cur[key]; !ok {
+			return nil, notFound("Metadata item was not found")
+		}
+		delete(cur, key)
+		return cur, nil
+	}); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
