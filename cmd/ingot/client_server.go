@@ -87,9 +87,10 @@ func dash(s string) string {
 }
 
 func newServerCmd(opts *clientOptions) *cobra.Command {
-	cmd := &cobra.Command{Use: "server", Short: "Create, list, show and delete servers through the ingot API"}
+	cmd := &cobra.Command{Use: "server", Short: "Create, list, show, operate and delete servers through the ingot API"}
 	cmd.AddCommand(newServerCreateCmd(opts), newServerListCmd(opts), newServerShowCmd(opts),
 		newServerDeleteCmd(opts), newServerEventsCmd(opts))
+	cmd.AddCommand(newDay2Cmds(opts)...)
 	return cmd
 }
 
@@ -366,7 +367,7 @@ func newServerListCmd(opts *clientOptions) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&name, "name", "", "only servers whose name contains this")
-	cmd.Flags().StringVar(&status, "status", "", "only servers with this status (BUILD, ACTIVE, ERROR, DELETED)")
+	cmd.Flags().StringVar(&status, "status", "", "only servers with this status (BUILD, ACTIVE, SHUTOFF, REBOOT, HARD_REBOOT, REBUILD, RESCUE, ERROR, DELETED)")
 	addOutputFlag(cmd, opts)
 	return cmd
 }
