@@ -32,7 +32,9 @@ func newDay2Cmds(opts *clientOptions) []*cobra.Command {
 	var image, password, reason string
 	ops := []day2Op{
 		{use: "reboot", short: "Reboot a server (soft; --hard for a power cycle)", want: "ACTIVE",
-			flags: func(cmd *cobra.Command) { cmd.Flags().BoolVar(&hard, "hard", false, "power-cycle the node instead of a soft reboot") },
+			flags: func(cmd *cobra.Command) {
+				cmd.Flags().BoolVar(&hard, "hard", false, "power-cycle the node instead of a soft reboot")
+			},
 			send: func(cmd *cobra.Command, c *apiClient, id string) error {
 				t := servers.SoftReboot
 				if hard {
@@ -49,7 +51,9 @@ func newDay2Cmds(opts *clientOptions) []*cobra.Command {
 				return servers.Start(cmd.Context(), c.compute, id).ExtractErr()
 			}},
 		{use: "rebuild", short: "Redeploy a server's node with an image (default: its current one); same node, same addresses", want: "",
-			flags: func(cmd *cobra.Command) { cmd.Flags().StringVar(&image, "image", "", "image id or name (default: the server's image)") },
+			flags: func(cmd *cobra.Command) {
+				cmd.Flags().StringVar(&image, "image", "", "image id or name (default: the server's image)")
+			},
 			send: func(cmd *cobra.Command, c *apiClient, id string) error {
 				ref := image
 				if ref == "" {
