@@ -4,13 +4,17 @@
 package scenario
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -34,6 +38,7 @@ type envOpts struct {
 	maxAttempts  int
 	maintGrace   time.Duration
 	deployIface  string // "" = fake
+	rescueIface  string // "" = no-rescue
 	cidr         string
 	callback     time.Duration
 	// configure, if set, changes the configuration before ingot starts.
@@ -86,7 +91,7 @@ func newEnv(t *testing.T, o envOpts) *env {
 		CallbackTimeout: o.callback, VIFMode: ironicsim.VIFModeStore, Seed: 1,
 		// As the real Ironic, keep the lock a moment after a deploy settles.
 		LockLinger: 50 * time.Millisecond})
-	nodes := sim.AddNodes(o.nodes, ironicsim.NodeSpec{ResourceClass: rc, Ports: 4, DeployInterface: o.deployIface})
+	nodes := sim.AddNodes(o.nodes, ironicsim.NodeSpec{ResourceClass: rc, Ports: 4, DeployInterface: o.deployIface, RescueInterface: o.rescueIface})
 	gate := &gate{next: sim.Handler()}
 	ironS := httptest.NewServer(gate)
 	t.Cleanup(ironS.Close)
@@ -111,7 +116,8 @@ func newEnv(t *testing.T, o envOpts) *env {
 	cfg.MaintenanceGrace = o.maintGrace
 	cfg.MaxAttempts = o.maxAttempts
 	cfg.Flavors = []config.Flavor{{Name: "bm.small", ResourceClass: rc, DiskGB: 10}, {Name: "bm.none", ResourceClass: "no-such-class"}}
-	cfg.Images = []config.Image{{Name: "debian-12", URL: "http://images.example/debian-12.qcow2"}}
+	cfg.Images = []config.Image{{Name: "debian-12", URL: "http://images.example/debian-12.qcow2"},
+		{Name: "ubuntu-24.04", URL: "http://images.example/ubuntu-24.04.qcow2"}}
 	cfg.Networks = []config.Network{{Name: "provisioning", CIDR: o.cidr}}
 	if o.configure != nil {
 		o.configure(&cfg)
@@ -190,7 +196,7 @@ func (e *env) checkInvariants(ids ...string) {
 		if err != nil {
 			e.t.Fatal(err)
 		}
-		if s.Phase == lifecycle.PhaseActive {
+		if s.Phase.Up() {
 			live[id] = s
 			if len(ports) != len(s.Spec.Networks) {
 				e.t.Errorf("active server %s has %d ports, want %d", id, len(ports), len(s.Spec.Networks))
@@ -230,7 +236,8 @@ func (e *env) checkInvariants(ids ...string) {
 			e.t.Errorf("I4: server %s on nodes %s and %s", n.InstanceUUID, prev, n.UUID)
 		}
 		holders[n.InstanceUUID] = n.UUID
-		if s.NodeID != n.UUID || n.ProvisionState != "active" {
+		if want := map[lifecycle.Phase]string{lifecycle.PhaseRescued: "rescue"}[s.Phase]; s.NodeID != n.UUID ||
+			(n.ProvisionState != "active" && n.ProvisionState != want) {
 			e.t.Errorf("node %s (%s) carries %s but the server holds %q", n.UUID, n.ProvisionState, s.ID, s.NodeID)
 		}
 		ports, _ := e.app.Store.Ports(ctx, s.ID)
@@ -257,6 +264,15 @@ type gate struct {
 	holdPatch atomic.Bool
 	held      chan string   // the node of a held PATCH
 	release   chan struct{} // lets a held PATCH through
+
+	// hold, when set, holds the first request it matches (holdNext).
+	mu sync.Mutex
+	// calls logs every state change ingot asked of Ironic: "PUT <path>
+	// <target>" for each PUT …/states/{power,provision} that got through.
+	calls   []string
+	hold    func(*http.Request) bool
+	heldReq chan *http.Request
+	letGo   chan struct{}
 }
 
 // holdNextPatch makes the next node PATCH wait; it returns the node it is
@@ -271,6 +287,58 @@ func (e *env) holdNextPatch(timeout time.Duration) (node string, release func())
 		e.t.Fatalf("no node PATCH within %s", timeout)
 	}
 	return node, func() { close(e.gate.release) }
+}
+
+// heldCall is an Ironic request the gate holds (holdNext).
+type heldCall struct {
+	t     *testing.T
+	got   chan *http.Request
+	letGo chan struct{}
+	once  sync.Once
+}
+
+// holdNext makes the next request that match accepts wait until released
+// (at the latest when the test ends).
+func (e *env) holdNext(match func(*http.Request) bool) *heldCall {
+	h := &heldCall{t: e.t, got: make(chan *http.Request, 1), letGo: make(chan struct{})}
+	g := e.gate
+	g.mu.Lock()
+	g.hold, g.heldReq, g.letGo = match, h.got, h.letGo
+	g.mu.Unlock()
+	e.t.Cleanup(h.release)
+	return h
+}
+
+// wait returns once the held request has arrived.
+func (h *heldCall) wait(what string, timeout time.Duration) {
+	h.t.Helper()
+	select {
+	case <-h.got:
+	case <-time.After(timeout):
+		h.t.Fatalf("no %s within %s", what, timeout)
+	}
+}
+
+func (h *heldCall) release() { h.once.Do(func() { close(h.letGo) }) }
+
+// stateCalls are the state changes asked of node since call n (from
+// stateCallCount): "power <target>" or "provision <target>".
+func (e *env) stateCalls(node string, from int) []string {
+	e.gate.mu.Lock()
+	defer e.gate.mu.Unlock()
+	var out []string
+	for _, c := range e.gate.calls[min(from, len(e.gate.calls)):] {
+		if rest, ok := strings.CutPrefix(c, "PUT /v1/nodes/"+node+"/states/"); ok {
+			out = append(out, rest)
+		}
+	}
+	return out
+}
+
+func (e *env) stateCallCount() int {
+	e.gate.mu.Lock()
+	defer e.gate.mu.Unlock()
+	return len(e.gate.calls)
 }
 
 // waitRefused waits until n more calls have been dropped: proof that ingot
@@ -292,6 +360,28 @@ func (g *gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		w.WriteHeader(http.StatusServiceUnavailable)
 		return
+	}
+	if r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/states/") && r.Body != nil {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		var doc struct {
+			Target string `json:"target"`
+		}
+		_ = json.Unmarshal(body, &doc)
+		g.mu.Lock()
+		g.calls = append(g.calls, "PUT "+r.URL.Path+" "+doc.Target)
+		g.mu.Unlock()
+	}
+	g.mu.Lock()
+	hold := g.hold
+	if hold != nil && hold(r) {
+		g.hold = nil
+		got, letGo := g.heldReq, g.letGo
+		g.mu.Unlock()
+		got <- r
+		<-letGo
+	} else {
+		g.mu.Unlock()
 	}
 	if r.Method == http.MethodPatch && strings.HasPrefix(r.URL.Path, "/v1/nodes/") && g.holdPatch.CompareAndSwap(true, false) {
 		g.held <- strings.TrimPrefix(r.URL.Path, "/v1/nodes/")
