@@ -24,12 +24,12 @@ import (
 )
 
 // simSide runs a simulated Ironic (VIFs stored, so a leaked VIF shows)
-// with n nodes of resource class rc.
+// with n nodes of resource class rc (which can be rescued).
 func simSide(t testing.TB, n int, rc string) (*ironicSide, []string) {
 	t.Helper()
 	sim := ironicsim.New(ironicsim.Options{DeployTime: 300 * time.Millisecond, UndeployTime: 100 * time.Millisecond,
 		VIFMode: ironicsim.VIFModeStore, Seed: 1})
-	nodes := sim.AddNodes(n, ironicsim.NodeSpec{ResourceClass: rc, Ports: 2})
+	nodes := sim.AddNodes(n, ironicsim.NodeSpec{ResourceClass: rc, Ports: 2, RescueInterface: "fake"})
 	srv := httptest.NewServer(sim.Handler())
 	t.Cleanup(srv.Close)
 	return &ironicSide{url: srv.URL, timeout: 30 * time.Second}, nodes

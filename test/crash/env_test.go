@@ -34,6 +34,7 @@ var hc = &http.Client{Timeout: 10 * time.Second}
 type nodeInfo struct {
 	InstanceUUID   string `json:"instance_uuid"`
 	ProvisionState string `json:"provision_state"`
+	PowerState     string `json:"power_state"`
 	Maintenance    bool   `json:"maintenance"`
 }
 
