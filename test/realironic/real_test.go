@@ -235,6 +235,7 @@ func TestRealIronic(t *testing.T) {
 	})
 
 	t.Run("S21 chosen node put in maintenance after the inventory refresh", func(t *testing.T) { testS21(t, ir) })
+	testDay2(t, ir)
 
 	t.Run("S12 active node deleted or torn down", func(t *testing.T) {
 		s := newStack(t, ir, "rc-s12")
