@@ -37,7 +37,7 @@ func requireCLI(t *testing.T) {
 	t.Skipf("%s is missing (install Debian's python3-openstackclient with .ci/install-osc.sh); set %s=1 to make this a failure", osc, ironictest.EnvVar)
 }
 
-var progressRE = regexp.MustCompile(`\r?Progress: \d+`)
+var progressRE = regexp.MustCompile(`(?m)\r?Progress: \d+|^Complete$`)
 
 // cli runs the OpenStack CLI against one ingot at one microversion.
 type cli struct {

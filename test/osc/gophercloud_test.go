@@ -71,7 +71,7 @@ networks:
 	return a, "http://" + ln.Addr().String()
 }
 
-// driveSim is stack.drive in process: nodes of building servers named
+// driveSim is stack.drive in process: nodes of building (or rebuilding) servers named
 // failPrefix… are deleted out-of-band once they deploy, the others' deploys
 // are released; free nodes are held again (the simulator ends a hold on
 // release and teardown).
@@ -87,9 +87,14 @@ func driveSim(ctx context.Context, a *app.App, c *gophercloud.ServiceClient, fai
 				}
 			}
 		}
-		pages, err := servers.List(c, servers.ListOpts{Status: "BUILD"}).AllPages(ctx)
-		if err == nil {
-			list, _ := servers.ExtractServers(pages)
+		var list []servers.Server
+		for _, status := range []string{"BUILD", "REBUILD"} {
+			if pages, err := servers.List(c, servers.ListOpts{Status: status}).AllPages(ctx); err == nil {
+				l, _ := servers.ExtractServers(pages)
+				list = append(list, l...)
+			}
+		}
+		{
 			for _, sv := range list {
 				n, ok := nodes[sv.HypervisorHostname]
 				if !ok {

@@ -34,12 +34,13 @@ var cliCases = []cliCase{
 // TestOpenStackCLI is a real CLI session against the ingot binary at each
 // microversion: for each, a healthy server and one whose nodes are deleted
 // out-of-band while it deploys (every attempt), then list, list --long,
-// show, event list/show, flavor list/show, delete.
+// show, event list/show, flavor list/show, delete; and, in parallel, the
+// day-2 commands on one more server (day2_test.go).
 func TestOpenStackCLI(t *testing.T) {
 	requireCLI(t)
 	start := time.Now()
 	// Each microversion uses up to 3 nodes at once and deletes 2.
-	s := startIngot(t, buildIngot(t, t.TempDir()), 4*3+4*2)
+	s := startIngot(t, buildIngot(t, t.TempDir()), 4*3+4*2+1)
 	s.holdAll(t)
 	ctx, stop := context.WithCancel(context.Background())
 	t.Cleanup(stop)
@@ -53,6 +54,10 @@ func TestOpenStackCLI(t *testing.T) {
 				runCLICase(t, s, c, deleted)
 			})
 		}
+		t.Run("day-2", func(t *testing.T) {
+			t.Parallel()
+			runCLIDay2(t, s)
+		})
 	})
 	t.Logf("CLI session at %d microversions: %s", len(cliCases), time.Since(start).Round(time.Second))
 }

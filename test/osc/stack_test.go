@@ -359,7 +359,7 @@ func (s *stack) holdAll(t *testing.T) {
 	}
 }
 
-// drive runs until ctx ends, deciding each build: a server whose name
+// drive runs until ctx ends, deciding each build (and rebuild): a server whose name
 // starts with failPrefix has its node deleted out-of-band (through the
 // simulator's admin API) as soon as the node deploys; any other server's
 // deploy is released from its hold. It returns the nodes it deleted, by
@@ -405,7 +405,7 @@ func (s *stack) driveOnce(ctx context.Context, failPrefix string, onDelete func(
 	}
 	for _, sv := range list {
 		n, ok := nodes[sv.Node]
-		if sv.Status != "BUILD" || !ok {
+		if (sv.Status != "BUILD" && sv.Status != "REBUILD") || !ok {
 			continue
 		}
 		deploying := n.ProvisionState == "deploying" || n.ProvisionState == "wait call-back"
