@@ -75,7 +75,9 @@ func FuzzCreateServer(f *testing.F) {
 }
 
 func FuzzServerAction(f *testing.F) {
-	for _, seed := range []string{`{"forceDelete": null}`, `{"reboot": {"type": "HARD"}}`, `{"a": 1, "b": 2}`, `{}`, `null`, `"x"`} {
+	for _, seed := range []string{`{"forceDelete": null}`, `{"reboot": {"type": "HARD"}}`, `{"a": 1, "b": 2}`, `{}`, `null`, `"x"`,
+		`{"os-stop": null}`, `{"rebuild": {"imageRef": "11111111-2222-3333-4444-555555555555", "metadata": {"a": "b"}, "key_name": null}}`,
+		`{"rescue": {"adminPass": "p"}}`, `{"lock": {"locked_reason": "r"}}`, `{"unlock": null}`, `{"unrescue": null}`} {
 		f.Add([]byte(seed))
 	}
 	ff := newFuzzFixture(f)
@@ -96,6 +98,8 @@ func FuzzListQuery(f *testing.F) {
 	for _, seed := range []string{
 		"name=web&status=ACTIVE&limit=5", "name=%5Eweb%5B0-9%5D%24", "all_tenants=1&project_id=x", "marker=nope",
 		"image=debian-12&flavor=1", "limit=-1", "status=bogus", "name=(a*)*b", "all_tenants=maybe",
+		"sort_key=display_name&sort_dir=asc&sort_key=uuid", "changes-since=2026-11-30T01:00:00Z&changes-before=2026-11-30",
+		"tags=a,b&not-tags-any=c&tags-any=", "status=SHUTOFF&sort_key=host",
 	} {
 		f.Add(seed, "/v2.1/servers/detail")
 	}
