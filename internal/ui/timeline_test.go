@@ -14,7 +14,9 @@ func sp(s string) *string { return &s }
 // delete is a line, the deadline too (at the edge when far off).
 func TestTimelineLanes(t *testing.T) {
 	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
-	at := func(ms int) *string { return sp(t0.Add(time.Duration(ms) * time.Millisecond).Format("2006-01-02T15:04:05.000000")) }
+	at := func(ms int) *string {
+		return sp(t0.Add(time.Duration(ms) * time.Millisecond).Format("2006-01-02T15:04:05.000000"))
+	}
 	ev := func(name string, start, finish int, result, host, hostID string) apiEvent {
 		e := apiEvent{Event: name, StartTime: at(start), HostID: hostID}
 		if finish >= 0 {
