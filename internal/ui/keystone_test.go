@@ -119,6 +119,32 @@ func TestKeystoneSessions(t *testing.T) {
 	}
 }
 
+// consoleRoutes says, for every console route, how TestKeystoneSessions
+// checks that another project's member gets nothing from it. A new route
+// without a row fails TestConsoleRoutesCovered.
+var consoleRoutes = map[string]string{
+	"GET /ui/static/{file}":          "public: the stylesheet and the script",
+	"GET /ui":                        "redirect to /ui/",
+	"GET /ui/{$}":                    "member-b's fleet shows nothing of project a",
+	"GET /ui/servers":                "member-b's list is empty",
+	"GET /ui/servers/{id}":           "member-b gets the API's 404",
+	"GET /ui/servers/{id}/{action}":  "member-b gets the API's 404 on the confirmation",
+	"POST /ui/servers/{id}/{action}": "member-b's delete gets the API's 404",
+	"GET /ui/nodes":                  "member-a gets the API's 403",
+	"POST /ui/logout":                "revokes the caller's own token",
+	"GET /ui/login":                  "public: the form",
+	"POST /ui/login":                 "Keystone decides; a bad password is 401",
+}
+
+func TestConsoleRoutesCovered(t *testing.T) {
+	e := start(t, nil)
+	for _, r := range e.app.Console.Routes() {
+		if _, ok := consoleRoutes[r]; !ok {
+			t.Errorf("console route %q has no row in consoleRoutes: say how another project is kept out", r)
+		}
+	}
+}
+
 func mustURL(t *testing.T, s string) *url.URL {
 	t.Helper()
 	u, err := url.Parse(s)
