@@ -32,8 +32,8 @@ type createRequest struct {
 	userData string
 	hostname string
 	keyName  string
-	// publicKey is the key_name keypair's key, copied into the server.
-	publicKey string
+	// publicKey and keyType are the key_name keypair's, copied into the server.
+	publicKey, keyType string
 	volumes   []lifecycle.VolumeRef // block_device_mapping_v2, see resolveBoot
 }
 
@@ -203,7 +203,7 @@ func (s *server) parseCreate(r *request) (*createRequest, error) {
 		if err != nil {
 			return nil, fmt.Errorf("keypair %s: %w", c.keyName, err)
 		}
-		c.publicKey = kp.PublicKey
+		c.publicKey, c.keyType = kp.PublicKey, kp.Type
 	}
 	if az, err := optionalString(fields, "availability_zone", 255); err != nil {
 		return nil, err
