@@ -42,7 +42,9 @@ type env struct {
 	ks  *keystonetest.Env
 }
 
-func start(t *testing.T, ks *keystonetest.Env) *env {
+func start(t *testing.T, ks *keystonetest.Env) *env { return startWith(t, ks, nil) }
+
+func startWith(t *testing.T, ks *keystonetest.Env, edit func(*config.Config)) *env {
 	t.Helper()
 	cfg, err := config.Parse([]byte(baseConfig))
 	if err != nil {
@@ -56,6 +58,9 @@ func start(t *testing.T, ks *keystonetest.Env) *env {
 		cfg.Auth.Keystone.Password = keystonetest.Password
 		cfg.Auth.Keystone.ProjectName = "service"
 		cfg.Auth.TokenCacheTTL = 0 // a revoked token is refused at once
+	}
+	if edit != nil {
+		edit(&cfg)
 	}
 	if err := cfg.Normalize(); err != nil {
 		t.Fatal(err)
