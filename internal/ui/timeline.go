@@ -231,13 +231,17 @@ func buildTimeline(in timelineInput) *timeline {
 	tl.Height = tlTop + float64(len(tl.Lanes))*tlLaneH + 22
 	tl.LineTop, tl.LineBottom, tl.LabelY = tlTop-8, tl.Height-18, tl.Height-5
 	tl.LaneW, tl.LaneH, tl.BarH = tlWidth, tlLaneH, tlBarH
+	layout := "15:04:05"
+	if span < 20*time.Second {
+		layout = "15:04:05.0" // whole seconds would put a label a fraction away from its tick
+	}
 	for i := 0; i <= 4; i++ {
 		t := t0.Add(time.Duration(float64(span) * float64(i) / 4))
 		anchor := "middle"
 		if i == 4 {
 			anchor = "end"
 		}
-		tl.Ticks = append(tl.Ticks, tick{X: x(t), Text: t.UTC().Format("15:04:05"), Anchor: anchor})
+		tl.Ticks = append(tl.Ticks, tick{X: x(t), Text: t.UTC().Format(layout), Anchor: anchor})
 	}
 	if !deleteAt.IsZero() {
 		tl.Lines = append(tl.Lines, vline{X: x(deleteAt), Class: "delete", Label: "delete", Title: "delete requested at " + deleteAt.Format("15:04:05.000")})
