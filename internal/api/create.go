@@ -34,7 +34,7 @@ type createRequest struct {
 	keyName  string
 	// publicKey and keyType are the key_name keypair's, copied into the server.
 	publicKey, keyType string
-	volumes   []lifecycle.VolumeRef // block_device_mapping_v2, see resolveBoot
+	volumes            []lifecycle.VolumeRef // block_device_mapping_v2, see resolveBoot
 }
 
 // Fields of the server object that ingot accepts only in the form it would
