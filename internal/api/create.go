@@ -32,9 +32,9 @@ type createRequest struct {
 	userData string
 	hostname string
 	keyName  string
-	// publicKey is the key_name keypair's key, copied into the server.
-	publicKey string
-	volumes   []lifecycle.VolumeRef // block_device_mapping_v2, see resolveBoot
+	// publicKey and keyType are the key_name keypair's, copied into the server.
+	publicKey, keyType string
+	volumes            []lifecycle.VolumeRef // block_device_mapping_v2, see resolveBoot
 	// tags (2.52) and description (2.19), see parseCreateExtras.
 	tags        []string
 	description *string
@@ -205,7 +205,7 @@ func (s *server) parseCreate(r *request) (*createRequest, error) {
 		if err != nil {
 			return nil, fmt.Errorf("keypair %s: %w", c.keyName, err)
 		}
-		c.publicKey = kp.PublicKey
+		c.publicKey, c.keyType = kp.PublicKey, kp.Type
 	}
 	if err := parseCreateExtras(r, fields, c); err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -162,7 +163,7 @@ func TestNodeListing(t *testing.T) {
 	f.advance(id, func(s *lifecycle.Server) { s.Phase, s.NodeID = lifecycle.PhaseReserving, "node-a" })
 	f.mu.Lock()
 	f.nodes = []ironic.Node{
-		{UUID: "node-a", Name: "rack1-a", ProvisionState: "available", InstanceUUID: id, ResourceClass: "baremetal"},
+		{UUID: "node-a", Name: "rack1-a", ProvisionState: "available", InstanceUUID: id, ResourceClass: "baremetal", Traits: []string{"CUSTOM_GPU"}},
 		{UUID: "node-b", Name: "rack1-b", ProvisionState: "deploy failed", LastError: "boom", Maintenance: true},
 	}
 	f.mu.Unlock()
@@ -176,6 +177,9 @@ func TestNodeListing(t *testing.T) {
 	}
 	if b["server_id"] != nil || b["maintenance"] != true || b["last_error"] != "boom" || b["provision_state"] != "deploy failed" {
 		t.Errorf("node b %v", b)
+	}
+	if fmt.Sprint(a["traits"]) != "[CUSTOM_GPU]" || fmt.Sprint(b["traits"]) != "[]" {
+		t.Errorf("traits %v / %v, want [CUSTOM_GPU] / [] (never null)", a["traits"], b["traits"])
 	}
 	if !strings.Contains(string(f.do("GET", "/ingot/v1/nodes", "", nil).raw), `"target_provision_state":null`) {
 		t.Errorf("null target_provision_state expected")

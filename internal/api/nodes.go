@@ -21,6 +21,8 @@ type nodeView struct {
 	// ServerID is the ingot server holding the node according to ingot's
 	// records (null when none); compare with instance_uuid to spot drift.
 	ServerID *string `json:"server_id"`
+	// Traits are the node's Ironic traits (the console shows them).
+	Traits []string `json:"traits"`
 }
 
 // listNodes answers GET /ingot/v1/nodes: Ironic's inventory joined with
@@ -45,6 +47,7 @@ func (s *server) listNodes(w http.ResponseWriter, r *request) error {
 			Maintenance: n.Maintenance, MaintenanceReason: strPtr(n.MaintenanceReason),
 			InstanceUUID: strPtr(n.InstanceUUID), ResourceClass: n.ResourceClass,
 			LastError: strPtr(n.LastError), ServerID: strPtr(holders[n.UUID]),
+			Traits: append([]string{}, n.Traits...),
 		})
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"nodes": out})

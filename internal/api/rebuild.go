@@ -195,7 +195,7 @@ func (s *server) rebuild(w http.ResponseWriter, r *request, raw json.RawMessage)
 	if sv.Spec.ImageID == "" {
 		return badRequest("Image %s is unacceptable: Unable to rebuild with a different image for a volume-backed server.", rb.image.ID)
 	}
-	publicKey := ""
+	publicKey, keyType := "", ""
 	if rb.keyName != nil && *rb.keyName != "" {
 		// The caller's keypair (as Nova: users own keys, projects own servers).
 		kp, err := s.cfg.Store.GetKeypair(r.Context(), r.ident.UserID, *rb.keyName)
@@ -205,7 +205,7 @@ func (s *server) rebuild(w http.ResponseWriter, r *request, raw json.RawMessage)
 		if err != nil {
 			return fmt.Errorf("keypair %s: %w", *rb.keyName, err)
 		}
-		publicKey = kp.PublicKey
+		publicKey, keyType = kp.PublicKey, kp.Type
 	}
 	if rb.hasMetadata {
 		limits, err := s.projectLimits(r, sv.ProjectID)
@@ -235,7 +235,7 @@ func (s *server) rebuild(w http.ResponseWriter, r *request, raw json.RawMessage)
 			spec.UserData = *rb.userData
 		}
 		if rb.keyName != nil {
-			spec.KeyName, spec.PublicKey = *rb.keyName, publicKey
+			spec.KeyName, spec.PublicKey, spec.KeyType = *rb.keyName, publicKey, keyType
 		}
 		if rb.hostname != nil {
 			spec.Hostname = *rb.hostname

@@ -60,6 +60,7 @@ func (s *server) createServer(w http.ResponseWriter, r *request) error {
 			Hostname:      c.hostname,
 			KeyName:       c.keyName,
 			PublicKey:     c.publicKey,
+			KeyType:       c.keyType,
 			Volumes:       c.volumes,
 			VCPUs:         c.flavor.VCPUs,
 			RAMMB:         c.flavor.RAMMB,

@@ -5,6 +5,10 @@ package apitest
 
 import (
 	"bytes"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -177,4 +181,34 @@ func (c *Client) Volume(name string, sizeGB int) string {
 		c.T.Fatalf("create volume %s: HTTP %d", name, code)
 	}
 	return out.Volume.ID
+}
+
+// ImportKeypair generates an ed25519 key, imports its public half as keypair
+// name through os-keypairs (the caller's user owns it) and returns the
+// public key line as the API stores it.
+func (c *Client) ImportKeypair(name string) string {
+	c.T.Helper()
+	pub, _, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		c.T.Fatal(err)
+	}
+	wire := sshString([]byte("ssh-ed25519"))
+	wire = append(wire, sshString(pub)...)
+	line := "ssh-ed25519 " + base64.StdEncoding.EncodeToString(wire) + " " + name + "@test"
+	var out struct {
+		Keypair struct {
+			PublicKey string `json:"public_key"`
+		} `json:"keypair"`
+	}
+	code := c.Call("POST", "/v2.1/os-keypairs", map[string]any{"keypair": map[string]any{"name": name, "public_key": line}}, &out)
+	if code != http.StatusOK && code != http.StatusCreated {
+		c.T.Fatalf("import keypair %s: HTTP %d", name, code)
+	}
+	return out.Keypair.PublicKey
+}
+
+// sshString is the SSH wire encoding of a string: its length, then its bytes.
+func sshString(b []byte) []byte {
+	out := binary.BigEndian.AppendUint32(nil, uint32(len(b)))
+	return append(out, b...)
 }

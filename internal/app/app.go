@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/ingot-dev/ingot/internal/api"
@@ -27,6 +28,7 @@ import (
 	"github.com/ingot-dev/ingot/internal/scheduler"
 	"github.com/ingot-dev/ingot/internal/store"
 	"github.com/ingot-dev/ingot/internal/store/sqlite"
+	"github.com/ingot-dev/ingot/internal/ui"
 )
 
 // App is one ingot process.
@@ -38,8 +40,12 @@ type App struct {
 	Sim        *ironicsim.Sim // the built-in simulator when ironic.url is "sim"
 	Reconciler *reconciler.Reconciler
 	Metrics    *metrics.Metrics
-	Handler    http.Handler
-	Log        *slog.Logger
+	// Handler is the API (internal/api); Console is the operator console
+	// under /ui/ (internal/ui), which calls Handler in-process. Serve
+	// answers both on one listener (Root).
+	Handler http.Handler
+	Console *ui.Console
+	Log     *slog.Logger
 	// Keystone validates tokens (and authenticates to Ironic with
 	// ironic.auth: keystone); nil in noauth.
 	Keystone *auth.Keystone
@@ -105,23 +111,56 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 		Interval: cfg.PollInterval, DriftInterval: cfg.DriftInterval, Workers: cfg.Workers,
 		Lifecycle: LifecycleConfig(cfg),
 	})
+	ready := func(ctx context.Context) error {
+		if err := st.Ping(ctx); err != nil {
+			return fmt.Errorf("database: %w", err)
+		}
+		if err := ic.Ping(ctx); err != nil {
+			return fmt.Errorf("ironic: %w", err)
+		}
+		return nil
+	}
 	a.Handler = api.New(api.Config{
 		Store: st, Catalog: cfg.Catalog(), Networks: nets, Clock: opts.Clock, BuildTimeout: cfg.BuildTimeout,
 		Kick: a.Reconciler.Kick, Nodes: ic.ListNodes, Logger: opts.Logger, Metrics: a.Metrics.Handler(),
 		RescueInterface: ic.NodeRescueInterface, DisableInstancePassword: !cfg.API.EnableInstancePassword,
 		Auth: ident.authn, AuthURL: ident.authURL, Policy: ident.policy, Quotas: QuotaLimits(cfg),
 		PublicURL: cfg.API.PublicURL, TrustedProxies: cfg.TrustedProxyPrefixes(),
-		Ready: func(ctx context.Context) error {
-			if err := st.Ping(ctx); err != nil {
-				return fmt.Errorf("database: %w", err)
-			}
-			if err := ic.Ping(ctx); err != nil {
-				return fmt.Errorf("ironic: %w", err)
-			}
-			return nil
-		},
+		Ready: ready,
 	})
+	if a.Console, err = newConsole(cfg, a, ident, ready, opts); err != nil {
+		a.Close()
+		return nil, err
+	}
 	return a, nil
+}
+
+// newConsole builds /ui/ over the API handler, with the API's own
+// authenticator and policy (internal/ui).
+func newConsole(cfg config.Config, a *App, ident *identity, ready func(context.Context) error, opts Options) (*ui.Console, error) {
+	uc := ui.Config{API: a.Handler, Auth: ident.authn, Policy: ident.policy, Store: a.Store,
+		PastDeadline: a.Metrics.PastDeadline, Ready: ready, Lifecycle: LifecycleConfig(cfg),
+		PublicURL: cfg.API.PublicURL, Clock: opts.Clock, Logger: opts.Logger}
+	if cfg.Auth.Strategy == "keystone" {
+		uc.Keystone = &ui.KeystoneLogin{AuthURL: cfg.Auth.Keystone.AuthURL, Domain: cfg.Auth.Keystone.UserDomainName,
+			Timeout: cfg.Auth.Keystone.Timeout}
+	}
+	c, err := ui.New(uc)
+	if err != nil {
+		return nil, fmt.Errorf("console: %w", err)
+	}
+	return c, nil
+}
+
+// Root is what Serve answers: the console under /ui/, the API everywhere else.
+func (a *App) Root() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if a.Console != nil && (r.URL.Path == "/ui" || strings.HasPrefix(r.URL.Path, "/ui/")) {
+			a.Console.ServeHTTP(w, r)
+			return
+		}
+		a.Handler.ServeHTTP(w, r)
+	})
 }
 
 // lockDatabase makes this process the one owner of the database: a second
@@ -195,7 +234,7 @@ func (a *App) startSim(c config.Sim, statePath string) error {
 // Serve answers the API on ln and runs the reconciler until ctx ends, then
 // shuts down gracefully.
 func (a *App) Serve(ctx context.Context, ln net.Listener) error {
-	srv := newHTTPServer(a.Config, a.Handler, a.Log)
+	srv := newHTTPServer(a.Config, a.Root(), a.Log)
 	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(limitListener(ln, a.Config.API.MaxConnections)) }()
 	recCtx, stopRec := context.WithCancel(ctx)
@@ -209,7 +248,8 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 			a.Log.Warn("database lock record", "err", err)
 		}
 	}
-	a.Log.Info("ingot serving", "api", "http://"+ln.Addr().String()+"/v2.1", "ironic", a.IronicURL, "database", a.Config.Database)
+	a.Log.Info("ingot serving", "api", "http://"+ln.Addr().String()+"/v2.1", "console", "http://"+ln.Addr().String()+"/ui/",
+		"ironic", a.IronicURL, "database", a.Config.Database)
 	select {
 	case <-ctx.Done():
 	case err := <-errc:

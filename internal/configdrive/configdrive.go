@@ -96,7 +96,11 @@ func MetaData(s *lifecycle.Server, seed []byte) map[string]any {
 	if s.Spec.PublicKey != "" {
 		name := s.Spec.KeyName
 		meta["public_keys"] = map[string]any{name: s.Spec.PublicKey}
-		meta["keys"] = []any{map[string]any{"name": name, "type": "ssh", "data": s.Spec.PublicKey}}
+		typ := s.Spec.KeyType
+		if typ == "" {
+			typ = "ssh"
+		}
+		meta["keys"] = []any{map[string]any{"name": name, "type": typ, "data": s.Spec.PublicKey}}
 	}
 	if seed != nil {
 		meta["random_seed"] = base64.StdEncoding.EncodeToString(seed)

@@ -130,6 +130,12 @@ func TestMetaData(t *testing.T) {
 	if got != want {
 		t.Errorf("meta_data.json\n got %s\nwant %s", got, want)
 	}
+	// An x509 keypair keeps its type.
+	x := server()
+	x.Spec.KeyType = "x509"
+	if keys, _ := MetaData(x, nil)["keys"].([]any); len(keys) != 1 || keys[0].(map[string]any)["type"] != "x509" {
+		t.Errorf("keys of an x509 keypair: %v", keys)
+	}
 	// A requested hostname is used as given; no key, no metadata, no seed: left out, as Nova does.
 	s := server()
 	s.Spec.Hostname, s.Spec.PublicKey, s.Spec.KeyName, s.Spec.Metadata = "Given-Host", "", "", nil

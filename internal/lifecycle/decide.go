@@ -65,7 +65,7 @@ func NeedsNode(s *Server) bool {
 		return true
 	}
 	switch s.Phase {
-	case PhasePending, PhaseReserving, PhaseNetworking, PhaseVolumes:
+	case PhasePending, PhaseReserving:
 		return false
 	}
 	return true
@@ -104,12 +104,18 @@ func Decide(in Input, cfg Config) Action {
 	case PhaseReserving:
 		return Action{Kind: KindReserve, Why: "node chosen"}
 	case PhaseNetworking:
+		if a, ok := notOurs(in, StepNetwork); ok {
+			return a
+		}
 		return Action{Kind: KindNetwork, Why: "node reserved"}
 	case PhaseVolumes:
 		if s.VolumesStrandedOn != "" {
 			// I8: never a second node while a target may remain on the first.
 			n := toError(s, in.Now, strandedFault(s, in.Now))
 			return save(n, in.Now, "volumes stranded", errorEvent(n, in.Now))
+		}
+		if a, ok := notOurs(in, StepVolumes); ok {
+			return a
 		}
 		return Action{Kind: KindAttachVolumes, Why: "networks wired"}
 	case PhaseDeploying:
@@ -130,6 +136,22 @@ func Decide(in Input, cfg Config) Action {
 		return wait("stable")
 	}
 	return wait("unknown phase " + string(s.Phase))
+}
+
+// notOurs stops a build step that would touch the reserved node unless
+// Ironic shows it as ours this tick (I7: an operator may have taken our
+// instance_uuid away, and another tenant the node, since the reservation).
+func notOurs(in Input, step Step) (Action, bool) {
+	s, v := in.Server, in.Node
+	switch {
+	case !v.Observed():
+		return wait("node not observed"), true
+	case v.State == NodeGone:
+		return fail(in, ReasonNodeDeleted, step, fmt.Sprintf("node %s was deleted during %s", s.NodeID, step)), true
+	case v.Holder != HeldByUs:
+		return lostNode(in, step), true
+	}
+	return Action{}, false
 }
 
 // buildTimedOut moves a build past its deadline to ERROR at once (I1); what

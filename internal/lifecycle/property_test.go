@@ -21,7 +21,7 @@ type model struct {
 	tgts     map[string]bool // node -> our volume targets there
 	volsHeld bool            // the server's volumes are reserved for it
 	orphaned map[string]bool // nodes whose instance_uuid an operator removed while deployed
-	stranded map[string]bool // nodes another tenant reserved while our volume targets were there
+	stranded map[string]bool // nodes another tenant reserved: whatever of ours is left there stays (I7)
 	failOn   map[string]bool // node -> its next deploy fails
 	down     bool            // Ironic unreachable
 	// violation is set by exec when ingot acts on a node not ours (I7).
@@ -108,7 +108,7 @@ func (m *model) exec(s *Server, a Action) Result {
 	}
 	n := m.nodes[s.NodeID]
 	switch a.Kind {
-	case KindDeploy, KindUndeploy, KindReboot, KindPowerOn, KindPowerOff, KindRebuild, KindRescue, KindUnrescue:
+	case KindNetwork, KindAttachVolumes, KindDeploy, KindUndeploy, KindReboot, KindPowerOn, KindPowerOff, KindRebuild, KindRescue, KindUnrescue:
 		if n != nil && n.inst != s.ID {
 			m.violation = fmt.Sprintf("I7: %v on node %s, which carries %q", a.Kind, s.NodeID, n.inst)
 		}
@@ -273,9 +273,7 @@ func (m *model) fault(s *Server) {
 	case 7: // another tenant reserves a free node (perhaps one still carrying our volume targets)
 		if ok && n.state == "available" && n.inst == "" && !n.maint {
 			n.inst = "22222222-2222-2222-2222-222222222222"
-			if m.tgts[id] {
-				m.stranded[id] = true // I7: ingot may not remove them any more
-			}
+			m.stranded[id] = true // I7: ingot may not remove our VIFs or targets there any more
 		}
 	}
 }
@@ -345,9 +343,10 @@ func TestConvergesFromAnySchedule(t *testing.T) {
 			}
 			down := false
 			for range 12 {
-				a := Decide(Input{Server: s, Node: m.view(s), Now: m.now, IronicDown: down}, c)
+				v := m.view(s)
+				a := Decide(Input{Server: s, Node: v, Now: m.now, IronicDown: down}, c)
 				if trace {
-					t.Logf("step %d phase %s node %s view %+v -> %v %s", step, s.Phase, s.NodeID, m.view(s), a.Kind, a.Why)
+					t.Logf("step %d phase %s node %s view %+v -> %v %s", step, s.Phase, s.NodeID, v, a.Kind, a.Why)
 				}
 				if a.Kind == KindWait {
 					break
@@ -405,7 +404,7 @@ func TestConvergesFromAnySchedule(t *testing.T) {
 				if n.inst == s.ID {
 					t.Fatalf("seed %d: node %s still carries our instance_uuid (%s) for a %s server", seed, id, n.state, s.Phase)
 				}
-				if m.vifs[id] {
+				if m.vifs[id] && !m.stranded[id] {
 					t.Fatalf("seed %d: VIF left on node %s for a %s server", seed, id, s.Phase)
 				}
 				// A node deployed for us whose instance_uuid was taken away

@@ -176,8 +176,10 @@ type Spec struct {
 	KeyName       string            `json:"key_name,omitempty"`
 	// PublicKey is the key_name keypair's public key, copied at create as
 	// Nova does (a later keypair delete does not change the server).
-	PublicKey string      `json:"public_key,omitempty"`
-	Volumes   []VolumeRef `json:"volumes,omitempty"`
+	PublicKey string `json:"public_key,omitempty"`
+	// KeyType is the keypair's type, "ssh" (default) or "x509".
+	KeyType string      `json:"key_type,omitempty"`
+	Volumes []VolumeRef `json:"volumes,omitempty"`
 	// RequiredTraits and ForbiddenTraits are the flavor's trait:<NAME>
 	// extra specs, Capabilities its capabilities:<key> ones: the scheduler
 	// filters nodes on them, and the deploy passes the required traits and

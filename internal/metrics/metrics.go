@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -30,6 +31,9 @@ type Metrics struct {
 	transitions    *prometheus.CounterVec
 	faults         *prometheus.CounterVec
 	countByPhaseFn func(ctx context.Context) (map[lifecycle.Phase]int, error)
+	// pastDue mirrors pastDeadline for readers that should not gather the
+	// registry (the console's fleet page).
+	pastDue atomic.Int64
 }
 
 // New registers every collector. countByPhase feeds the servers-by-state
@@ -102,7 +106,13 @@ func (m *Metrics) Tick(d time.Duration, servers int) {
 }
 
 // PastDue records how many servers were past their deadline in the last tick.
-func (m *Metrics) PastDue(n int) { m.pastDeadline.Set(float64(n)) }
+func (m *Metrics) PastDue(n int) {
+	m.pastDeadline.Set(float64(n))
+	m.pastDue.Store(int64(n))
+}
+
+// PastDeadline is the last tick's ingot_servers_past_deadline (must be 0).
+func (m *Metrics) PastDeadline() int { return int(m.pastDue.Load()) }
 
 // Transition records a phase change (called after the write succeeded).
 func (m *Metrics) Transition(before, after *lifecycle.Server) {

@@ -149,6 +149,14 @@ func StatusPhases(st string) []lifecycle.Phase {
 	return nil
 }
 
+// StatusCount is how many live servers share a desired state and a phase
+// (lifecycle.Nova gives their status).
+type StatusCount struct {
+	Desired lifecycle.Desired
+	Phase   lifecycle.Phase
+	N       int
+}
+
 // ActionRecord is a user request as os-instance-actions shows it.
 type ActionRecord struct {
 	ServerID  string
@@ -208,6 +216,14 @@ type Store interface {
 	CountByPhase(ctx context.Context) (map[lifecycle.Phase]int, error)
 	// NodeHolders maps node id -> server id for every server holding a node.
 	NodeHolders(ctx context.Context) (map[string]string, error)
+	// CountServers counts the live (not deleted) servers of one project
+	// ("" = every project) by desired state and phase, for the console's
+	// fleet overview; an index-only count, no server is loaded.
+	CountServers(ctx context.Context, projectID string) ([]StatusCount, error)
+	// RecentFaults lists the live servers of one project ("" = every
+	// project) that carry a fault or a failed attempt, the most recently
+	// updated first, at most limit (<= 0: 10).
+	RecentFaults(ctx context.Context, projectID string, limit int) ([]*lifecycle.Server, error)
 
 	// Actions lists a server's actions (newest first); works for deleted servers.
 	Actions(ctx context.Context, serverID string) ([]ActionRecord, error)

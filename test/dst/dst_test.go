@@ -51,7 +51,12 @@ var defaultParams = params{nodes: 4, steps: 20}
 //   - 3948: a rebuild was sent after a crash on a node whose view was lost
 //     that tick, and our instance_uuid had been removed meanwhile (I7).
 //     Fixed: an operation acts only on a node seen this tick as ours.
-var regressionSeeds = []int64{3, 52, 193, 67, 196, 213, 218, 243, 7497, 9735, 7706028, 1829, 3948}
+//   - 30261278672 (found by a 100,000-seed soak): after a crash between the
+//     reservation and the networking step, an operator removed our
+//     instance_uuid and another tenant reserved the node; the networking
+//     step attached our VIF to it without looking (I7). Fixed: networking
+//     and volumes act only on a node seen this tick as ours.
+var regressionSeeds = []int64{3, 52, 193, 67, 196, 213, 218, 243, 7497, 9735, 7706028, 1829, 3948, 30261278672}
 
 // dbDir is where the seeds' SQLite files live (a tmpfs when there is
 // one), with the bytes of an empty migrated database to start each from.

@@ -6,16 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/ingot-dev/ingot/internal/cloudinittest"
 	"github.com/ingot-dev/ingot/internal/config"
-	"github.com/ingot-dev/ingot/internal/configdrive"
 	"github.com/ingot-dev/ingot/internal/ironictest"
-	"github.com/ingot-dev/ingot/internal/lifecycle"
 )
-
-const guestKey = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGj8yJ7b3c1k0l6b7T0m1c2k3d4e5f6g7h8i9j0k1l2m alice@example"
 
 // TestRealIronicConfigDrive builds a server on a real Ironic node with one
 // NIC and a portgroup of two, reads the config drive Ironic received from
@@ -39,22 +33,11 @@ func TestRealIronicConfigDrive(t *testing.T) {
 	node := ir.EnrollNode(t, ironictest.NodeSpec{Name: "gpu", ResourceClass: rc, Traits: []string{"CUSTOM_GPU"},
 		Properties: map[string]any{"capabilities": "boot_mode:uefi"}, Ports: 1, BondPorts: 2, BondMode: "802.3ad"})
 
-	// Recorded as the API records a create, with the key a keypair gives
-	// (the os-keypairs API is built alongside).
-	f, _ := s.app.Config.Catalog().Flavor("bm.gpu")
-	now := time.Now().UTC()
-	id, name := uuid.NewString(), "Web Server_01.Example"
-	sv := &lifecycle.Server{ID: id, Name: name, ProjectID: "proj-1", UserID: "alice",
-		Spec: lifecycle.Spec{FlavorID: f.ID, ImageID: s.imgID, ResourceClass: rc, ImageSource: "http://127.0.0.1:1/debian-12.qcow2",
-			RootGB: f.DiskGB, Networks: []string{s.app.Config.Networks[0].ID, s.app.Config.Networks[1].ID},
-			Hostname: configdrive.DefaultHostname(name, id), KeyName: "alice", PublicKey: guestKey,
-			RequiredTraits: f.Traits, ForbiddenTraits: f.ForbiddenTraits, Capabilities: f.Capabilities},
-		Desired: lifecycle.DesiredActive, Phase: lifecycle.PhasePending, CreatedAt: now, UpdatedAt: now, PhaseSince: now,
-		Deadline: now.Add(2 * time.Minute), CreateRequestID: "req-" + id}
-	if err := s.app.Store.CreateServer(context.Background(), sv); err != nil {
-		t.Fatal(err)
-	}
-	s.app.Reconciler.Kick()
+	// A keypair imported through os-keypairs, and a server that names it.
+	name := "Web Server_01.Example"
+	guestKey := s.ImportKeypair("alice")
+	id := s.Create(map[string]any{"name": name, "flavorRef": "bm.gpu", "imageRef": s.imgID, "key_name": "alice",
+		"networks": []map[string]string{{"uuid": s.app.Config.Networks[0].ID}, {"uuid": s.app.Config.Networks[1].ID}}})
 	start := time.Now()
 	s.WaitStatus(id, "ACTIVE", 90*time.Second)
 	t.Logf("ACTIVE %s after create", time.Since(start).Round(time.Millisecond))
@@ -82,7 +65,7 @@ func TestRealIronicConfigDrive(t *testing.T) {
 		t.Fatalf("ports = %+v, %v", ports, err)
 	}
 	cfg := cloudinittest.CheckConfigDrive(t, ir.ConfigDrive(t, node), nics, cloudinittest.Want{
-		UUID: id, Name: name, Hostname: "web-server-01-example", ProjectID: "proj-1",
+		UUID: id, Name: name, Hostname: "web-server-01-example", ProjectID: "ingot",
 		KeyName: "alice", Key: guestKey, Nameservers: []string{"192.0.2.1", "192.0.2.53"},
 		Links: []cloudinittest.Link{
 			{NICs: []string{"eno2", "eno3"}, BondMode: "802.3ad", Address: netip.MustParsePrefix(ports[0].IP + "/24"),

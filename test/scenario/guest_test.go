@@ -9,16 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/ingot-dev/ingot/internal/cloudinittest"
 	"github.com/ingot-dev/ingot/internal/config"
-	"github.com/ingot-dev/ingot/internal/configdrive"
 	"github.com/ingot-dev/ingot/internal/ironicsim"
-	"github.com/ingot-dev/ingot/internal/lifecycle"
 )
-
-const testKey = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGj8yJ7b3c1k0l6b7T0m1c2k3d4e5f6g7h8i9j0k1l2m alice@example"
 
 // guestConfig adds a flavor that needs CUSTOM_GPU and a second network with
 // an MTU, DNS servers and a static route.
@@ -30,28 +24,16 @@ func guestConfig(c *config.Config) {
 	c.Networks = append(c.Networks, config.Network{Name: "storage", CIDR: "10.20.0.0/20", MTU: 9000})
 }
 
-// createDirect records a server as the API would, with the key a keypair
-// would have given it (the os-keypairs API is built alongside).
-func (e *env) createDirect(name, flavor string, networks []string) string {
+// createWithKey imports a keypair through os-keypairs and creates a server
+// that names it, both through the API as a user would.
+func (e *env) createWithKey(name, flavor string, networks []string) (id, key string) {
 	e.t.Helper()
-	f, ok := e.app.Config.Catalog().Flavor(flavor)
-	if !ok {
-		e.t.Fatalf("no flavor %s", flavor)
+	key = e.ImportKeypair("alice")
+	nets := []map[string]string{}
+	for _, n := range networks {
+		nets = append(nets, map[string]string{"uuid": n})
 	}
-	now := time.Now().UTC()
-	id := uuid.NewString()
-	s := &lifecycle.Server{ID: id, Name: name, ProjectID: "proj-1", UserID: "alice",
-		Spec: lifecycle.Spec{FlavorID: f.ID, ImageID: e.imgID, ResourceClass: f.ResourceClass,
-			ImageSource: "http://images.example/debian-12.qcow2", RootGB: f.DiskGB, Networks: networks,
-			Hostname: configdrive.DefaultHostname(name, id), KeyName: "alice", PublicKey: testKey,
-			RequiredTraits: f.Traits, ForbiddenTraits: f.ForbiddenTraits, Capabilities: f.Capabilities},
-		Desired: lifecycle.DesiredActive, Phase: lifecycle.PhasePending, CreatedAt: now, UpdatedAt: now, PhaseSince: now,
-		Deadline: now.Add(time.Minute), CreateRequestID: "req-" + id}
-	if err := e.app.Store.CreateServer(context.Background(), s); err != nil {
-		e.t.Fatal(err)
-	}
-	e.app.Reconciler.Kick()
-	return id
+	return e.Create(map[string]any{"name": name, "flavorRef": flavor, "imageRef": e.imgID, "networks": nets, "key_name": "alice"}), key
 }
 
 // TestGuestConfigDrive builds a server on a node with one NIC and a bond of
@@ -63,7 +45,7 @@ func TestGuestConfigDrive(t *testing.T) {
 	gpu := e.sim.AddNodes(1, ironicsim.NodeSpec{ResourceClass: rc, NamePrefix: "gpu", Traits: []string{"CUSTOM_GPU"},
 		Properties: map[string]any{"capabilities": "boot_mode:uefi"}, Ports: 1, BondPorts: 2, BondMode: "802.3ad"})[0]
 	nets := []string{e.app.Config.Networks[0].ID, e.app.Config.Networks[1].ID}
-	id := e.createDirect("Web Server_01.Example", "bm.gpu", nets)
+	id, testKey := e.createWithKey("Web Server_01.Example", "bm.gpu", nets)
 	got := e.WaitStatus(id, "ACTIVE", 20*time.Second)
 	if rec := e.record(id); rec.NodeID != gpu {
 		t.Fatalf("server on %s, want the only node with CUSTOM_GPU (%s)", rec.NodeID, gpu)
@@ -86,7 +68,7 @@ func TestGuestConfigDrive(t *testing.T) {
 		t.Fatalf("ports = %+v", ports)
 	}
 	cfg := cloudinittest.CheckConfigDrive(t, cd, nics, cloudinittest.Want{
-		UUID: id, Name: "Web Server_01.Example", Hostname: "web-server-01-example", ProjectID: "proj-1",
+		UUID: id, Name: "Web Server_01.Example", Hostname: "web-server-01-example", ProjectID: "ingot",
 		KeyName: "alice", Key: testKey, Nameservers: []string{"192.0.2.1", "192.0.2.53"},
 		Links: []cloudinittest.Link{
 			// The first network takes the bond (Ironic prefers portgroups), the second the single NIC.

@@ -73,6 +73,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"QuotaRace", testQuotaRace},
 		{"ProjectVolumes", testProjectVolumes},
 		{"Keypairs", testKeypairs},
+		{"ConsoleQueries", testConsoleQueries},
 		{"Ping", func(t *testing.T, st store.Store) {
 			if err := st.Ping(t.Context()); err != nil {
 				t.Fatal(err)
