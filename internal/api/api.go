@@ -11,12 +11,14 @@
 //	POST /v2.1/servers                             create → 202
 //	GET  /v2.1/servers[/detail]                    name, status, image, flavor, limit, marker
 //	GET  /v2.1/servers/{id}                        404 for names, unknown and deleted ids
-//	DELETE /v2.1/servers/{id}                      → 204; POST …/action {"forceDelete"}
+//	PUT|DELETE /v2.1/servers/{id}                  update (update.go) / → 204
+//	POST /v2.1/servers/{id}/action                 reboot os-stop os-start rebuild rescue unrescue lock unlock forceDelete (day2.go, rebuild.go)
 //	GET  /v2.1/servers/{id}/os-instance-actions[/{request_id}]   also for deleted servers
 //	GET  /v2.1/flavors[/detail]  /v2.1/flavors/{id or name}[/os-extra_specs[/{key}]]
 //	GET  /v2.1/images[/{id}]  /image/  /image/v2/images[/{id}]                 Glance shapes
 //	GET  /v2.1[/v2.0]/networks[/{id}]  /v2.1[/v2.0]/ports/{id}  /network/  /network/v2.0/…  Neutron shapes
-//	GET  /v2.1/servers/{id}/{metadata,ips,os-interface,tags,os-volume_attachments}
+//	GET  /v2.1/servers/{id}/{metadata,ips,os-interface,tags,os-volume_attachments,os-security-groups}
+//	POST|PUT …/metadata  GET|PUT|DELETE …/metadata/{key}  PUT|DELETE …/tags  GET|PUT|DELETE …/tags/{tag}   update.go, tags.go
 //	GET  /v2.1/os-availability-zone[/detail]  …/ports?device_id=|id=|name=    read-only extras
 //	GET  /volume/  POST|GET /volume/v3/{project}/volumes[/detail]  GET|DELETE …/volumes/{id}   Cinder shapes (volumes.go)
 //	GET|POST /v2.1/os-keypairs  GET|DELETE /v2.1/os-keypairs/{name}     keypairs.go
@@ -32,7 +34,7 @@
 // configured network) at every microversion, where Nova requires the member
 // from 2.37 (docs/clients.md); create fields
 // ingot cannot honour (ports, fixed IPs, other security groups,
-// tags, description, adminPass, access IPs, min/max_count other than 1) are
+// adminPass, access IPs, min/max_count other than 1) are
 // refused with 400 rather than ignored; server bodies carry the extension
 // members "ingot:phase", "ingot:fault" and "ingot:attempts".
 package api
