@@ -225,7 +225,16 @@ func (a *App) startSim(c config.Sim, statePath string) error {
 	go func() { _ = srv.Serve(ln) }()
 	a.Sim = sim
 	a.IronicURL = "http://" + ln.Addr().String()
-	a.closers = append(a.closers, func() { _ = srv.Close() })
+	a.closers = append(a.closers, func() {
+		// Let requests in flight finish (each saves the state before it is
+		// answered), then stop saving: nothing writes the state file after Close.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := srv.Shutdown(ctx); err != nil {
+			_ = srv.Close()
+		}
+		sim.StopPersisting()
+	})
 	a.Log.Info("built-in simulated Ironic", "url", a.IronicURL, "nodes", len(sim.Nodes()), "resource_class", c.ResourceClass,
 		"admin", a.IronicURL+"/_sim/", "state", statePath, "resumed", restored)
 	return nil

@@ -194,6 +194,19 @@ func (s *Sim) Persist(path string, onErr func(error)) (restored bool, err error)
 	return restored, s.save()
 }
 
+// StopPersisting waits for a save in flight, then saves no more: after it
+// returns nothing writes the state file (a caller may remove its directory).
+func (s *Sim) StopPersisting() {
+	s.mu.Lock()
+	p := s.persist
+	s.persist = nil
+	s.mu.Unlock()
+	if p != nil {
+		p.mu.Lock() // a save in flight holds it
+		p.mu.Unlock()
+	}
+}
+
 // changed records a change and saves it when persisting. Caller does not hold s.mu.
 func (s *Sim) changed() {
 	s.mu.Lock()

@@ -260,3 +260,26 @@ func TestPersistConcurrent(t *testing.T) {
 	}
 	sameViews(t, "after concurrent changes", views(h, ids), views(h2, ids))
 }
+
+func TestStopPersisting(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "sim.json")
+	s := New(Options{Seed: 1})
+	if _, err := s.Persist(path, nil); err != nil {
+		t.Fatal(err)
+	}
+	s.AddNodes(1, NodeSpec{})
+	before, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.StopPersisting()
+	s.AddNodes(1, NodeSpec{})
+	after, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(after) != string(before) {
+		t.Errorf("the state file changed after StopPersisting")
+	}
+}
