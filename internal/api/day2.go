@@ -26,15 +26,16 @@ import (
 type actionFunc func(s *server, w http.ResponseWriter, r *request, raw json.RawMessage) error
 
 var serverActions = map[string]actionFunc{
-	"forceDelete": (*server).forceDelete,
-	"reboot":      (*server).reboot,
-	"os-stop":     powerAction(lifecycle.OpStop, policy.ServersStop),
-	"os-start":    powerAction(lifecycle.OpStart, policy.ServersStart),
-	"rebuild":     (*server).rebuild,
-	"rescue":      (*server).rescue,
-	"unrescue":    (*server).unrescue,
-	"lock":        (*server).lock,
-	"unlock":      (*server).unlock,
+	"forceDelete":   (*server).forceDelete,
+	"reboot":        (*server).reboot,
+	"os-stop":       powerAction(lifecycle.OpStop, policy.ServersStop),
+	"os-start":      powerAction(lifecycle.OpStart, policy.ServersStart),
+	"rebuild":       (*server).rebuild,
+	"rescue":        (*server).rescue,
+	"unrescue":      (*server).unrescue,
+	"lock":          (*server).lock,
+	"unlock":        (*server).unlock,
+	"os-resetState": (*server).resetState,
 }
 
 // serverAction answers POST /servers/{id}/action: exactly one action
@@ -76,6 +77,8 @@ type opRequest struct {
 	hard bool
 	// password is the rescue password.
 	password string
+	// resetTo is the state an os-resetState sets.
+	resetTo string
 	// change, if set, makes the request's other changes on the fresh
 	// record (a rebuild's Spec and name).
 	change func(*lifecycle.Server)
@@ -90,7 +93,11 @@ func checkOp(sv *lifecycle.Server, op opRequest, admin bool) error {
 	if err := lockConflict(sv, admin); err != nil {
 		return err
 	}
-	if c := lifecycle.Allowed(sv, op.kind, op.hard); c != nil {
+	c := lifecycle.Allowed(sv, op.kind, op.hard)
+	if op.kind == lifecycle.OpReset {
+		c = lifecycle.AllowedReset(sv, op.resetTo)
+	}
+	if c != nil {
 		return conflict("%s", c.Message(sv.ID))
 	}
 	return nil
@@ -111,7 +118,7 @@ func (s *server) recordOp(r *request, sv *lifecycle.Server, op opRequest) (*life
 		if op.change != nil {
 			op.change(cur)
 		}
-		cur.Op = lifecycle.Op{Kind: op.kind, Hard: op.hard, RequestID: r.id, At: now, RescuePassword: op.password}
+		cur.Op = lifecycle.Op{Kind: op.kind, Hard: op.hard, RequestID: r.id, At: now, RescuePassword: op.password, ResetTo: op.resetTo}
 		cur.OpGen++
 		cur.UpdatedAt = now
 		return nil

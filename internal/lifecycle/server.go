@@ -111,6 +111,10 @@ const (
 	// or not available (the scheduler's view was stale); it is given back and
 	// another chosen without spending an attempt.
 	ReasonNodeUnsuitable Reason = "node_unsuitable"
+	// ReasonResetState: an admin reset the server's state to error
+	// (os-resetState); the server keeps its node until deleted, rebuilt or
+	// reset to active.
+	ReasonResetState Reason = "reset_state"
 )
 
 // Reschedulable reports whether another node may succeed where this failure happened.
@@ -140,6 +144,7 @@ const (
 	StepRebuild  Step = "rebuild"
 	StepRescue   Step = "rescue"
 	StepUnrescue Step = "unrescue"
+	StepReset    Step = "reset_state"
 )
 
 // Fault explains an ERROR (or, while releasing, the failure being handled).
@@ -303,10 +308,11 @@ func (s *Server) NeedsWork() bool {
 	if s.Desired == DesiredDeleted && s.Phase != PhaseDeleted {
 		return true
 	}
-	if s.Phase.Up() {
+	if s.Phase.Up() || s.HeldInError() {
+		// Watched for drift on its own cadence (the reconciler's drift check).
 		return s.OpPending()
 	}
-	return s.Holds()
+	return s.Holds() || (s.Phase == PhaseError && s.OpPending())
 }
 
 // Clone returns a deep copy, so decisions never alias the caller's record.

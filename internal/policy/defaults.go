@@ -44,6 +44,7 @@ const (
 	ServersStop            = "os_compute_api:servers:stop"
 	ServersRebuild         = "os_compute_api:servers:rebuild"
 	Rescue                 = "os_compute_api:os-rescue"
+	ResetState             = "os_compute_api:os-admin-actions:reset_state"
 	Unrescue               = "os_compute_api:os-unrescue"
 	Lock                   = "os_compute_api:os-lock-server:lock"
 	Unlock                 = "os_compute_api:os-lock-server:unlock"
@@ -128,6 +129,7 @@ var Defaults = []Rule{
 	{ServersStop, ProjectMemberOrAdmin, "Stop a server (os-stop)."},
 	{ServersRebuild, ProjectMemberOrAdmin, "Rebuild a server (the rebuild action)."},
 	{Rescue, ProjectMemberOrAdmin, "Rescue a server (the rescue action)."},
+	{ResetState, Admin, "Reset a server's state to error or active (os-resetState)."},
 	{Unrescue, ProjectMemberOrAdmin, "Unrescue a server (the unrescue action)."},
 	{Lock, ProjectMemberOrAdmin, "Lock a server."},
 	{Unlock, ProjectMemberOrAdmin, "Unlock a server."},

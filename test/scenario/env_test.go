@@ -196,7 +196,7 @@ func (e *env) checkInvariants(ids ...string) {
 		if err != nil {
 			e.t.Fatal(err)
 		}
-		if s.Phase.Up() {
+		if s.Phase.Up() || s.HeldInError() {
 			live[id] = s
 			if len(ports) != len(s.Spec.Networks) {
 				e.t.Errorf("active server %s has %d ports, want %d", id, len(ports), len(s.Spec.Networks))
