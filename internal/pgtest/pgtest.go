@@ -96,4 +96,3 @@ func redact(dsn string) string {
 	}
 	return "(unparsable DSN)"
 }
-

@@ -267,7 +267,7 @@ func StatusCond(st string) (string, bool) {
 	return "(desired <> 'deleted' AND phase IN (" + strings.Join(q, ", ") + "))", true
 }
 
-// SortExpr is the SQL of a sort field: NULL times compare as '' (before
+// SortExpr is the SQL of a sort field: NULL times compare as ” (before
 // any time), so the marker predicate holds for them too.
 var SortExpr = map[store.SortField]string{
 	store.SortCreatedAt: "created_at", store.SortUpdatedAt: "COALESCE(updated_at, '')",
