@@ -1,8 +1,17 @@
 package postgres
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/ingot-dev/ingot/internal/lifecycle"
 
 	"github.com/ingot-dev/ingot/internal/pgtest"
 	"github.com/ingot-dev/ingot/internal/store"
@@ -64,4 +73,95 @@ func TestConcurrentOpenMigratesOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	st.Close()
+}
+
+// TestNodeRaceOneWinner: several writers at once (no single writer here)
+// each save a different server onto one node; the unique index lets exactly
+// one through and the others get ErrNodeTaken (I4), never a raw SQL error.
+func TestNodeRaceOneWinner(t *testing.T) {
+	st := openFresh(t)
+	defer st.Close()
+	const n = 8
+	ss := make([]*lifecycle.Server, n)
+	for i := range n {
+		ss[i] = storetest.MinimalServer(fmt.Sprintf("s%d", i), storetest.T0)
+		if err := st.CreateServer(t.Context(), ss[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			ss[i].Phase, ss[i].NodeID = lifecycle.PhaseReserving, "node-1"
+			errs[i] = st.SaveServer(t.Context(), ss[i])
+		})
+	}
+	wg.Wait()
+	won := 0
+	for i, err := range errs {
+		switch {
+		case err == nil:
+			won++
+		case !errors.Is(err, store.ErrNodeTaken):
+			t.Errorf("s%d: %v, want nil or ErrNodeTaken", i, err)
+		}
+	}
+	if won != 1 {
+		t.Fatalf("%d saves took node-1, want 1 (%v)", won, errs)
+	}
+}
+
+// TestDeadlineHonoured: a write waiting for a row another transaction holds
+// gives up when its context ends, with the context's error, and writes
+// nothing.
+func TestDeadlineHonoured(t *testing.T) {
+	st := openFresh(t)
+	defer st.Close()
+	if err := st.CreateServer(t.Context(), storetest.MinimalServer("s1", storetest.T0)); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := st.pool.Begin(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(context.Background())
+	if _, err := tx.Exec(t.Context(), "SELECT 1 FROM servers WHERE id = 's1' FOR UPDATE"); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	defer cancel()
+	err = st.RequestDelete(ctx, "s1", "req-del", storetest.T0)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("RequestDelete on a locked row: %v, want context.DeadlineExceeded", err)
+	}
+	if err := tx.Rollback(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	s, err := st.GetServer(t.Context(), "s1")
+	if err != nil || s.Desired != lifecycle.DesiredActive || s.Version != 1 {
+		t.Fatalf("after the abandoned delete: %+v, %v (want unchanged)", s, err)
+	}
+}
+
+// TestConstraintNames: the typed errors are decoded from the names the
+// schema gives its constraints; a renamed index would silently turn
+// ErrNodeTaken or ErrAddressInUse into raw errors, so the names are pinned.
+func TestConstraintNames(t *testing.T) {
+	st := openFresh(t)
+	defer st.Close()
+	rows, err := st.pool.Query(t.Context(), `SELECT indexname FROM pg_indexes WHERE schemaname = current_schema()`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"servers_pkey", "servers_node_id", "ports_pkey", "ports_network_ip", "ports_server_network",
+		"volumes_pkey", "keypairs_pkey"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("no index %s (have %v)", want, names)
+		}
+	}
 }
