@@ -408,4 +408,3 @@ func (st *Store) NodeHolders(ctx context.Context) (map[string]string, error) {
 	}
 	return out, rows.Err()
 }
-
