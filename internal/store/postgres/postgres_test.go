@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/ingot-dev/ingot/internal/lifecycle"
 
@@ -163,5 +164,55 @@ func TestConstraintNames(t *testing.T) {
 		if !slices.Contains(names, want) {
 			t.Errorf("no index %s (have %v)", want, names)
 		}
+	}
+}
+
+// TestKeypairQuotaRace: eight creates race for a user's last keypair; the
+// user's advisory lock lets one win, the others get the quota error.
+func TestKeypairQuotaRace(t *testing.T) {
+	st := openFresh(t)
+	defer st.Close()
+	const limit, racers = 3, 8
+	for i := range limit - 1 {
+		if err := st.CreateKeypair(t.Context(), store.Keypair{UserID: "u", Name: fmt.Sprintf("pre%d", i), Type: "ssh"}, limit); err != nil {
+			t.Fatal(err)
+		}
+	}
+	errs := make([]error, racers)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range racers {
+		wg.Go(func() {
+			<-start
+			errs[i] = st.CreateKeypair(t.Context(), store.Keypair{UserID: "u", Name: fmt.Sprintf("k%d", i), Type: "ssh"}, limit)
+		})
+	}
+	close(start)
+	wg.Wait()
+	won := 0
+	for i, err := range errs {
+		switch {
+		case err == nil:
+			won++
+		case !errors.Is(err, store.ErrQuotaExceeded):
+			t.Errorf("racer %d: %v", i, err)
+		}
+	}
+	if n, _ := st.CountKeypairs(t.Context(), "u"); won != 1 || n != limit {
+		t.Fatalf("%d creates won the last keypair (%d keypairs), want 1 (%d)", won, n, limit)
+	}
+}
+
+// TestRetryable: deadlocks and serialization failures are retried, other
+// errors (a constraint violation among them) are not.
+func TestRetryable(t *testing.T) {
+	for code, want := range map[string]bool{"40001": true, "40P01": true, "23505": false, "42P01": false} {
+		err := fmt.Errorf("postgres: save: %w", &pgconn.PgError{Code: code})
+		if got := retryable(err); got != want {
+			t.Errorf("retryable(%s) = %v, want %v", code, got, want)
+		}
+	}
+	if retryable(context.Canceled) {
+		t.Error("retryable(context.Canceled)")
 	}
 }
