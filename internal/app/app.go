@@ -248,15 +248,24 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	defer stopRec()
 	recDone := make(chan struct{})
 	go func() { defer close(recDone); errc <- a.Reconciler.Run(recCtx) }()
+	var lost <-chan struct{}
 	if a.owner != nil {
 		if err := a.owner.SetListen(ctx, "http://"+ln.Addr().String()); err != nil {
 			a.Log.Warn("database lock record", "err", err)
 		}
+		lost = a.owner.Lost()
 	}
 	a.Log.Info("ingot serving", "api", "http://"+ln.Addr().String()+"/v2.1", "console", "http://"+ln.Addr().String()+"/ui/",
 		"ironic", a.IronicURL, "database", config.RedactDSN(a.Config.Database))
 	select {
 	case <-ctx.Done():
+	case <-lost:
+		// Another ingot may own the database now: stop acting at once.
+		a.Log.Error("database ownership lost (the owner lock's session ended); stopping", "database", config.RedactDSN(a.Config.Database))
+		stopRec()
+		_ = srv.Close()
+		<-recDone
+		return errors.New("database ownership lost: the owner lock's session ended; start ingot again")
 	case err := <-errc:
 		if err != nil && !errors.Is(err, http.ErrServerClosed) && !errors.Is(err, context.Canceled) {
 			stopRec()

@@ -1,6 +1,8 @@
 package serve
 
 import (
+	"context"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -8,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/ingot-dev/ingot/internal/apitest"
 	"github.com/ingot-dev/ingot/internal/config"
@@ -18,7 +22,8 @@ import (
 // migrates a fresh PostgreSQL database, builds a server on the built-in
 // simulator to ACTIVE, refuses a second serve on the same database naming
 // the first (S25, by PostgreSQL's advisory lock), and after a restart still
-// shows the server ACTIVE (it was in PostgreSQL, not in a file).
+// shows the server ACTIVE (it was in PostgreSQL, not in a file); when its
+// owner session ends under it, it stops.
 func TestServeOnPostgres(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	dir := t.TempDir()
@@ -75,5 +80,40 @@ func TestServeOnPostgres(t *testing.T) {
 	}
 	if out := readFile(again.log); strings.Contains(out, "password") {
 		t.Errorf("the log names a password:\n%s", out)
+	}
+
+	// The owner's session ends under it (a PostgreSQL restart, a broken
+	// connection, an admin): its lock is gone, so serve stops rather than
+	// go on acting beside whoever takes the database next.
+	terminateOwner(t, dsn)
+	select {
+	case <-again.done:
+	case <-time.After(time.Minute):
+		t.Fatalf("serve still runs a minute after its owner session ended:\n%s", tail(readFile(again.log), 20))
+	}
+	if out := readFile(again.log); again.exitCode() == 0 || !strings.Contains(out, "database ownership lost") {
+		t.Fatalf("serve after losing its owner session: exit %d:\n%s", again.exitCode(), tail(out, 20))
+	}
+}
+
+// terminateOwner ends the session holding dsn's owner lock.
+func terminateOwner(t *testing.T, dsn string) {
+	t.Helper()
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(t.Context(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var n int
+	if err := conn.QueryRow(t.Context(), `SELECT COUNT(pg_terminate_backend(pid)) FROM pg_stat_activity
+		WHERE datname = $1 AND application_name LIKE 'ingot pid % serving %'`, strings.TrimPrefix(u.Path, "/")).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 1 {
+		t.Fatalf("%d owner sessions terminated, want 1", n)
 	}
 }

@@ -38,6 +38,10 @@ type Owner interface {
 	// SetListen records where the owner serves, for the message a refused
 	// second process shows.
 	SetListen(ctx context.Context, listen string) error
+	// Lost is closed if the ownership is lost while held (a PostgreSQL
+	// session that ended); the process must then stop acting on the
+	// database. nil (never closed) for a lock file, which the kernel holds.
+	Lost() <-chan struct{}
 	Release() error
 }
 
@@ -81,5 +85,7 @@ func (f fileOwner) SetListen(_ context.Context, listen string) error {
 	}
 	return nil
 }
+
+func (f fileOwner) Lost() <-chan struct{} { return nil }
 
 func (f fileOwner) Release() error { return f.l.Release() }

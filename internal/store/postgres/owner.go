@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -33,11 +34,22 @@ func (e *OwnerHeldError) Is(target error) bool { return target == ErrOwnerHeld }
 
 // Owner is a held ownership of the database: one dedicated connection,
 // named after the process (application_name), so a refused second
-// process can say who holds it.
+// process can say who holds it. The session is checked every
+// ownerCheckInterval; when it is gone (the server restarted, the
+// connection broke, an admin ended it) so is the lock, and Lost is closed:
+// another ingot may own the database now, so this one must stop.
 type Owner struct {
+	mu   sync.Mutex // the connection is not safe for concurrent use
 	conn *pgx.Conn
 	pid  int
+
+	lost       chan struct{}
+	stop, done chan struct{}
+	once       sync.Once
 }
+
+// ownerCheckInterval is how often the owner's session is checked.
+const ownerCheckInterval = 2 * time.Second
 
 // AcquireOwner takes the ownership of dsn's database without waiting: an
 // *OwnerHeldError names the holder when another session has it.
@@ -75,8 +87,36 @@ func AcquireOwner(ctx context.Context, dsn string) (*Owner, error) {
 		return nil, &OwnerHeldError{Holder: holder}
 	}
 	o.conn = conn
+	o.lost, o.stop, o.done = make(chan struct{}), make(chan struct{}), make(chan struct{})
+	go o.watch()
 	return o, nil
 }
+
+// watch closes lost when the owner's session stops answering.
+func (o *Owner) watch() {
+	defer close(o.done)
+	t := time.NewTicker(ownerCheckInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-o.stop:
+			return
+		case <-t.C:
+		}
+		o.mu.Lock()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err := o.conn.Ping(ctx)
+		cancel()
+		o.mu.Unlock()
+		if err != nil {
+			close(o.lost)
+			return
+		}
+	}
+}
+
+// Lost is closed when the ownership is lost (see Owner).
+func (o *Owner) Lost() <-chan struct{} { return o.lost }
 
 // name is the application_name of the owner's session (PostgreSQL keeps 63 bytes).
 func (o *Owner) name(listen string) string {
@@ -89,13 +129,23 @@ func (o *Owner) name(listen string) string {
 
 // SetListen records where the owner serves, for a refused process's message.
 func (o *Owner) SetListen(ctx context.Context, listen string) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
 	if _, err := o.conn.Exec(ctx, "SELECT set_config('application_name', $1, false)", o.name(listen)); err != nil {
 		return fmt.Errorf("postgres: owner: %w", err)
 	}
 	return nil
 }
 
-// Release gives the ownership up (closing its session).
+// Release gives the ownership up (closing its session). Safe to call more than once.
 func (o *Owner) Release() error {
-	return o.conn.Close(context.Background())
+	var err error
+	o.once.Do(func() {
+		close(o.stop)
+		<-o.done
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		err = o.conn.Close(context.Background())
+	})
+	return err
 }

@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
+	"os"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -215,4 +218,56 @@ func TestRetryable(t *testing.T) {
 	if retryable(context.Canceled) {
 		t.Error("retryable(context.Canceled)")
 	}
+}
+
+// TestOwner: one owner per database; the second is refused naming the
+// first; when the owner's session ends (here an admin terminates it) Lost
+// is closed, and another process can then take the database.
+func TestOwner(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	o, err := AcquireOwner(t.Context(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Release()
+	if err := o.SetListen(t.Context(), "http://127.0.0.1:8774"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = AcquireOwner(t.Context(), dsn)
+	var held *OwnerHeldError
+	if !errors.As(err, &held) || !errors.Is(err, ErrOwnerHeld) {
+		t.Fatalf("second AcquireOwner: %v, want an *OwnerHeldError", err)
+	}
+	if want := fmt.Sprintf("ingot pid %d serving http://127.0.0.1:8774", os.Getpid()); !strings.Contains(held.Holder, want) {
+		t.Errorf("holder %q does not name %q", held.Holder, want)
+	}
+	select {
+	case <-o.Lost():
+		t.Fatal("Lost closed while the session lives")
+	default:
+	}
+	st := openFresh(t) // any connection to the server, to end the owner's session
+	defer st.Close()
+	if _, err := st.pool.Exec(t.Context(), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+		WHERE datname = $1 AND application_name LIKE 'ingot pid %'`, strings.TrimPrefix(mustURLPath(t, dsn), "/")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-o.Lost():
+	case <-time.After(time.Minute):
+		t.Fatal("Lost not closed a minute after the owner's session ended")
+	}
+	o2, err := AcquireOwner(t.Context(), dsn)
+	if err != nil {
+		t.Fatalf("AcquireOwner after the first was lost: %v", err)
+	}
+	o2.Release()
+}
+
+func mustURLPath(t *testing.T, dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u.Path
 }
