@@ -60,6 +60,7 @@ func AcquireOwner(ctx context.Context, dsn string) (*Owner, error) {
 	}
 	o := &Owner{pid: os.Getpid()}
 	cfg.RuntimeParams["application_name"] = o.name("")
+	defaultConnectTimeout(cfg)
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)

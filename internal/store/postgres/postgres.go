@@ -81,6 +81,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		cfg.MaxConns = int32(min(opts.MaxConns, 1<<20))
 	}
 	cfg.ConnConfig.RuntimeParams["application_name"] = "ingot"
+	defaultConnectTimeout(cfg.ConnConfig)
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
@@ -110,6 +111,15 @@ func (s *Store) Ping(ctx context.Context) error {
 		return fmt.Errorf("postgres: ping: %w", err)
 	}
 	return nil
+}
+
+// defaultConnectTimeout bounds a connection attempt the DSN gives no
+// connect_timeout for: an unreachable server fails the start (or /readyz)
+// in seconds, not after the kernel's minutes of SYN retries.
+func defaultConnectTimeout(c *pgx.ConnConfig) {
+	if c.ConnectTimeout == 0 {
+		c.ConnectTimeout = 10 * time.Second
+	}
 }
 
 // maxAttempts bounds the retries of a transaction that failed on a
