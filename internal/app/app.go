@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"strings"
 	"time"
 
@@ -21,13 +20,12 @@ import (
 	"github.com/ingot-dev/ingot/internal/ironic"
 	"github.com/ingot-dev/ingot/internal/ironicsim"
 	"github.com/ingot-dev/ingot/internal/lifecycle"
-	"github.com/ingot-dev/ingot/internal/lockfile"
 	"github.com/ingot-dev/ingot/internal/metrics"
 	"github.com/ingot-dev/ingot/internal/network"
 	"github.com/ingot-dev/ingot/internal/reconciler"
 	"github.com/ingot-dev/ingot/internal/scheduler"
 	"github.com/ingot-dev/ingot/internal/store"
-	"github.com/ingot-dev/ingot/internal/store/sqlite"
+	"github.com/ingot-dev/ingot/internal/store/backend"
 	"github.com/ingot-dev/ingot/internal/ui"
 )
 
@@ -50,7 +48,7 @@ type App struct {
 	// ironic.auth: keystone); nil in noauth.
 	Keystone *auth.Keystone
 
-	lock    *lockfile.Lock // this process owns the database
+	owner   backend.Owner // this process owns the database
 	closers []func()
 }
 
@@ -71,13 +69,13 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	a := &App{Config: cfg, Log: opts.Logger}
-	if err := a.lockDatabase(); err != nil {
+	if err := a.lockDatabase(ctx); err != nil {
 		return nil, err
 	}
-	st, err := sqlite.Open(ctx, cfg.Database)
+	st, err := backend.Open(ctx, cfg.Database, backend.Options{MaxConns: cfg.DatabaseMaxConns})
 	if err != nil {
 		a.Close()
-		return nil, fmt.Errorf("database %s: %w", cfg.Database, err)
+		return nil, fmt.Errorf("database %s: %w", config.RedactDSN(cfg.Database), err)
 	}
 	a.Store = st
 	a.closers = append(a.closers, func() { _ = st.Close() })
@@ -164,21 +162,21 @@ func (a *App) Root() http.Handler {
 }
 
 // lockDatabase makes this process the one owner of the database: a second
-// ingot on the same file would run a second reconciler over the same servers
-// (S25). The lock is <database>.lock, released by the kernel when the process
-// ends however it ends; Serve adds the listen address to its record.
-func (a *App) lockDatabase() error {
-	path := a.Config.Database + ".lock"
-	l, err := lockfile.Acquire(path, lockfile.Holder{PID: os.Getpid(), Since: time.Now().UTC().Truncate(time.Second)})
-	var held *lockfile.HeldError
-	if errors.As(err, &held) {
-		return fmt.Errorf("database %s is in use by another ingot: %w; stop that one, or give this one another database (--database, or --data-dir with --dev)", a.Config.Database, err)
+// ingot on the same database would run a second reconciler over the same
+// servers (S25). The store's backend holds the lock (a lock file beside a
+// SQLite database, an advisory lock in PostgreSQL), dropped when the
+// process ends however it ends; Serve adds the listen address to its record.
+func (a *App) lockDatabase(ctx context.Context) error {
+	db := config.RedactDSN(a.Config.Database)
+	o, err := backend.Acquire(ctx, a.Config.Database)
+	if errors.Is(err, backend.ErrHeld) {
+		return fmt.Errorf("database %s is in use by another ingot: %w; stop that one, or give this one another database (--database, or --data-dir with --dev)", db, err)
 	}
 	if err != nil {
-		return fmt.Errorf("database %s: %w", a.Config.Database, err)
+		return fmt.Errorf("database %s: %w", db, err)
 	}
-	a.lock = l
-	a.closers = append(a.closers, func() { _ = l.Release() })
+	a.owner = o
+	a.closers = append(a.closers, func() { _ = o.Release() })
 	return nil
 }
 
@@ -250,17 +248,24 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	defer stopRec()
 	recDone := make(chan struct{})
 	go func() { defer close(recDone); errc <- a.Reconciler.Run(recCtx) }()
-	if a.lock != nil {
-		h := a.lock.Holder()
-		h.Listen = "http://" + ln.Addr().String()
-		if err := a.lock.Update(h); err != nil {
+	var lost <-chan struct{}
+	if a.owner != nil {
+		if err := a.owner.SetListen(ctx, "http://"+ln.Addr().String()); err != nil {
 			a.Log.Warn("database lock record", "err", err)
 		}
+		lost = a.owner.Lost()
 	}
 	a.Log.Info("ingot serving", "api", "http://"+ln.Addr().String()+"/v2.1", "console", "http://"+ln.Addr().String()+"/ui/",
-		"ironic", a.IronicURL, "database", a.Config.Database)
+		"ironic", a.IronicURL, "database", config.RedactDSN(a.Config.Database))
 	select {
 	case <-ctx.Done():
+	case <-lost:
+		// Another ingot may own the database now: stop acting at once.
+		a.Log.Error("database ownership lost (the owner lock's session ended); stopping", "database", config.RedactDSN(a.Config.Database))
+		stopRec()
+		_ = srv.Close()
+		<-recDone
+		return errors.New("database ownership lost: the owner lock's session ended; start ingot again")
 	case err := <-errc:
 		if err != nil && !errors.Is(err, http.ErrServerClosed) && !errors.Is(err, context.Canceled) {
 			stopRec()

@@ -13,7 +13,8 @@ import (
 	"time"
 
 	"github.com/ingot-dev/ingot/internal/lifecycle"
-	"github.com/ingot-dev/ingot/internal/store/sqlite"
+	"github.com/ingot-dev/ingot/internal/pgtest"
+	"github.com/ingot-dev/ingot/internal/store/backend"
 )
 
 // ironicSide is the Ironic a case runs against (simulated or real), seen
@@ -97,6 +98,10 @@ func newIngot(t testing.TB, ir *ironicSide, rc string, nodes []string) *ingot {
 	t.Helper()
 	dir := t.TempDir()
 	in := &ingot{t: t, dir: dir, config: filepath.Join(dir, "ingot.yaml"), db: filepath.Join(dir, "ingot.db"), ir: ir, nodes: nodes}
+	if os.Getenv("INGOT_TEST_STORE") == "postgres" {
+		// The crash cases on the PostgreSQL store, one fresh database each.
+		in.db = pgtest.DSN(t)
+	}
 	poll := "100ms"
 	if ir.real {
 		poll = "200ms"
@@ -251,7 +256,7 @@ func (in *ingot) checkReleased(ids ...string) {
 	in.t.Helper()
 	in.p.stop()
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, in.db)
+	st, err := backend.Open(ctx, in.db, backend.Options{})
 	if err != nil {
 		in.t.Fatal(err)
 	}
