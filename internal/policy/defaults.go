@@ -58,6 +58,8 @@ const (
 	ServerTagsDelete       = "os_compute_api:os-server-tags:delete"
 	ServerTagsDeleteAll    = "os_compute_api:os-server-tags:delete_all"
 	VolumeAttachmentsIndex = "os_compute_api:os-volumes-attachments:index"
+	NovaNetworksList       = "os_compute_api:os-networks:list"
+	NovaNetworksShow       = "os_compute_api:os-networks:show"
 	AZList                 = "os_compute_api:os-availability-zone:list"
 	AZDetail               = "os_compute_api:os-availability-zone:detail"
 	FlavorExtraSpecsIndex  = "os_compute_api:os-flavor-extra-specs:index"
@@ -142,6 +144,8 @@ var Defaults = []Rule{
 	{ServerTagsDelete, ProjectMemberOrAdmin, "Delete one tag of a server."},
 	{ServerTagsDeleteAll, ProjectMemberOrAdmin, "Delete every tag of a server."},
 	{VolumeAttachmentsIndex, ProjectReaderOrAdmin, "List a server's volume attachments."},
+	{NovaNetworksList, ProjectReaderOrAdmin, "List networks through Nova's network proxy (os-networks, up to 2.35)."},
+	{NovaNetworksShow, ProjectReaderOrAdmin, "Show a network through Nova's network proxy (os-networks, up to 2.35)."},
 	{AZList, "@", "List availability zones."},
 	{AZDetail, Admin, "List availability zones with their hosts."},
 	{FlavorExtraSpecsIndex, ProjectReaderOrAdmin, "List a flavor's extra specs."},
