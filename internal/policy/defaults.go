@@ -27,6 +27,7 @@ const (
 	ServersCreate          = "os_compute_api:servers:create"
 	ServersDelete          = "os_compute_api:servers:delete"
 	ServersForceDelete     = "os_compute_api:os-deferred-delete:force"
+	ServersRestore         = "os_compute_api:os-deferred-delete:restore"
 	ExtendedAttributes     = "os_compute_api:os-extended-server-attributes"
 	ActionsList            = "os_compute_api:os-instance-actions:list"
 	ActionsShow            = "os_compute_api:os-instance-actions:show"
@@ -113,6 +114,7 @@ var Defaults = []Rule{
 	{ServersCreate, ProjectMemberOrAdmin, "Create a server."},
 	{ServersDelete, ProjectMemberOrAdmin, "Delete a server."},
 	{ServersForceDelete, ProjectMemberOrAdmin, "Force-delete a server (the forceDelete action)."},
+	{ServersRestore, ProjectMemberOrAdmin, "Restore a soft-deleted server (the restore action; ingot never soft-deletes, so 409)."},
 	{ExtendedAttributes, Admin, "Show OS-EXT-SRV-ATTR:* (node, user_data, …) in server bodies."},
 	{ActionsList, ProjectReaderOrAdmin, "List a server's instance actions."},
 	{ActionsShow, ProjectReaderOrAdmin, "Show an instance action."},
