@@ -61,6 +61,8 @@ const (
 	VolumeAttachmentsIndex = "os_compute_api:os-volumes-attachments:index"
 	NovaNetworksList       = "os_compute_api:os-networks:list"
 	NovaNetworksShow       = "os_compute_api:os-networks:show"
+	ServerPasswordShow     = "os_compute_api:os-server-password:show"
+	ServerPasswordClear    = "os_compute_api:os-server-password:clear"
 	AZList                 = "os_compute_api:os-availability-zone:list"
 	AZDetail               = "os_compute_api:os-availability-zone:detail"
 	FlavorExtraSpecsIndex  = "os_compute_api:os-flavor-extra-specs:index"
@@ -148,6 +150,8 @@ var Defaults = []Rule{
 	{VolumeAttachmentsIndex, ProjectReaderOrAdmin, "List a server's volume attachments."},
 	{NovaNetworksList, ProjectReaderOrAdmin, "List networks through Nova's network proxy (os-networks, up to 2.35)."},
 	{NovaNetworksShow, ProjectReaderOrAdmin, "Show a network through Nova's network proxy (os-networks, up to 2.35)."},
+	{ServerPasswordShow, ProjectReaderOrAdmin, "Show a server's password posted to the metadata service (always empty: ingot has none)."},
+	{ServerPasswordClear, ProjectMemberOrAdmin, "Clear a server's password posted to the metadata service."},
 	{AZList, "@", "List availability zones."},
 	{AZDetail, Admin, "List availability zones with their hosts."},
 	{FlavorExtraSpecsIndex, ProjectReaderOrAdmin, "List a flavor's extra specs."},

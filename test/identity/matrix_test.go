@@ -98,6 +98,8 @@ func attacks(v victim) map[string][]attempt {
 		"GET /v2.1/servers/{id}/os-interface":              {get("/v2.1/servers/" + v.server + "/os-interface")},
 		"GET /v2.1/servers/{id}/tags":                      {get("/v2.1/servers/" + v.server + "/tags")},
 		"GET /v2.1/servers/{id}/os-volume_attachments":     {get("/v2.1/servers/" + v.server + "/os-volume_attachments")},
+		"GET /v2.1/servers/{id}/os-server-password":        {get("/v2.1/servers/" + v.server + "/os-server-password")},
+		"DELETE /v2.1/servers/{id}/os-server-password":     {{method: "DELETE", path: "/v2.1/servers/" + v.server + "/os-server-password", write: true}},
 		"GET /v2.1/os-availability-zone":                   {get("/v2.1/os-availability-zone")},
 		"GET /v2.1/os-availability-zone/detail":            {get("/v2.1/os-availability-zone/detail")},
 
