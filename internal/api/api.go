@@ -17,6 +17,8 @@
 //	GET  /v2.1/flavors[/detail]  /v2.1/flavors/{id or name}[/os-extra_specs[/{key}]]
 //	GET  /v2.1/images[/{id}]  /image/  /image/v2/images[/{id}]                 Glance shapes
 //	GET  /v2.1[/v2.0]/networks[/{id}]  /v2.1[/v2.0]/ports/{id}  /network/  /network/v2.0/…  Neutron shapes
+//	GET  /v2.1/os-networks[/{id}]                  Nova's network proxy, up to 2.35 (osnetworks.go)
+//	GET|DELETE /v2.1/servers/{id}/os-server-password   always "" (no metadata service; serverpassword.go)
 //	GET  /v2.1/servers/{id}/{metadata,ips,os-interface,tags,os-volume_attachments,os-security-groups}
 //	POST|PUT …/metadata  GET|PUT|DELETE …/metadata/{key}  PUT|DELETE …/tags  GET|PUT|DELETE …/tags/{tag}   update.go, tags.go
 //	GET  /v2.1/os-availability-zone[/detail]  …/ports?device_id=|id=|name=    read-only extras
@@ -192,6 +194,8 @@ func (s *server) routes() {
 	s.compute("GET /v2.1/flavors/{id}/os-extra_specs/{key}", ownRule(policy.FlavorExtraSpecsShow, s.flavorExtraSpec))
 
 	s.lookupRoutes()
+	s.novaNetworkRoutes()
+	s.serverPasswordRoutes()
 	s.subresourceRoutes()
 	s.updateRoutes()
 	s.volumeRoutes()

@@ -36,6 +36,7 @@ var serverActions = map[string]actionFunc{
 	"lock":          (*server).lock,
 	"unlock":        (*server).unlock,
 	"os-resetState": (*server).resetState,
+	"restore":       (*server).restore,
 }
 
 // serverAction answers POST /servers/{id}/action: exactly one action
@@ -52,6 +53,11 @@ func (s *server) serverAction(w http.ResponseWriter, r *request) error {
 	for name, raw := range body {
 		act, ok := serverActions[name]
 		if !ok {
+			// As Nova, a server that is not there (or not the caller's) is
+			// a 404 whatever the action.
+			if _, err := s.visibleServer(r, r.PathValue("id"), policy.ServersShow); err != nil {
+				return err
+			}
 			return badRequest("The server action %q is not supported by ingot.", name)
 		}
 		return act(s, w, r, raw)
@@ -403,4 +409,15 @@ func generatePassword() string {
 		b[i] = passwordChars[int(b[i])%len(passwordChars)]
 	}
 	return string(b)
+}
+
+// restore is Nova's restore of a SOFT_DELETED server. ingot deletes at
+// once (Nova's reclaim_instance_interval = 0, no soft delete), so no
+// server is ever soft-deleted: a visible one is in the wrong state.
+func (s *server) restore(w http.ResponseWriter, r *request, raw json.RawMessage) error {
+	sv, err := s.visibleServer(r, r.PathValue("id"), policy.ServersRestore)
+	if err != nil {
+		return err
+	}
+	return conflict("Cannot 'restore' instance %s while it is in vm_state %s", sv.ID, lifecycle.Nova(sv).VMState)
 }

@@ -27,6 +27,7 @@ const (
 	ServersCreate          = "os_compute_api:servers:create"
 	ServersDelete          = "os_compute_api:servers:delete"
 	ServersForceDelete     = "os_compute_api:os-deferred-delete:force"
+	ServersRestore         = "os_compute_api:os-deferred-delete:restore"
 	ExtendedAttributes     = "os_compute_api:os-extended-server-attributes"
 	ActionsList            = "os_compute_api:os-instance-actions:list"
 	ActionsShow            = "os_compute_api:os-instance-actions:show"
@@ -59,6 +60,10 @@ const (
 	ServerTagsDelete       = "os_compute_api:os-server-tags:delete"
 	ServerTagsDeleteAll    = "os_compute_api:os-server-tags:delete_all"
 	VolumeAttachmentsIndex = "os_compute_api:os-volumes-attachments:index"
+	NovaNetworksList       = "os_compute_api:os-networks:list"
+	NovaNetworksShow       = "os_compute_api:os-networks:show"
+	ServerPasswordShow     = "os_compute_api:os-server-password:show"
+	ServerPasswordClear    = "os_compute_api:os-server-password:clear"
 	AZList                 = "os_compute_api:os-availability-zone:list"
 	AZDetail               = "os_compute_api:os-availability-zone:detail"
 	FlavorExtraSpecsIndex  = "os_compute_api:os-flavor-extra-specs:index"
@@ -112,6 +117,7 @@ var Defaults = []Rule{
 	{ServersCreate, ProjectMemberOrAdmin, "Create a server."},
 	{ServersDelete, ProjectMemberOrAdmin, "Delete a server."},
 	{ServersForceDelete, ProjectMemberOrAdmin, "Force-delete a server (the forceDelete action)."},
+	{ServersRestore, ProjectMemberOrAdmin, "Restore a soft-deleted server (the restore action; ingot never soft-deletes, so 409)."},
 	{ExtendedAttributes, Admin, "Show OS-EXT-SRV-ATTR:* (node, user_data, …) in server bodies."},
 	{ActionsList, ProjectReaderOrAdmin, "List a server's instance actions."},
 	{ActionsShow, ProjectReaderOrAdmin, "Show an instance action."},
@@ -144,6 +150,10 @@ var Defaults = []Rule{
 	{ServerTagsDelete, ProjectMemberOrAdmin, "Delete one tag of a server."},
 	{ServerTagsDeleteAll, ProjectMemberOrAdmin, "Delete every tag of a server."},
 	{VolumeAttachmentsIndex, ProjectReaderOrAdmin, "List a server's volume attachments."},
+	{NovaNetworksList, ProjectReaderOrAdmin, "List networks through Nova's network proxy (os-networks, up to 2.35)."},
+	{NovaNetworksShow, ProjectReaderOrAdmin, "Show a network through Nova's network proxy (os-networks, up to 2.35)."},
+	{ServerPasswordShow, ProjectReaderOrAdmin, "Show a server's password posted to the metadata service (always empty: ingot has none)."},
+	{ServerPasswordClear, ProjectMemberOrAdmin, "Clear a server's password posted to the metadata service."},
 	{AZList, "@", "List availability zones."},
 	{AZDetail, Admin, "List availability zones with their hosts."},
 	{FlavorExtraSpecsIndex, ProjectReaderOrAdmin, "List a flavor's extra specs."},

@@ -98,6 +98,8 @@ func attacks(v victim) map[string][]attempt {
 		"GET /v2.1/servers/{id}/os-interface":              {get("/v2.1/servers/" + v.server + "/os-interface")},
 		"GET /v2.1/servers/{id}/tags":                      {get("/v2.1/servers/" + v.server + "/tags")},
 		"GET /v2.1/servers/{id}/os-volume_attachments":     {get("/v2.1/servers/" + v.server + "/os-volume_attachments")},
+		"GET /v2.1/servers/{id}/os-server-password":        {get("/v2.1/servers/" + v.server + "/os-server-password")},
+		"DELETE /v2.1/servers/{id}/os-server-password":     {{method: "DELETE", path: "/v2.1/servers/" + v.server + "/os-server-password", write: true}},
 		"GET /v2.1/os-availability-zone":                   {get("/v2.1/os-availability-zone")},
 		"GET /v2.1/os-availability-zone/detail":            {get("/v2.1/os-availability-zone/detail")},
 
@@ -117,6 +119,8 @@ func attacks(v victim) map[string][]attempt {
 		"GET /v2.1/v2.0/networks/{id}":                    {get("/v2.1/v2.0/networks/x")},
 		"GET /network/v2.0/networks":                      {get("/network/v2.0/networks")},
 		"GET /network/v2.0/networks/{id}":                 {get("/network/v2.0/networks/x")},
+		"GET /v2.1/os-networks":                           {{method: "GET", path: "/v2.1/os-networks", mv: "2.35"}},
+		"GET /v2.1/os-networks/{id}":                      {{method: "GET", path: "/v2.1/os-networks/x", mv: "2.35"}},
 		"GET /v2.1/ports/{id}":                            {get("/v2.1/ports/" + v.port)},
 		"GET /v2.1/v2.0/ports/{id}":                       {get("/v2.1/v2.0/ports/" + v.port)},
 		"GET /network/v2.0/ports/{id}":                    {get("/network/v2.0/ports/" + v.port)},
@@ -275,11 +279,15 @@ func ownerReads(t *testing.T, s *stack, v victim, table map[string][]attempt, gu
 		at := table[pattern][0]
 		path := swap.Replace(at.path)
 		if strings.Contains(path, "all_tenants") || strings.Contains(path, "tenant_id=") || strings.Contains(path, "/v2.1/networks/x") ||
-			strings.Contains(path, "/v2.0/networks/x") {
+			strings.Contains(path, "/v2.0/networks/x") || strings.Contains(path, "/os-networks/x") {
 			continue
 		}
 		n++
-		if r := s.do("member-a", "GET", path, "2.90", nil); r.status != 200 && r.status != http.StatusNoContent {
+		mv := "2.90"
+		if at.mv != "" {
+			mv = at.mv // a proxy gone at 2.90 (os-networks)
+		}
+		if r := s.do("member-a", "GET", path, mv, nil); r.status != 200 && r.status != http.StatusNoContent {
 			t.Errorf("owner read %s: %d %s", path, r.status, r.body)
 		}
 	}
