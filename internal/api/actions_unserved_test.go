@@ -7,7 +7,7 @@ import (
 
 // TestUnservedActionOnMissingServer: as in Nova, an action on a server that
 // is not there, or is another project's, is a 404 whatever the action, even
-// one ingot does not serve (migrate, os-getConsoleOutput, os-resetState);
+// one ingot does not serve (migrate, os-getConsoleOutput, createImage);
 // on a visible server such an action is the 400 that says so.
 func TestUnservedActionOnMissingServer(t *testing.T) {
 	f := newFixture(t)
@@ -15,7 +15,7 @@ func TestUnservedActionOnMissingServer(t *testing.T) {
 	for _, body := range []map[string]any{
 		{"migrate": nil},
 		{"os-getConsoleOutput": map[string]any{"length": 10}},
-		{"os-resetState": map[string]any{"state": "error"}},
+		{"createImage": map[string]any{"name": "snap"}},
 	} {
 		f.action(otherAdmin, unknownID, "2.1", body).want(t, 404)
 		f.action(stranger, id, "2.1", body).want(t, 404)
