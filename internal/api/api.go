@@ -35,8 +35,9 @@
 // from 2.37 (docs/clients.md); create fields
 // ingot cannot honour (ports, fixed IPs, other security groups,
 // adminPass, access IPs, min/max_count other than 1) are
-// refused with 400 rather than ignored; server bodies carry the extension
-// members "ingot:phase", "ingot:fault" and "ingot:attempts".
+// refused with 400 rather than ignored. Bodies carry exactly Nova's
+// members; the extension members ("ingot:phase", "ingot:fault",
+// "ingot:attempts") only with the request header X-Ingot-Extensions: true.
 package api
 
 import (

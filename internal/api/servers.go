@@ -391,6 +391,7 @@ func (s *server) listServersDetail(w http.ResponseWriter, r *request) error {
 		}
 	}
 	rd := s.renderer(r)
+	rd.list = true
 	out := make([]*serverView, 0, len(list))
 	for _, sv := range list {
 		out = append(out, rd.server(sv, ports[sv.ID]))

@@ -373,6 +373,7 @@ func TestLockRefusesMembers(t *testing.T) {
 		req, _ := http.NewRequest(method, e.URL+path, bytes.NewReader(raw))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("X-OpenStack-Nova-API-Version", "2.90")
+		req.Header.Set("X-Ingot-Extensions", "true")
 		req.Header.Set("X-Roles", "member,reader")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
