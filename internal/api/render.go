@@ -192,6 +192,8 @@ func (rd *renderer) server(sv *lifecycle.Server, ports []store.Port) *serverView
 		Created:        formatTime(sv.CreatedAt),
 		Updated:        formatTime(sv.UpdatedAt),
 		Addresses:      rd.addresses(ports),
+		AccessIPv4:     sv.Spec.AccessIPv4,
+		AccessIPv6:     sv.Spec.AccessIPv6,
 		Links:          rd.serverLinks(sv.ID),
 		DiskConfig:     "MANUAL",
 		AZ:             availabilityZone,
@@ -247,8 +249,8 @@ func (rd *renderer) versioned(v *serverView, sv *lifecycle.Server, admin bool) {
 		v.Hostname = hostname
 	}
 	if mv.atLeast(3) && admin {
-		v.ReservationID = "r-" + sv.ID[:min(8, len(sv.ID))]
-		v.LaunchIndex = 0
+		v.ReservationID = reservationOf(sv)
+		v.LaunchIndex = sv.Spec.LaunchIndex
 		v.Hostname = hostnameOf(sv) // what the node's config drive gets
 		v.KernelID, v.RamdiskID = "", ""
 		v.RootDevice = jsonNull
