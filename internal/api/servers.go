@@ -55,7 +55,9 @@ func (s *server) createServer(w http.ResponseWriter, r *request) error {
 	resv := newReservationID()
 	servers := make([]*lifecycle.Server, c.multi.maxCount)
 	for i := range servers {
-		servers[i] = s.newServer(r, c, now, resv, i, password)
+		// A microsecond apart: the servers of one request list in launch
+		// order (Nova's sequential ids give the same order).
+		servers[i] = s.newServer(r, c, now.Add(time.Duration(i)*time.Microsecond), resv, i, password)
 	}
 	n := len(servers)
 	if n > c.multi.minCount {
