@@ -193,6 +193,9 @@ func (s *server) routes() {
 	s.compute("GET /v2.1/flavors/{id}/os-extra_specs/{key}", ownRule(policy.FlavorExtraSpecsShow, s.flavorExtraSpec))
 
 	s.lookupRoutes()
+	s.extensionRoutes()
+	s.conformanceRoutes()
+	s.usageRoutes()
 	s.subresourceRoutes()
 	s.updateRoutes()
 	s.volumeRoutes()

@@ -262,7 +262,7 @@ func TestVersionDocuments(t *testing.T) {
 		}
 	}
 	vs := list(t, f.do("GET", "/", "", nil).want(t, 200).body, "versions")
-	if len(vs) != 1 || vs[0].(map[string]any)["id"] != "v2.1" {
+	if len(vs) != 2 || vs[0].(map[string]any)["id"] != "v2.0" || vs[1].(map[string]any)["id"] != "v2.1" {
 		t.Errorf("versions %v", vs)
 	}
 	// Links never follow what the client writes (Host, X-Forwarded-*)
