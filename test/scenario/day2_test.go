@@ -184,6 +184,10 @@ func TestS17Rebuild(t *testing.T) {
 	}
 	cd, _ := n.InstanceInfo["configdrive"].(map[string]any)
 	meta, _ := cd["meta_data"].(map[string]any)
+	srv, _ := out["server"].(map[string]any)
+	if meta["admin_pass"] != srv["adminPass"] {
+		t.Errorf("config drive after the rebuild: admin_pass %v, the rebuild answered %v", meta["admin_pass"], srv["adminPass"])
+	}
 	if meta["name"] != "after" || meta["hostname"] != "db-1" || fmt.Sprint(meta["meta"]) != "map[role:db]" || cd["user_data"] != "#cloud-config\n" {
 		t.Errorf("config drive after the rebuild: meta_data %v, user_data %q", meta, cd["user_data"])
 	}
