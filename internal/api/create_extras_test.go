@@ -223,3 +223,22 @@ func TestListFiltersIPHostNode(t *testing.T) {
 	f.do("GET", "/v2.1/servers?ip=(", "2.1", nil).novaError(t, http.StatusBadRequest, "badRequest")
 	f.do("GET", "/v2.1/servers/detail?ip6=[", "2.90", nil).novaError(t, http.StatusBadRequest, "badRequest")
 }
+
+// TestMultipleCreateNeedsAnAtomicStore: on a store that cannot create
+// several servers in one transaction, max_count > 1 is a 400 and nothing is
+// written; one server is created as ever.
+func TestMultipleCreateNeedsAnAtomicStore(t *testing.T) {
+	var st store.Store
+	f := newFixtureWith(t, func(c *api.Config) {
+		st = struct{ store.Store }{c.Store} // only store.Store's methods
+		c.Store = st
+	})
+	if _, ok := st.(store.MultiCreator); ok {
+		t.Fatal("the wrapper still creates several at once")
+	}
+	f.do("POST", "/v2.1/servers", "2.90", createWith(map[string]any{"max_count": 2})).novaError(t, http.StatusBadRequest, "badRequest")
+	if n := f.serverCount(); n != 0 {
+		t.Fatalf("%d servers written", n)
+	}
+	f.do("POST", "/v2.1/servers", "2.90", createWith(map[string]any{"min_count": 1, "max_count": 1})).want(t, http.StatusAccepted)
+}

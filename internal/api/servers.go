@@ -76,7 +76,7 @@ func (s *server) createServer(w http.ResponseWriter, r *request) error {
 		sv.Name = multiName(c.name, i, n)
 		resolveGuest(sv, c.flavor)
 	}
-	if _, err := s.cfg.Store.CreateServersWithin(r.Context(), servers, n, s.cfg.Quotas); err != nil {
+	if err := s.createAll(r, servers, c.multi.maxCount); err != nil {
 		if errors.Is(err, store.ErrQuotaExceeded) {
 			return quotaError(err)
 		}
@@ -105,6 +105,21 @@ func (s *server) createServer(w http.ResponseWriter, r *request) error {
 	}
 	writeJSON(w, http.StatusAccepted, map[string]any{"server": body})
 	return nil
+}
+
+// createAll records the servers of one create in one transaction, with the
+// quota checked for all of them. A store that cannot create several at
+// once takes one create only (maxCount > 1 is refused before anything is
+// written).
+func (s *server) createAll(r *request, servers []*lifecycle.Server, maxCount int) error {
+	if mc, ok := s.cfg.Store.(store.MultiCreator); ok {
+		_, err := mc.CreateServersWithin(r.Context(), servers, len(servers), s.cfg.Quotas)
+		return err
+	}
+	if maxCount > 1 {
+		return badRequest("Invalid input for field/attribute max_count. Value: %d. This ingot's database cannot create several servers in one request; create them one by one.", maxCount)
+	}
+	return s.cfg.Store.CreateServerWithin(r.Context(), servers[0], s.cfg.Quotas)
 }
 
 // quotaError is a *store.QuotaExceededError as Nova's 403; err itself otherwise.

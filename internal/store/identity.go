@@ -78,6 +78,19 @@ func (u Usage) Of(res string) int {
 	return 0
 }
 
+// MultiCreator is what a store implements to create the servers of one
+// multiple create atomically (Nova's min_count/max_count); the API refuses
+// max_count > 1 on a store without it rather than create them one by one.
+type MultiCreator interface {
+	// CreateServersWithin is CreateServerWithin for the servers of one
+	// multiple create (all of one project): in one transaction it creates
+	// the first n of them, n the largest count from minCount to
+	// len(servers) the quota allows; a *QuotaExceededError (counting
+	// minCount servers) when not even minCount fit. On any error nothing
+	// is written.
+	CreateServersWithin(ctx context.Context, servers []*lifecycle.Server, minCount int, defaults Limits) (int, error)
+}
+
 // FitServers is how many of servers (the first n, n from minCount to
 // len(servers)) fit in the limits on top of the usage; a
 // *QuotaExceededError for minCount of them when fewer fit. Each server
@@ -143,13 +156,6 @@ type Quotas interface {
 	// overlaid with the project's stored overrides; s.Spec.VCPUs, RAMMB and
 	// ResourceClass are what the server counts. On any error nothing is written.
 	CreateServerWithin(ctx context.Context, s *lifecycle.Server, defaults Limits) error
-	// CreateServersWithin is CreateServerWithin for the servers of one
-	// multiple create (all of one project): in one transaction it creates
-	// the first n of them, n the largest count from minCount to
-	// len(servers) the quota allows, as Nova's min_count/max_count; a
-	// *QuotaExceededError (counting minCount servers) when not even
-	// minCount fit. On any error nothing is written.
-	CreateServersWithin(ctx context.Context, servers []*lifecycle.Server, minCount int, defaults Limits) (int, error)
 	// Usage counts a project's live servers.
 	Usage(ctx context.Context, projectID string) (Usage, error)
 	// QuotaOverrides returns the limits an admin set for a project (empty
