@@ -27,24 +27,19 @@ type multiCreate struct {
 // return_reservation_id (a Nova boolean).
 func parseMultiCreate(fields map[string]json.RawMessage) (multiCreate, error) {
 	m := multiCreate{minCount: 1, maxCount: 1}
-	minSet := false
-	for _, key := range []string{"min_count", "max_count"} {
-		raw, ok := fields[key]
-		if !ok {
-			continue
-		}
-		n, err := parseCount(key, raw)
+	if raw, ok := fields["min_count"]; ok {
+		n, err := parseCount("min_count", raw)
 		if err != nil {
 			return m, err
 		}
-		if key == "min_count" {
-			m.minCount, m.maxCount, minSet = n, max(n, m.maxCount), true
-		} else {
-			m.maxCount = n
-		}
+		m.minCount, m.maxCount = n, n // max_count defaults to min_count
 	}
-	if _, ok := fields["max_count"]; !ok && minSet {
-		m.maxCount = m.minCount
+	if raw, ok := fields["max_count"]; ok {
+		n, err := parseCount("max_count", raw)
+		if err != nil {
+			return m, err
+		}
+		m.maxCount = n
 	}
 	if m.minCount > m.maxCount {
 		return m, badRequest("min_count must be <= max_count")

@@ -43,6 +43,9 @@ func (s *server) createServer(w http.ResponseWriter, r *request) error {
 	if lim := limits.Get(store.ResMetadataItems); lim >= 0 && len(c.metadata) > lim {
 		return forbidden("Quota exceeded for metadata_items: Requested %d, but already used 0 of %d metadata_items", len(c.metadata), lim)
 	}
+	if _, ok := s.cfg.Store.(store.MultiCreator); !ok && c.multi.maxCount > 1 {
+		return badRequest("Invalid input for field/attribute max_count. Value: %d. This ingot's database cannot create several servers in one request; create them one by one.", c.multi.maxCount)
+	}
 	// The password: the caller's, else a generated one unless instance
 	// passwords are off (nobody could learn a generated one then).
 	password := ""
@@ -76,7 +79,7 @@ func (s *server) createServer(w http.ResponseWriter, r *request) error {
 		sv.Name = multiName(c.name, i, n)
 		resolveGuest(sv, c.flavor)
 	}
-	if err := s.createAll(r, servers, c.multi.maxCount); err != nil {
+	if err := s.createAll(r, servers); err != nil {
 		if errors.Is(err, store.ErrQuotaExceeded) {
 			return quotaError(err)
 		}
@@ -109,15 +112,11 @@ func (s *server) createServer(w http.ResponseWriter, r *request) error {
 
 // createAll records the servers of one create in one transaction, with the
 // quota checked for all of them. A store that cannot create several at
-// once takes one create only (maxCount > 1 is refused before anything is
-// written).
-func (s *server) createAll(r *request, servers []*lifecycle.Server, maxCount int) error {
+// once gets one server only (createServer refused max_count > 1 for it).
+func (s *server) createAll(r *request, servers []*lifecycle.Server) error {
 	if mc, ok := s.cfg.Store.(store.MultiCreator); ok {
 		_, err := mc.CreateServersWithin(r.Context(), servers, len(servers), s.cfg.Quotas)
 		return err
-	}
-	if maxCount > 1 {
-		return badRequest("Invalid input for field/attribute max_count. Value: %d. This ingot's database cannot create several servers in one request; create them one by one.", maxCount)
 	}
 	return s.cfg.Store.CreateServerWithin(r.Context(), servers[0], s.cfg.Quotas)
 }
