@@ -21,6 +21,11 @@ import (
 // flavors (2.47), event hosts (2.62) and details (2.84).
 const clientMicroversion = "2.90"
 
+// extensionsHeader asks the API for ingot's extension members (phase,
+// attempts, the fault's reason and node; a volume's status reason), which
+// a plain Nova client never sees.
+const extensionsHeader = "X-Ingot-Extensions"
+
 // clientOptions are the flags every API client command shares.
 type clientOptions struct {
 	endpoint string
@@ -79,6 +84,7 @@ func (o *clientOptions) client(cmd *cobra.Command) (*apiClient, error) {
 	if err != nil {
 		return nil, err
 	}
+	headers.Set(extensionsHeader, "true") // on every request, gophercloud's too
 	hc := &http.Client{Timeout: 30 * time.Second, Transport: &authTransport{base: http.DefaultTransport, headers: headers}}
 	poll := o.poll
 	if poll <= 0 {

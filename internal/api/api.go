@@ -7,7 +7,7 @@
 // Endpoints (microversions 2.1–2.92 on the compute routes; see
 // docs/clients.md for why each exists):
 //
-//	GET  /  /v2.1  /v2.1/                          version documents (no auth)
+//	GET  /  /v2.1  /v2.1/  /v2  /v2/                version documents (no auth)
 //	POST /v2.1/servers                             create → 202
 //	GET  /v2.1/servers[/detail]                    name, status, image, flavor, limit, marker
 //	GET  /v2.1/servers/{id}                        404 for names, unknown and deleted ids
@@ -25,6 +25,8 @@
 //	GET  /volume/  POST|GET /volume/v3/{project}/volumes[/detail]  GET|DELETE …/volumes/{id}   Cinder shapes (volumes.go)
 //	GET|POST /v2.1/os-keypairs  GET|DELETE /v2.1/os-keypairs/{name}     keypairs.go
 //	GET|PUT|DELETE /v2.1/os-quota-sets/{project}[/detail|/defaults]  GET /v2.1/limits   quotas.go
+//	GET  /v2.1/extensions[/{alias}]  /v2.1/servers/{id}/ips/{network}  /v2.1/os-migrations   extensions.go, conformance.go
+//	GET  /v2.1/os-simple-tenant-usage[/{project}]  /v2.1/os-instance-usage-audit-log[/{before}]   usage.go
 //	GET  /ingot/v1/nodes  /healthz  /readyz  /metrics
 //
 // Who may call what: authz.go (every guarded route authenticates and
@@ -35,10 +37,10 @@
 // database's case rules); omitted networks mean "auto" (the first
 // configured network) at every microversion, where Nova requires the member
 // from 2.37 (docs/clients.md); create fields
-// ingot cannot honour (ports, fixed IPs, other security groups,
-// adminPass, access IPs, min/max_count other than 1) are
-// refused with 400 rather than ignored; server bodies carry the extension
-// members "ingot:phase", "ingot:fault" and "ingot:attempts".
+// ingot cannot honour (ports, fixed IPs, other security groups) are
+// refused with 400 rather than ignored. Bodies carry exactly Nova's
+// members; the extension members ("ingot:phase", "ingot:fault",
+// "ingot:attempts") only with the request header X-Ingot-Extensions: true.
 package api
 
 import (
@@ -81,8 +83,9 @@ type Config struct {
 	// RescueInterface reads a node's rescue_interface, so that a rescue
 	// Ironic would refuse is a 409 (nil: not checked).
 	RescueInterface func(ctx context.Context, nodeID string) (string, error)
-	// DisableInstancePassword leaves adminPass out of the rescue and
-	// rebuild answers (Nova's enable_instance_password = false).
+	// DisableInstancePassword generates no admin password at create or
+	// rebuild and leaves adminPass out of the create, rescue and rebuild
+	// answers (Nova's enable_instance_password = false).
 	DisableInstancePassword bool
 	// Logger receives request logs (nil: discarded).
 	Logger *slog.Logger
@@ -196,6 +199,9 @@ func (s *server) routes() {
 	s.lookupRoutes()
 	s.novaNetworkRoutes()
 	s.serverPasswordRoutes()
+	s.extensionRoutes()
+	s.conformanceRoutes()
+	s.usageRoutes()
 	s.subresourceRoutes()
 	s.updateRoutes()
 	s.volumeRoutes()

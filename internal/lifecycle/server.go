@@ -200,6 +200,21 @@ type Spec struct {
 	// its description (2.19; nil shows null). Neither reaches the node.
 	Tags        []string `json:"tags,omitempty"`
 	Description *string  `json:"description,omitempty"`
+	// AccessIPv4 and AccessIPv6 are the user's access addresses (Nova's
+	// accessIPv4/accessIPv6): shown and updatable, never configured on the
+	// node (Nova does not configure them either).
+	AccessIPv4 string `json:"access_ip_v4,omitempty"`
+	AccessIPv6 string `json:"access_ip_v6,omitempty"`
+	// ReservationID is the create request's reservation (r-xxxxxxxx, one
+	// for every server of a multiple create) and LaunchIndex the server's
+	// place in it (0 for the first).
+	ReservationID string `json:"reservation_id,omitempty"`
+	LaunchIndex   int    `json:"launch_index,omitempty"`
+	// AdminPass is the password Nova writes into the config drive
+	// (meta_data.json admin_pass) at a deploy or rebuild. A secret: it is
+	// kept only for the config drive, answered once (in the create's or
+	// rebuild's 202), and in no other answer, log or event.
+	AdminPass string `json:"admin_pass,omitempty"`
 }
 
 // VolumeRef is a volume requested through block_device_mapping_v2.

@@ -79,6 +79,14 @@ const (
 	QuotaDelete            = "os_compute_api:os-quota-sets:delete"
 	Limits                 = "os_compute_api:limits"
 	LimitsOtherProject     = "os_compute_api:limits:other_project"
+	ServersAllowAllFilters = "os_compute_api:servers:allow_all_filters"
+	IPsShow                = "os_compute_api:ips:show"
+	Extensions             = "os_compute_api:extensions"
+	TenantUsageList        = "os_compute_api:os-simple-tenant-usage:list"
+	TenantUsageShow        = "os_compute_api:os-simple-tenant-usage:show"
+	UsageAuditLogList      = "os_compute_api:os-instance-usage-audit-log:list"
+	UsageAuditLogShow      = "os_compute_api:os-instance-usage-audit-log:show"
+	MigrationsIndex        = "os_compute_api:os-migrations:index"
 
 	// Not Nova's: the look-ups ingot answers in Glance, Neutron and
 	// Cinder shapes, and ingot's own routes.
@@ -169,6 +177,14 @@ var Defaults = []Rule{
 	{QuotaDelete, Admin, "Revert a project's quotas to the defaults."},
 	{Limits, "@", "Show the caller's limits and usage."},
 	{LimitsOtherProject, Admin, "Show another project's limits (tenant_id=)."},
+	{ServersAllowAllFilters, Admin, "List servers with the admin-only filters (host, node; ip6 below 2.5)."},
+	{IPsShow, ProjectReaderOrAdmin, "List a server's addresses on one network."},
+	{Extensions, "@", "List and show the API extensions (GET /extensions)."},
+	{TenantUsageList, Admin, "List every project's usage (os-simple-tenant-usage)."},
+	{TenantUsageShow, ProjectReaderOrAdmin, "Show a project's usage (os-simple-tenant-usage/{project})."},
+	{UsageAuditLogList, Admin, "List the instance usage audit log."},
+	{UsageAuditLogShow, Admin, "Show the instance usage audit log before a time."},
+	{MigrationsIndex, Admin, "List migrations (always empty: bare metal does not migrate)."},
 
 	{Flavors, "@", "List and show flavors (Nova checks no policy there)."},
 	{Images, "@", "The Glance-shaped image look-ups (the configured images are public)."},

@@ -145,6 +145,7 @@ func (in *ingot) call(method, path string, body any, out any) (int, error) {
 	req, _ := http.NewRequest(method, in.p.api+path, rd)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-OpenStack-Nova-API-Version", "2.90")
+	req.Header.Set("X-Ingot-Extensions", "true")
 	resp, err := hc.Do(req)
 	if err != nil {
 		return 0, err

@@ -102,6 +102,14 @@ func attacks(v victim) map[string][]attempt {
 		"DELETE /v2.1/servers/{id}/os-server-password":     {{method: "DELETE", path: "/v2.1/servers/" + v.server + "/os-server-password", write: true}},
 		"GET /v2.1/os-availability-zone":                   {get("/v2.1/os-availability-zone")},
 		"GET /v2.1/os-availability-zone/detail":            {get("/v2.1/os-availability-zone/detail")},
+		"GET /v2.1/servers/{id}/ips/{network}":             {get("/v2.1/servers/" + v.server + "/ips/provisioning")},
+		"GET /v2.1/extensions":                             {get("/v2.1/extensions")},
+		"GET /v2.1/extensions/{alias}":                     {get("/v2.1/extensions/os-consoles")},
+		"GET /v2.1/os-migrations":                          {get("/v2.1/os-migrations")},
+		"GET /v2.1/os-simple-tenant-usage":                 {get("/v2.1/os-simple-tenant-usage?detailed=1")},
+		"GET /v2.1/os-simple-tenant-usage/{tenant}":        {get("/v2.1/os-simple-tenant-usage/" + a + "?start=2000-01-01T00:00:00")},
+		"GET /v2.1/os-instance-usage-audit-log":            {get("/v2.1/os-instance-usage-audit-log")},
+		"GET /v2.1/os-instance-usage-audit-log/{before}":   {get("/v2.1/os-instance-usage-audit-log/2026-01-01%2000:00:00")},
 
 		// The catalogue is shared: reading it is allowed and shows nothing of A.
 		"GET /v2.1/flavors":                               {get("/v2.1/flavors")},
@@ -167,7 +175,7 @@ func serverActions(server string) []attempt {
 
 // publicRoutes answer anyone; a new public route must be added here on
 // purpose.
-var publicRoutes = []string{"GET /{$}", "GET /v2.1", "GET /v2.1/{$}", "GET /image", "GET /image/{$}",
+var publicRoutes = []string{"GET /{$}", "GET /v2.1", "GET /v2.1/{$}", "GET /v2", "GET /v2/{$}", "GET /image", "GET /image/{$}",
 	"GET /network", "GET /network/{$}", "GET /volume", "GET /volume/{$}", "GET /volume/v3", "GET /volume/v3/{$}",
 	"GET /healthz", "GET /readyz", "GET /metrics"}
 
@@ -269,7 +277,9 @@ func runMatrix(t *testing.T, s *stack) {
 // ownerReads: the same reads by A's member succeed (the refusals above are
 // not an artifact of broken routes), except the admin-only ones.
 func ownerReads(t *testing.T, s *stack, v victim, table map[string][]attempt, guarded []string) {
-	adminOnly := map[string]bool{"GET /ingot/v1/nodes": true, "GET /v2.1/os-availability-zone/detail": true}
+	adminOnly := map[string]bool{"GET /ingot/v1/nodes": true, "GET /v2.1/os-availability-zone/detail": true,
+		"GET /v2.1/os-migrations": true, "GET /v2.1/os-simple-tenant-usage": true,
+		"GET /v2.1/os-instance-usage-audit-log": true, "GET /v2.1/os-instance-usage-audit-log/{before}": true}
 	swap := strings.NewReplacer("/volume/v3/"+v.projectB+"/", "/volume/v3/"+v.project+"/", "/os-quota-sets/"+v.projectB, "/os-quota-sets/"+v.project)
 	n := 0
 	for _, pattern := range guarded {
@@ -323,6 +333,8 @@ func memberAdminRoutes(t *testing.T, s *stack, v victim) {
 		{method: "PUT", path: "/v2.1/os-quota-sets/" + v.project, body: map[string]any{"quota_set": map[string]any{"instances": 50}}},
 		{method: "DELETE", path: "/v2.1/os-quota-sets/" + v.project},
 		get("/v2.1/os-keypairs?user_id=" + s.userID("reader-a")),
+		get("/v2.1/os-migrations"), get("/v2.1/os-simple-tenant-usage"), get("/v2.1/os-simple-tenant-usage/" + v.projectB),
+		get("/v2.1/os-instance-usage-audit-log"), get("/v2.1/os-instance-usage-audit-log/2026-01-01%2000:00:00"),
 	} {
 		if r := s.do("member-a", at.method, at.path, "2.90", at.body); r.status != http.StatusForbidden {
 			t.Errorf("member %s %s: %d %s, want 403", at.method, at.path, r.status, r.body)

@@ -70,6 +70,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Concurrency", testConcurrency},
 		{"ListProject", testListProject},
 		{"QuotaCreate", testQuotaCreate},
+		{"QuotaCreateMany", testQuotaCreateMany},
 		{"QuotaRace", testQuotaRace},
 		{"ProjectVolumes", testProjectVolumes},
 		{"Keypairs", testKeypairs},
