@@ -26,7 +26,7 @@
 //	GET|POST /v2.1/os-keypairs  GET|DELETE /v2.1/os-keypairs/{name}     keypairs.go
 //	GET|PUT|DELETE /v2.1/os-quota-sets/{project}[/detail|/defaults]  GET /v2.1/limits   quotas.go
 //	GET  /v2.1/extensions[/{alias}]  /v2.1/servers/{id}/ips/{network}  /v2.1/os-migrations   extensions.go, conformance.go
-//	GET  /v2.1/os-simple-tenant-usage[/{project}]  /v2.1/os-instance-usage-audit-log[/{before}]   usage.go
+//	GET  /v2.1/os-simple-tenant-usage[/{project}]  /v2.1/os-instance_usage_audit_log[/{before}]   usage.go
 //	GET  /ingot/v1/nodes  /healthz  /readyz  /metrics
 //
 // Who may call what: authz.go (every guarded route authenticates and

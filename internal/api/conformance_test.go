@@ -175,7 +175,7 @@ func TestInstanceUsageAuditLog(t *testing.T) {
 	f := newFixture(t)
 	members := []string{"hosts_not_run", "log", "num_hosts", "num_hosts_done", "num_hosts_not_run", "num_hosts_running",
 		"overall_status", "period_beginning", "period_ending", "total_errors", "total_instances"}
-	r := f.do("GET", "/v2.1/os-instance-usage-audit-log", "2.1", nil).want(t, 200)
+	r := f.do("GET", "/v2.1/os-instance_usage_audit_log", "2.1", nil).want(t, 200)
 	checkMembers(t, "audit log list", r.body, []string{"instance_usage_audit_logs"})
 	l := obj(t, r.body, "instance_usage_audit_logs")
 	checkMembers(t, "audit log", l, members)
@@ -188,15 +188,15 @@ func TestInstanceUsageAuditLog(t *testing.T) {
 		"2026-03-01 00:00:00":        "2026-01-01 00:00:00", // the first instant of a month: one further back
 		"2026-01-10 08:30:00.123456": "2025-12-01 00:00:00",
 	} {
-		s := obj(t, f.do("GET", "/v2.1/os-instance-usage-audit-log/"+strings.ReplaceAll(before, " ", "%20"), "2.1", nil).want(t, 200).body, "instance_usage_audit_log")
+		s := obj(t, f.do("GET", "/v2.1/os-instance_usage_audit_log/"+strings.ReplaceAll(before, " ", "%20"), "2.1", nil).want(t, 200).body, "instance_usage_audit_log")
 		checkMembers(t, "audit log show", s, members)
 		if s["period_beginning"] != begin {
 			t.Errorf("before %s: begins %v, want %s", before, s["period_beginning"], begin)
 		}
 	}
-	f.do("GET", "/v2.1/os-instance-usage-audit-log/invalid_time", "2.1", nil).novaError(t, 400, "badRequest")
-	f.doWith(member, "GET", "/v2.1/os-instance-usage-audit-log", "2.1", nil).novaError(t, 403, "forbidden")
-	f.doWith(member, "GET", "/v2.1/os-instance-usage-audit-log/2026-03-15%2010:00:00", "2.1", nil).novaError(t, 403, "forbidden")
+	f.do("GET", "/v2.1/os-instance_usage_audit_log/invalid_time", "2.1", nil).novaError(t, 400, "badRequest")
+	f.doWith(member, "GET", "/v2.1/os-instance_usage_audit_log", "2.1", nil).novaError(t, 403, "forbidden")
+	f.doWith(member, "GET", "/v2.1/os-instance_usage_audit_log/2026-03-15%2010:00:00", "2.1", nil).novaError(t, 403, "forbidden")
 }
 
 func TestAvailabilityZoneDetailIsForAdmins(t *testing.T) {

@@ -14,14 +14,14 @@ import (
 
 // os-simple-tenant-usage (what each project's servers used over a period,
 // in Nova's units: hours, and GB, MB and vCPUs times hours) and
-// os-instance-usage-audit-log (the audit task's record: ingot runs none,
+// os-instance_usage_audit_log (the audit task's record: ingot runs none,
 // so every period shows its one compute host as not run).
 
 func (s *server) usageRoutes() {
 	s.compute("GET /v2.1/os-simple-tenant-usage", s.listTenantUsage)
 	s.compute("GET /v2.1/os-simple-tenant-usage/{tenant}", s.showTenantUsage)
-	s.compute("GET /v2.1/os-instance-usage-audit-log", s.listUsageAuditLog)
-	s.compute("GET /v2.1/os-instance-usage-audit-log/{before}", s.showUsageAuditLog)
+	s.compute("GET /v2.1/os-instance_usage_audit_log", s.listUsageAuditLog)
+	s.compute("GET /v2.1/os-instance_usage_audit_log/{before}", s.showUsageAuditLog)
 }
 
 // usageLayouts are the times Nova's usage routes read (start, end).

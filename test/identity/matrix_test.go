@@ -108,8 +108,8 @@ func attacks(v victim) map[string][]attempt {
 		"GET /v2.1/os-migrations":                          {get("/v2.1/os-migrations")},
 		"GET /v2.1/os-simple-tenant-usage":                 {get("/v2.1/os-simple-tenant-usage?detailed=1")},
 		"GET /v2.1/os-simple-tenant-usage/{tenant}":        {get("/v2.1/os-simple-tenant-usage/" + a + "?start=2000-01-01T00:00:00")},
-		"GET /v2.1/os-instance-usage-audit-log":            {get("/v2.1/os-instance-usage-audit-log")},
-		"GET /v2.1/os-instance-usage-audit-log/{before}":   {get("/v2.1/os-instance-usage-audit-log/2026-01-01%2000:00:00")},
+		"GET /v2.1/os-instance_usage_audit_log":            {get("/v2.1/os-instance_usage_audit_log")},
+		"GET /v2.1/os-instance_usage_audit_log/{before}":   {get("/v2.1/os-instance_usage_audit_log/2026-01-01%2000:00:00")},
 
 		// The catalogue is shared: reading it is allowed and shows nothing of A.
 		"GET /v2.1/flavors":                               {get("/v2.1/flavors")},
@@ -279,7 +279,7 @@ func runMatrix(t *testing.T, s *stack) {
 func ownerReads(t *testing.T, s *stack, v victim, table map[string][]attempt, guarded []string) {
 	adminOnly := map[string]bool{"GET /ingot/v1/nodes": true, "GET /v2.1/os-availability-zone/detail": true,
 		"GET /v2.1/os-migrations": true, "GET /v2.1/os-simple-tenant-usage": true,
-		"GET /v2.1/os-instance-usage-audit-log": true, "GET /v2.1/os-instance-usage-audit-log/{before}": true}
+		"GET /v2.1/os-instance_usage_audit_log": true, "GET /v2.1/os-instance_usage_audit_log/{before}": true}
 	swap := strings.NewReplacer("/volume/v3/"+v.projectB+"/", "/volume/v3/"+v.project+"/", "/os-quota-sets/"+v.projectB, "/os-quota-sets/"+v.project)
 	n := 0
 	for _, pattern := range guarded {
@@ -334,7 +334,7 @@ func memberAdminRoutes(t *testing.T, s *stack, v victim) {
 		{method: "DELETE", path: "/v2.1/os-quota-sets/" + v.project},
 		get("/v2.1/os-keypairs?user_id=" + s.userID("reader-a")),
 		get("/v2.1/os-migrations"), get("/v2.1/os-simple-tenant-usage"), get("/v2.1/os-simple-tenant-usage/" + v.projectB),
-		get("/v2.1/os-instance-usage-audit-log"), get("/v2.1/os-instance-usage-audit-log/2026-01-01%2000:00:00"),
+		get("/v2.1/os-instance_usage_audit_log"), get("/v2.1/os-instance_usage_audit_log/2026-01-01%2000:00:00"),
 	} {
 		if r := s.do("member-a", at.method, at.path, "2.90", at.body); r.status != http.StatusForbidden {
 			t.Errorf("member %s %s: %d %s, want 403", at.method, at.path, r.status, r.body)
