@@ -131,3 +131,56 @@ func (st *Store) DeleteQuotas(ctx context.Context, projectID string) error {
 	}
 	return nil
 }
+
+// CreateServersWithin implements store.MultiCreator: under the project's
+// advisory lock, as CreateServerWithin, it counts the usage once and
+// inserts the first n servers, n the most from minCount up that fit.
+func (st *Store) CreateServersWithin(ctx context.Context, servers []*lifecycle.Server, minCount int, defaults store.Limits) (int, error) {
+	rows := make([]*serverRow, 0, len(servers))
+	cs := make([]*lifecycle.Server, 0, len(servers))
+	for _, s := range servers {
+		r, err := newServerRow(s)
+		if err != nil {
+			return 0, err
+		}
+		rows = append(rows, r)
+		cs = append(cs, &r.c)
+	}
+	if len(rows) == 0 {
+		return 0, nil
+	}
+	n := 0
+	err := st.write(ctx, func(tx pgx.Tx) error {
+		n = len(rows)
+		project := rows[0].c.ProjectID
+		over, err := overrides(ctx, tx, project)
+		if err != nil {
+			return err
+		}
+		if limits := codec.Merge(defaults, over); codec.AnyLimit(limits) {
+			if err := lockFor(ctx, tx, lockProjectQuota, project); err != nil {
+				return err
+			}
+			u, err := usage(ctx, tx, project)
+			if err != nil {
+				return err
+			}
+			if n, err = store.FitServers(u, limits, cs, minCount); err != nil {
+				return err
+			}
+		}
+		for _, r := range rows[:n] {
+			if err := r.insert(ctx, tx); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	for i, r := range rows[:n] {
+		r.done(servers[i])
+	}
+	return n, nil
+}

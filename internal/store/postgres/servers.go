@@ -76,7 +76,35 @@ func (st *Store) CreateServer(ctx context.Context, s *lifecycle.Server) error {
 // createServer is CreateServer; with check set, the project's quota is
 // checked first in the same transaction (quotas.go).
 func (st *Store) createServer(ctx context.Context, s *lifecycle.Server, check func(tx pgx.Tx, c *lifecycle.Server) error) error {
-	c := *s
+	row, err := newServerRow(s)
+	if err != nil {
+		return err
+	}
+	err = st.write(ctx, func(tx pgx.Tx) error {
+		if check != nil {
+			if err := check(tx, &row.c); err != nil {
+				return err
+			}
+		}
+		return row.insert(ctx, tx)
+	})
+	if err != nil {
+		return err
+	}
+	row.done(s)
+	return nil
+}
+
+// serverRow is a new server with its columns encoded, ready to insert.
+type serverRow struct {
+	c                lifecycle.Server
+	spec, tags, reqs string
+	docs             codec.Docs
+}
+
+func newServerRow(s *lifecycle.Server) (*serverRow, error) {
+	r := &serverRow{c: *s}
+	c := &r.c
 	if c.Desired == "" {
 		c.Desired = lifecycle.DesiredActive
 	}
@@ -87,60 +115,58 @@ func (st *Store) createServer(ctx context.Context, s *lifecycle.Server, check fu
 		c.CreatedAt = time.Now()
 	}
 	c.Version = 1
-	if err := codec.Validate(&c); err != nil {
-		return fmt.Errorf("postgres: %w", err)
+	if err := codec.Validate(c); err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
 	}
 	spec, err := json.Marshal(c.Spec)
 	if err != nil {
-		return fmt.Errorf("postgres: server %s: spec: %w", c.ID, err)
+		return nil, fmt.Errorf("postgres: server %s: spec: %w", c.ID, err)
 	}
-	tags, err := tagsOf(c.Spec)
-	if err != nil {
-		return fmt.Errorf("postgres: server %s: tags: %w", c.ID, err)
+	r.spec = string(spec)
+	if r.tags, err = tagsOf(c.Spec); err != nil {
+		return nil, fmt.Errorf("postgres: server %s: tags: %w", c.ID, err)
 	}
-	docs, err := codec.EncodeDocs(&c)
-	if err != nil {
-		return fmt.Errorf("postgres: server %s: %w", c.ID, err)
+	if r.docs, err = codec.EncodeDocs(c); err != nil {
+		return nil, fmt.Errorf("postgres: server %s: %w", c.ID, err)
 	}
-	reqs, err := codec.Requests(&c)
-	if err != nil {
-		return fmt.Errorf("postgres: server %s: %w", c.ID, err)
+	if r.reqs, err = codec.Requests(c); err != nil {
+		return nil, fmt.Errorf("postgres: server %s: %w", c.ID, err)
 	}
-	err = st.write(ctx, func(tx pgx.Tx) error {
-		if check != nil {
-			if err := check(tx, &c); err != nil {
-				return err
-			}
-		}
-		tag, err := tx.Exec(ctx, qInsertServer,
-			c.ID, c.Name, c.ProjectID, c.UserID, string(spec), string(c.Desired), string(c.Phase), c.NodeID,
-			docs.Ext, c.DeployRequested, c.PortsAllocated, docs.Excluded, docs.Attempts, docs.Fault,
-			codec.Time(c.MaintenanceSince), codec.TimeNN(c.CreatedAt), codec.Time(c.UpdatedAt), codec.Time(c.PhaseSince),
-			codec.Time(c.Deadline), codec.Time(c.DeleteRequestedAt), codec.Time(c.LaunchedAt),
-			c.CreateRequestID, c.DeleteRequestID, c.Version, c.VolumesOnNode, c.VolumesReleased, reqs, c.NeedsWork(),
-			c.Spec.VCPUs, c.Spec.RAMMB, c.Spec.ResourceClass, tags)
-		if err != nil {
-			if code, name := constraint(err); code == unique && name == "servers_node_id" {
-				return fmt.Errorf("server %s, node %s: %w", c.ID, c.NodeID, store.ErrNodeTaken)
-			}
-			return fmt.Errorf("postgres: insert server %s: %w", c.ID, err)
-		}
-		if tag.RowsAffected() == 0 {
-			return fmt.Errorf("server %s: %w", c.ID, store.ErrExists)
-		}
-		if err := reserveVolumes(ctx, tx, &c); err != nil {
-			return err
-		}
-		return insertAction(ctx, tx, store.ActionRecord{
-			ServerID: c.ID, RequestID: c.CreateRequestID, Action: lifecycle.ActionCreate,
-			StartTime: c.CreatedAt, ProjectID: c.ProjectID, UserID: c.UserID,
-		})
-	})
+	return r, nil
+}
+
+// insert writes the server, reserves its volumes and records its create
+// action, in tx.
+func (r *serverRow) insert(ctx context.Context, tx pgx.Tx) error {
+	c, docs := &r.c, r.docs
+	tag, err := tx.Exec(ctx, qInsertServer,
+		c.ID, c.Name, c.ProjectID, c.UserID, r.spec, string(c.Desired), string(c.Phase), c.NodeID,
+		docs.Ext, c.DeployRequested, c.PortsAllocated, docs.Excluded, docs.Attempts, docs.Fault,
+		codec.Time(c.MaintenanceSince), codec.TimeNN(c.CreatedAt), codec.Time(c.UpdatedAt), codec.Time(c.PhaseSince),
+		codec.Time(c.Deadline), codec.Time(c.DeleteRequestedAt), codec.Time(c.LaunchedAt),
+		c.CreateRequestID, c.DeleteRequestID, c.Version, c.VolumesOnNode, c.VolumesReleased, r.reqs, c.NeedsWork(),
+		c.Spec.VCPUs, c.Spec.RAMMB, c.Spec.ResourceClass, r.tags)
 	if err != nil {
+		if code, name := constraint(err); code == unique && name == "servers_node_id" {
+			return fmt.Errorf("server %s, node %s: %w", c.ID, c.NodeID, store.ErrNodeTaken)
+		}
+		return fmt.Errorf("postgres: insert server %s: %w", c.ID, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("server %s: %w", c.ID, store.ErrExists)
+	}
+	if err := reserveVolumes(ctx, tx, c); err != nil {
 		return err
 	}
-	s.Desired, s.Phase, s.CreatedAt, s.Version = c.Desired, c.Phase, c.CreatedAt, c.Version
-	return nil
+	return insertAction(ctx, tx, store.ActionRecord{
+		ServerID: c.ID, RequestID: c.CreateRequestID, Action: lifecycle.ActionCreate,
+		StartTime: c.CreatedAt, ProjectID: c.ProjectID, UserID: c.UserID,
+	})
+}
+
+// done copies back to the caller's server what the insert decided.
+func (r *serverRow) done(s *lifecycle.Server) {
+	s.Desired, s.Phase, s.CreatedAt, s.Version = r.c.Desired, r.c.Phase, r.c.CreatedAt, r.c.Version
 }
 
 // GetServer returns the server, deleted or not. ErrNotFound when unknown.
