@@ -199,6 +199,7 @@ func (s *server) routes() {
 	s.lookupRoutes()
 	s.novaNetworkRoutes()
 	s.serverPasswordRoutes()
+	s.diagnosticsRoutes()
 	s.extensionRoutes()
 	s.conformanceRoutes()
 	s.usageRoutes()

@@ -63,6 +63,8 @@ const (
 	NovaNetworksList       = "os_compute_api:os-networks:list"
 	NovaNetworksShow       = "os_compute_api:os-networks:show"
 	ServerPasswordShow     = "os_compute_api:os-server-password:show"
+	ServerDiagnostics      = "os_compute_api:os-server-diagnostics"
+	ServerExternalEvents   = "os_compute_api:os-server-external-events:create"
 	ServerPasswordClear    = "os_compute_api:os-server-password:clear"
 	AZList                 = "os_compute_api:os-availability-zone:list"
 	AZDetail               = "os_compute_api:os-availability-zone:detail"
@@ -160,6 +162,8 @@ var Defaults = []Rule{
 	{VolumeAttachmentsIndex, ProjectReaderOrAdmin, "List a server's volume attachments."},
 	{NovaNetworksList, ProjectReaderOrAdmin, "List networks through Nova's network proxy (os-networks, up to 2.35)."},
 	{NovaNetworksShow, ProjectReaderOrAdmin, "Show a network through Nova's network proxy (os-networks, up to 2.35)."},
+	{ServerDiagnostics, Admin, "Show a server's diagnostics (what ingot knows of its machine)."},
+	{ServerExternalEvents, Admin, "Send external events about servers (acknowledged; ingot reads Ironic itself)."},
 	{ServerPasswordShow, ProjectReaderOrAdmin, "Show a server's password posted to the metadata service (always empty: ingot has none)."},
 	{ServerPasswordClear, ProjectMemberOrAdmin, "Clear a server's password posted to the metadata service."},
 	{AZList, "@", "List availability zones."},

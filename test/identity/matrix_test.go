@@ -106,10 +106,13 @@ func attacks(v victim) map[string][]attempt {
 		"GET /v2.1/extensions":                             {get("/v2.1/extensions")},
 		"GET /v2.1/extensions/{alias}":                     {get("/v2.1/extensions/os-consoles")},
 		"GET /v2.1/os-migrations":                          {get("/v2.1/os-migrations")},
-		"GET /v2.1/os-simple-tenant-usage":                 {get("/v2.1/os-simple-tenant-usage?detailed=1")},
-		"GET /v2.1/os-simple-tenant-usage/{tenant}":        {get("/v2.1/os-simple-tenant-usage/" + a + "?start=2000-01-01T00:00:00")},
-		"GET /v2.1/os-instance_usage_audit_log":            {get("/v2.1/os-instance_usage_audit_log")},
-		"GET /v2.1/os-instance_usage_audit_log/{before}":   {get("/v2.1/os-instance_usage_audit_log/2026-01-01%2000:00:00")},
+		"GET /v2.1/servers/{id}/diagnostics":               {get("/v2.1/servers/" + v.server + "/diagnostics")},
+		"POST /v2.1/os-server-external-events": {{method: "POST", path: "/v2.1/os-server-external-events", write: true,
+			body: map[string]any{"events": []any{map[string]any{"name": "network-changed", "server_uuid": v.server}}}}},
+		"GET /v2.1/os-simple-tenant-usage":               {get("/v2.1/os-simple-tenant-usage?detailed=1")},
+		"GET /v2.1/os-simple-tenant-usage/{tenant}":      {get("/v2.1/os-simple-tenant-usage/" + a + "?start=2000-01-01T00:00:00")},
+		"GET /v2.1/os-instance_usage_audit_log":          {get("/v2.1/os-instance_usage_audit_log")},
+		"GET /v2.1/os-instance_usage_audit_log/{before}": {get("/v2.1/os-instance_usage_audit_log/2026-01-01%2000:00:00")},
 
 		// The catalogue is shared: reading it is allowed and shows nothing of A.
 		"GET /v2.1/flavors":                               {get("/v2.1/flavors")},
@@ -166,7 +169,7 @@ func serverActions(server string) []attempt {
 	for _, body := range []map[string]any{
 		{"forceDelete": nil}, {"reboot": map[string]any{"type": "HARD"}}, {"os-stop": nil}, {"os-start": nil},
 		{"rebuild": map[string]any{"imageRef": imageID}}, {"rescue": nil}, {"unrescue": nil},
-		{"lock": nil}, {"unlock": nil},
+		{"lock": nil}, {"unlock": nil}, {"os-resetState": map[string]any{"state": "error"}},
 	} {
 		out = append(out, attempt{method: "POST", path: "/v2.1/servers/" + server + "/action", body: body, write: true})
 	}
@@ -279,7 +282,8 @@ func runMatrix(t *testing.T, s *stack) {
 func ownerReads(t *testing.T, s *stack, v victim, table map[string][]attempt, guarded []string) {
 	adminOnly := map[string]bool{"GET /ingot/v1/nodes": true, "GET /v2.1/os-availability-zone/detail": true,
 		"GET /v2.1/os-migrations": true, "GET /v2.1/os-simple-tenant-usage": true,
-		"GET /v2.1/os-instance_usage_audit_log": true, "GET /v2.1/os-instance_usage_audit_log/{before}": true}
+		"GET /v2.1/os-instance_usage_audit_log": true, "GET /v2.1/os-instance_usage_audit_log/{before}": true,
+		"GET /v2.1/servers/{id}/diagnostics": true}
 	swap := strings.NewReplacer("/volume/v3/"+v.projectB+"/", "/volume/v3/"+v.project+"/", "/os-quota-sets/"+v.projectB, "/os-quota-sets/"+v.project)
 	n := 0
 	for _, pattern := range guarded {
@@ -335,6 +339,9 @@ func memberAdminRoutes(t *testing.T, s *stack, v victim) {
 		get("/v2.1/os-keypairs?user_id=" + s.userID("reader-a")),
 		get("/v2.1/os-migrations"), get("/v2.1/os-simple-tenant-usage"), get("/v2.1/os-simple-tenant-usage/" + v.projectB),
 		get("/v2.1/os-instance_usage_audit_log"), get("/v2.1/os-instance_usage_audit_log/2026-01-01%2000:00:00"),
+		get("/v2.1/servers/" + v.server + "/diagnostics"),
+		{method: "POST", path: "/v2.1/os-server-external-events", body: map[string]any{"events": []any{map[string]any{"name": "network-changed", "server_uuid": v.server}}}},
+		{method: "POST", path: "/v2.1/servers/" + v.server + "/action", body: map[string]any{"os-resetState": map[string]any{"state": "error"}}},
 	} {
 		if r := s.do("member-a", at.method, at.path, "2.90", at.body); r.status != http.StatusForbidden {
 			t.Errorf("member %s %s: %d %s, want 403", at.method, at.path, r.status, r.body)
