@@ -195,6 +195,18 @@ type Spec struct {
 	// its description (2.19; nil shows null). Neither reaches the node.
 	Tags        []string `json:"tags,omitempty"`
 	Description *string  `json:"description,omitempty"`
+	// Group is the server group the server was created into (the group
+	// scheduler hint), with the group's policy, which never changes, for
+	// the scheduler.
+	Group *GroupRef `json:"group,omitempty"`
+}
+
+// GroupRef names a server's group and its policy.
+type GroupRef struct {
+	ID     string `json:"id"`
+	Policy string `json:"policy"`
+	// MaxPerHost is the max_server_per_host rule (0: none).
+	MaxPerHost int `json:"max_per_host,omitempty"`
 }
 
 // VolumeRef is a volume requested through block_device_mapping_v2.

@@ -99,6 +99,9 @@ func (st *Store) CreateServerWithin(ctx context.Context, s *lifecycle.Server, de
 		for k, v := range over {
 			limits[k] = v
 		}
+		if err := checkGroupMembers(ctx, tx, c, limits.Get(store.ResServerGroupMembers)); err != nil {
+			return err
+		}
 		if !anyLimit(limits) {
 			return nil // nothing to count against
 		}

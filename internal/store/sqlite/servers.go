@@ -137,6 +137,9 @@ func (st *Store) createServer(ctx context.Context, s *lifecycle.Server, check fu
 		if err := reserveVolumes(ctx, tx, &c); err != nil {
 			return err
 		}
+		if err := joinGroup(ctx, tx, &c); err != nil {
+			return err
+		}
 		return insertAction(ctx, tx, store.ActionRecord{
 			ServerID: c.ID, RequestID: c.CreateRequestID, Action: lifecycle.ActionCreate,
 			StartTime: c.CreatedAt, ProjectID: c.ProjectID, UserID: c.UserID,
