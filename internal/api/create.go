@@ -168,7 +168,7 @@ func (s *server) parseCreate(r *request) (*createRequest, error) {
 	if err := checkCount(fields, "max_count"); err != nil {
 		return nil, err
 	}
-	if err := s.resolveFlavor(fields, c); err != nil {
+	if err := s.resolveFlavor(r, fields, c); err != nil {
 		return nil, err
 	}
 	if err := s.resolveBoot(r.Context(), r.ident.ProjectID, fields, c); err != nil {
@@ -282,7 +282,7 @@ func refID(ref string) string {
 	return ref
 }
 
-func (s *server) resolveFlavor(fields map[string]json.RawMessage, c *createRequest) error {
+func (s *server) resolveFlavor(r *request, fields map[string]json.RawMessage, c *createRequest) error {
 	raw, ok := fields["flavorRef"]
 	if !ok {
 		return badRequest("Invalid input for field/attribute server. 'flavorRef' is a required property.")
@@ -300,11 +300,14 @@ func (s *server) resolveFlavor(fields map[string]json.RawMessage, c *createReque
 	if ref == "" {
 		return badRequest("Invalid input for field/attribute flavorRef: it must not be empty.")
 	}
-	f, ok := s.cfg.Catalog.Flavor(ref)
+	f, ok, err := s.findFlavor(r.Context(), r, ref)
+	if err != nil {
+		return err
+	}
 	if !ok {
 		return badRequest("Flavor %s could not be found.", ref)
 	}
-	c.flavor = f
+	c.flavor = toCatalog(f)
 	return nil
 }
 

@@ -307,8 +307,12 @@ func (s *server) specFilter(r *request) (match func(*lifecycle.Server) bool, fil
 	if img, ok := s.cfg.Catalog.Image(image); ok {
 		image = img.ID
 	}
-	if f, ok := s.cfg.Catalog.Flavor(flavor); ok {
-		flavor = f.ID
+	if flavor != "" {
+		if f, ok, err := s.findFlavor(r.Context(), r, flavor); err != nil {
+			return nil, false, err
+		} else if ok {
+			flavor = f.ID
+		}
 	}
 	return func(sv *lifecycle.Server) bool {
 		return (image == "" || strings.EqualFold(sv.Spec.ImageID, image)) &&

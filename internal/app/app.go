@@ -52,6 +52,7 @@ type App struct {
 
 	lock    *lockfile.Lock // this process owns the database
 	closers []func()
+	clock   clock.Clock
 }
 
 // Options are what a caller may supply beyond the configuration.
@@ -70,7 +71,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	a := &App{Config: cfg, Log: opts.Logger}
+	a := &App{Config: cfg, Log: opts.Logger, clock: opts.Clock}
 	if err := a.lockDatabase(); err != nil {
 		return nil, err
 	}
@@ -81,6 +82,14 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	}
 	a.Store = st
 	a.closers = append(a.closers, func() { _ = st.Close() })
+	if err := api.SeedFlavors(ctx, st, cfg.Catalog().Flavors); err != nil {
+		a.Close()
+		return nil, fmt.Errorf("flavors: %w", err)
+	}
+	if err := registerServices(ctx, st, cfg.Host, opts.Clock.Now()); err != nil {
+		a.Close()
+		return nil, fmt.Errorf("services: %w", err)
+	}
 
 	a.IronicURL = cfg.Ironic.URL
 	if a.IronicURL == "sim" {
@@ -103,7 +112,8 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	}
 	a.Ironic = ic
 	nets := cfg.NetworkList()
-	sched := scheduler.New(ic, opts.Clock, scheduler.Options{Logger: opts.Logger, Networks: nets})
+	sched := scheduler.New(ic, opts.Clock, scheduler.Options{Logger: opts.Logger, Networks: nets,
+		Schedulable: schedulable(st), GroupMembers: st.GroupMembers})
 	a.Reconciler = reconciler.New(reconciler.Deps{
 		Store: st, Ironic: ic, Scheduler: sched, IPAM: network.NewIPAM(st, nets), Networks: nets, Clock: opts.Clock, Logger: opts.Logger,
 		Hooks: reconciler.Hooks{Tick: a.Metrics.Tick, Transition: a.Metrics.Transition, PastDue: a.Metrics.PastDue, Step: opts.Step},
@@ -120,13 +130,15 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 		}
 		return nil
 	}
+	cat := cfg.Catalog()
+	cat.Flavors = nil // seeded above
 	a.Handler = api.New(api.Config{
-		Store: st, Catalog: cfg.Catalog(), Networks: nets, Clock: opts.Clock, BuildTimeout: cfg.BuildTimeout,
+		Store: st, Catalog: cat, Networks: nets, Clock: opts.Clock, BuildTimeout: cfg.BuildTimeout,
 		Kick: a.Reconciler.Kick, Nodes: ic.ListNodes, Logger: opts.Logger, Metrics: a.Metrics.Handler(),
 		RescueInterface: ic.NodeRescueInterface, DisableInstancePassword: !cfg.API.EnableInstancePassword,
 		Auth: ident.authn, AuthURL: ident.authURL, Policy: ident.policy, Quotas: QuotaLimits(cfg),
 		PublicURL: cfg.API.PublicURL, TrustedProxies: cfg.TrustedProxyPrefixes(),
-		Ready: ready,
+		Ready: ready, Host: cfg.Host, ServiceDownTime: ServiceDownTime, Inventory: sched.Nodes,
 	})
 	if a.Console, err = newConsole(cfg, a, ident, ready, opts); err != nil {
 		a.Close()
@@ -250,6 +262,7 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	defer stopRec()
 	recDone := make(chan struct{})
 	go func() { defer close(recDone); errc <- a.Reconciler.Run(recCtx) }()
+	go a.heartbeat(recCtx)
 	if a.lock != nil {
 		h := a.lock.Holder()
 		h.Listen = "http://" + ln.Addr().String()

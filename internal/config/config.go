@@ -25,8 +25,11 @@ import (
 
 // Config is the whole configuration, as in ingot.yaml.
 type Config struct {
-	Listen           string        `yaml:"listen"`
-	Database         string        `yaml:"database"`
+	Listen   string `yaml:"listen"`
+	Database string `yaml:"database"`
+	// Host names this replica: its compute service's host in os-services
+	// and os-hypervisors (default: the machine's hostname).
+	Host             string        `yaml:"host"`
 	Ironic           Ironic        `yaml:"ironic"`
 	PollInterval     time.Duration `yaml:"poll_interval"`
 	DriftInterval    time.Duration `yaml:"drift_interval"`
@@ -201,6 +204,14 @@ func (c *Config) Normalize() error {
 	}
 	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
 		bad("listen", "want host:port, got %q", c.Listen)
+	}
+	if c.Host == "" {
+		c.Host, _ = os.Hostname()
+		if c.Host == "" {
+			c.Host = "ingot"
+		}
+	} else if len(c.Host) > 255 || hasSpaceOrControl(c.Host) {
+		bad("host", "want a host name (at most 255 characters, no spaces), got %q", c.Host)
 	}
 	if c.Database == "" {
 		bad("database", "must not be empty")

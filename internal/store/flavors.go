@@ -45,8 +45,8 @@ type Flavors interface {
 	// only the public ones and the private ones projectID has access to.
 	ListFlavors(ctx context.Context, projectID string) ([]Flavor, error)
 	// UpdateFlavor applies mutate to the stored flavor in one transaction
-	// and writes back its description and extra specs (nothing else of a
-	// flavor changes after create). An error from mutate is returned as
+	// and writes back its description, extra specs and resource class
+	// (nothing else of a flavor changes after create). An error from mutate is returned as
 	// is, nothing written. ErrNotFound when unknown.
 	UpdateFlavor(ctx context.Context, id string, mutate func(*Flavor) error) (Flavor, error)
 	// DeleteFlavor removes a flavor and its access list. ErrNotFound when

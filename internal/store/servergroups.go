@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"time"
+
+	"github.com/ingot-dev/ingot/internal/lifecycle"
 )
 
 // Quota resources of server groups (per project, and members per group).
@@ -35,8 +37,10 @@ type ServerGroup struct {
 
 // ServerGroupMember is a live member as the scheduler sees it.
 type ServerGroupMember struct {
-	ServerID string
-	NodeID   string // "" until it holds a node
+	ServerID  string
+	NodeID    string // "" until it holds a node
+	Phase     lifecycle.Phase
+	CreatedAt time.Time
 }
 
 // ServerGroups keeps server groups. A server joins a group in its create
@@ -60,8 +64,8 @@ type ServerGroups interface {
 	// DeleteServerGroup removes a group (its members stay servers).
 	// ErrNotFound when unknown.
 	DeleteServerGroup(ctx context.Context, id string) error
-	// GroupMembers lists a group's live members and their nodes (empty
-	// for an unknown group).
+	// GroupMembers lists a group's live members, their nodes and phases,
+	// oldest first (creation, then id); empty for an unknown group.
 	GroupMembers(ctx context.Context, id string) ([]ServerGroupMember, error)
 	// ServerGroupsOf returns the ids of the groups a server belongs to
 	// (at most one; empty when none), for the server body at 2.71.

@@ -178,8 +178,8 @@ func (st *Store) UpdateFlavor(ctx context.Context, id string, mutate func(*store
 		if err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, "UPDATE flavors SET description = ?, extra_specs = ? WHERE id = ?",
-			args[10], args[11], id); err != nil {
+		if _, err := tx.ExecContext(ctx, "UPDATE flavors SET description = ?, extra_specs = ?, resource_class = ? WHERE id = ?",
+			args[10], args[11], args[12], id); err != nil {
 			return fmt.Errorf("sqlite: update flavor %s: %w", id, err)
 		}
 		out = f

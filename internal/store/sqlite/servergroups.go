@@ -169,8 +169,8 @@ func (st *Store) DeleteServerGroup(ctx context.Context, id string) error {
 
 // GroupMembers implements store.ServerGroups.
 func (st *Store) GroupMembers(ctx context.Context, id string) ([]store.ServerGroupMember, error) {
-	rows, err := st.query(ctx, `SELECT s.id, s.node_id FROM server_group_members m JOIN servers s ON s.id = m.server_id
-		WHERE m.group_id = ? AND `+liveMember+" ORDER BY s.id", id)
+	rows, err := st.query(ctx, `SELECT s.id, s.node_id, s.phase, s.created_at FROM server_group_members m
+		JOIN servers s ON s.id = m.server_id WHERE m.group_id = ? AND `+liveMember+" ORDER BY s.created_at, s.id", id)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: members of server group %s: %w", id, err)
 	}
@@ -178,11 +178,15 @@ func (st *Store) GroupMembers(ctx context.Context, id string) ([]store.ServerGro
 	var out []store.ServerGroupMember
 	for rows.Next() {
 		var m store.ServerGroupMember
-		var node sql.NullString
-		if err := rows.Scan(&m.ServerID, &node); err != nil {
+		var node, created sql.NullString
+		var phase string
+		if err := rows.Scan(&m.ServerID, &node, &phase, &created); err != nil {
 			return nil, fmt.Errorf("sqlite: members of server group %s: %w", id, err)
 		}
-		m.NodeID = node.String
+		m.NodeID, m.Phase = node.String, lifecycle.Phase(phase)
+		if m.CreatedAt, err = decTime(created); err != nil {
+			return nil, err
+		}
 		out = append(out, m)
 	}
 	return out, rows.Err()

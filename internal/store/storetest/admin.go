@@ -93,13 +93,14 @@ func testFlavors(t *testing.T, st store.Store) {
 	up, err := st.UpdateFlavor(ctx(t), "f2", func(f *store.Flavor) error {
 		f.Description = strp("new")
 		f.ExtraSpecs["k"] = "v"
+		f.ResourceClass = "gold"
 		f.Name = "ignored"
 		return nil
 	})
 	if err != nil || *up.Description != "new" {
 		t.Fatalf("update: %+v %v", up, err)
 	}
-	if g, _ := st.GetFlavor(ctx(t), "f2"); g.Name != "priv" || *g.Description != "new" || g.ExtraSpecs["k"] != "v" {
+	if g, _ := st.GetFlavor(ctx(t), "f2"); g.Name != "priv" || *g.Description != "new" || g.ExtraSpecs["k"] != "v" || g.ResourceClass != "gold" {
 		t.Fatalf("after update %+v", g)
 	}
 	boom := errors.New("boom")
@@ -221,7 +222,8 @@ func testServerGroups(t *testing.T, st store.Store) {
 		t.Fatal(err)
 	}
 	ms, _ := st.GroupMembers(ctx(t), "g1")
-	if len(ms) != 2 || ms[0] != (store.ServerGroupMember{ServerID: "m1", NodeID: "node-1"}) {
+	if len(ms) != 2 || ms[0].ServerID != "m1" || ms[0].NodeID != "node-1" || ms[0].Phase != lifecycle.PhasePending ||
+		!ms[0].CreatedAt.Equal(T0) || ms[1].ServerID != "m2" || ms[1].NodeID != "" {
 		t.Fatalf("members %+v", ms)
 	}
 	if err := st.RequestDelete(ctx(t), "m2", "req-del", T0); err != nil {
