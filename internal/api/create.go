@@ -38,6 +38,7 @@ type createRequest struct {
 	// tags (2.52) and description (2.19), see parseCreateExtras.
 	tags        []string
 	description *string
+	group       *lifecycle.GroupRef // the group scheduler hint (servergroups.go)
 }
 
 // Fields of the server object that ingot accepts only in the form it would
@@ -169,6 +170,9 @@ func (s *server) parseCreate(r *request) (*createRequest, error) {
 		return nil, err
 	}
 	if err := s.resolveFlavor(r, fields, c); err != nil {
+		return nil, err
+	}
+	if c.group, err = s.resolveGroup(r, top); err != nil {
 		return nil, err
 	}
 	if err := s.resolveBoot(r.Context(), r.ident.ProjectID, fields, c); err != nil {

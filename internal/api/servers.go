@@ -66,6 +66,7 @@ func (s *server) createServer(w http.ResponseWriter, r *request) error {
 			RAMMB:         c.flavor.RAMMB,
 			Tags:          c.tags,
 			Description:   c.description,
+			Group:         c.group,
 		},
 		Desired:         lifecycle.DesiredActive,
 		Phase:           lifecycle.PhasePending,
@@ -78,8 +79,14 @@ func (s *server) createServer(w http.ResponseWriter, r *request) error {
 	resolveGuest(sv, c.flavor)
 	if err := s.cfg.Store.CreateServerWithin(r.Context(), sv, s.cfg.Quotas); err != nil {
 		var qe *store.QuotaExceededError
+		if errors.As(err, &qe) && qe.Resource == store.ResServerGroupMembers {
+			return forbidden("Quota exceeded, too many servers in group")
+		}
 		if errors.As(err, &qe) {
 			return forbidden("%s", qe.Error())
+		}
+		if c.group != nil && errors.Is(err, store.ErrNotFound) && len(sv.Spec.Volumes) == 0 {
+			return badRequest("Instance group %s could not be found.", c.group.ID)
 		}
 		if len(sv.Spec.Volumes) > 0 {
 			err = volumeCreateError(err)
