@@ -105,7 +105,7 @@ func (s *server) ironicClass(r *request, specs map[string]string) string {
 	}
 	sort.Strings(custom)
 	want := custom[0]
-	if inv := s.cfg.Inventory; inv != nil {
+	if inv := s.inventory(); inv != nil {
 		if nodes, err := inv(r.Context()); err == nil {
 			for _, n := range nodes {
 				if n.ResourceClass != "" && resourceClassName(n.ResourceClass) == want {

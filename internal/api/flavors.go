@@ -71,7 +71,7 @@ type flavorView struct {
 	IsPublic    bool              `json:"os-flavor-access:is_public"`
 	Links       []link            `json:"links"`
 	Description any               `json:"description,omitempty"` // 2.55
-	ExtraSpecs  map[string]string `json:"extra_specs,omitempty"` // 2.61
+	ExtraSpecs  any               `json:"extra_specs,omitempty"` // 2.61, a map (empty too)
 }
 
 func flavorLinks(base, id string) []link {
@@ -102,10 +102,11 @@ func (s *server) flavorView(r *request, f store.Flavor) flavorView {
 		v.Swap = f.SwapMB // Nova answers "" for no swap before 2.75
 	}
 	if r.mv.atLeast(61) && r.can(policy.FlavorExtraSpecsIndex, r.own()) {
-		v.ExtraSpecs = f.ExtraSpecs
-		if v.ExtraSpecs == nil {
-			v.ExtraSpecs = map[string]string{}
+		specs := f.ExtraSpecs
+		if specs == nil {
+			specs = map[string]string{}
 		}
+		v.ExtraSpecs = specs
 	}
 	return v
 }

@@ -64,10 +64,7 @@ func (h hypervisor) id(r *request) any {
 // hypervisors lists every node that belongs to a compute service, ordered
 // by the id the microversion shows.
 func (s *server) hypervisors(r *request) ([]hypervisor, error) {
-	inv := s.cfg.Inventory
-	if inv == nil {
-		inv = s.cfg.Nodes
-	}
+	inv := s.inventory()
 	var nodes []ironic.Node
 	if inv != nil {
 		var err error
@@ -96,6 +93,14 @@ func (s *server) hypervisors(r *request) ([]hypervisor, error) {
 		sort.Slice(out, func(i, j int) bool { return legacyID(out[i].node.UUID) < legacyID(out[j].node.UUID) })
 	}
 	return out, nil
+}
+
+// inventory lists the Ironic nodes from the cache (nil: none known).
+func (s *server) inventory() func(ctx context.Context) ([]ironic.Node, error) {
+	if s.cfg.Inventory != nil {
+		return s.cfg.Inventory
+	}
+	return s.cfg.Nodes
 }
 
 // hostIP is the address this API answered on (the replica's).
