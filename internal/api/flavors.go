@@ -59,19 +59,19 @@ type flavorRef struct {
 }
 
 type flavorView struct {
-	ID          string            `json:"id"`
-	Name        string            `json:"name"`
-	RAM         int               `json:"ram"`
-	Disk        int               `json:"disk"`
-	VCPUs       int               `json:"vcpus"`
-	Ephemeral   int               `json:"OS-FLV-EXT-DATA:ephemeral"`
-	Disabled    bool              `json:"OS-FLV-DISABLED:disabled"`
-	Swap        any               `json:"swap"`
-	RxTx        float64           `json:"rxtx_factor"`
-	IsPublic    bool              `json:"os-flavor-access:is_public"`
-	Links       []link            `json:"links"`
-	Description any               `json:"description,omitempty"` // 2.55
-	ExtraSpecs  any               `json:"extra_specs,omitempty"` // 2.61, a map (empty too)
+	ID          string  `json:"id"`
+	Name        string  `json:"name"`
+	RAM         int     `json:"ram"`
+	Disk        int     `json:"disk"`
+	VCPUs       int     `json:"vcpus"`
+	Ephemeral   int     `json:"OS-FLV-EXT-DATA:ephemeral"`
+	Disabled    bool    `json:"OS-FLV-DISABLED:disabled"`
+	Swap        any     `json:"swap"`
+	RxTx        float64 `json:"rxtx_factor"`
+	IsPublic    bool    `json:"os-flavor-access:is_public"`
+	Links       []link  `json:"links"`
+	Description any     `json:"description,omitempty"` // 2.55
+	ExtraSpecs  any     `json:"extra_specs,omitempty"` // 2.61, a map (empty too)
 }
 
 func flavorLinks(base, id string) []link {
