@@ -66,6 +66,7 @@ func startStack(t testing.TB, ks *keystonetest.Env, edit func(*config.Config)) *
 		t.Fatal(err)
 	}
 	cfg.Database = filepath.Join(t.TempDir(), "ingot.db")
+	cfg.Host = "ingot-matrix" // the replica the matrix's os-services and os-hosts rows name
 	if ks != nil {
 		cfg.Auth.Strategy = "keystone"
 		cfg.Auth.Keystone.AuthURL = ks.URL

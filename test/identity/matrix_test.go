@@ -36,12 +36,13 @@ type victim struct {
 	keypair, keyFingerprint string
 	port                    string
 	memberA                 string // user id
+	group                   string // A's server group (matrix_admin_test.go)
 }
 
 // secrets are strings only project A may see; a 2xx answer to an
 // attacker must contain none of them.
 func (v victim) secrets() []string {
-	return []string{v.server, v.request, v.volume, v.heldVolume, v.keyFingerprint, v.port, "secret-of-a", "tag-a"}
+	return []string{v.server, v.request, v.volume, v.heldVolume, v.keyFingerprint, v.port, v.group, "secret-of-a", "tag-a"}
 }
 
 // attempt is one request of the matrix.
@@ -145,6 +146,9 @@ func attacks(v victim) map[string][]attempt {
 		"GET /v2.1/v2.0/quotas/{project}":                 {get("/v2.1/v2.0/quotas/" + a)},
 		"GET /network/v2.0/quotas/{project}":              {get("/network/v2.0/quotas/" + a)},
 	}
+	for route, more := range adminAttacks(v) {
+		out[route] = append(out[route], more...)
+	}
 	return out
 }
 
@@ -170,6 +174,7 @@ var publicRoutes = []string{"GET /{$}", "GET /v2.1", "GET /v2.1/{$}", "GET /imag
 // setUpVictim makes project A's resources as member-a (and one server of B).
 func setUpVictim(t *testing.T, s *stack) victim {
 	v := victim{project: s.project("a"), projectB: s.project("b"), keypair: "kp-a", memberA: s.userID("member-a")}
+	setUpVictimGroup(t, s, &v)
 	var kp struct{ Keypair struct{ Fingerprint string } }
 	s.must("member-a", "POST", "/v2.1/os-keypairs", map[string]any{"keypair": map[string]any{"name": v.keypair, "public_key": ed25519Key(t)}}, 201).decode(t, &kp)
 	v.keyFingerprint = kp.Keypair.Fingerprint
@@ -266,6 +271,9 @@ func runMatrix(t *testing.T, s *stack) {
 // not an artifact of broken routes), except the admin-only ones.
 func ownerReads(t *testing.T, s *stack, v victim, table map[string][]attempt, guarded []string) {
 	adminOnly := map[string]bool{"GET /ingot/v1/nodes": true, "GET /v2.1/os-availability-zone/detail": true}
+	for _, r := range adminOnlyReads {
+		adminOnly[r] = true
+	}
 	swap := strings.NewReplacer("/volume/v3/"+v.projectB+"/", "/volume/v3/"+v.project+"/", "/os-quota-sets/"+v.projectB, "/os-quota-sets/"+v.project)
 	n := 0
 	for _, pattern := range guarded {
