@@ -16,19 +16,14 @@ import (
 
 // os-server-groups. The scheduler enforces a group's policy with each
 // Ironic node as a host (internal/scheduler, groups.go); a server joins its
-// group (the group scheduler hint) in its create transaction.
+// group (the group scheduler hint) in its create transaction. The server
+// body's server_groups member (2.71) is Store.ServerGroupsOf.
 
 func (s *server) serverGroupRoutes() {
 	s.compute("POST /v2.1/os-server-groups", s.createServerGroup)
 	s.compute("GET /v2.1/os-server-groups", s.listServerGroups)
 	s.compute("GET /v2.1/os-server-groups/{id}", s.showServerGroup)
 	s.compute("DELETE /v2.1/os-server-groups/{id}", s.deleteServerGroup)
-}
-
-// ServerGroupsOf is the lookup the server body's server_groups member
-// (2.71) reads: the ids of the groups the server belongs to (at most one).
-func ServerGroupsOf(r *http.Request, st store.ServerGroups, serverID string) ([]string, error) {
-	return st.ServerGroupsOf(r.Context(), serverID)
 }
 
 func (s *server) serverGroupView(r *request, g store.ServerGroup) map[string]any {
