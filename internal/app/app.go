@@ -53,6 +53,7 @@ type App struct {
 	lock    *lockfile.Lock // this process owns the database
 	closers []func()
 	clock   clock.Clock
+	report  time.Duration // heartbeat interval
 }
 
 // Options are what a caller may supply beyond the configuration.
@@ -61,6 +62,9 @@ type Options struct {
 	Logger *slog.Logger // default: discard
 	// Step is called at every reconciler step boundary (crash tests).
 	Step func(point string)
+	// ReportInterval is how often the replica's services report a
+	// heartbeat (default ReportInterval).
+	ReportInterval time.Duration
 }
 
 // New builds the service from a normalized configuration. Close releases it.
@@ -71,7 +75,10 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	a := &App{Config: cfg, Log: opts.Logger, clock: opts.Clock}
+	if opts.ReportInterval <= 0 {
+		opts.ReportInterval = ReportInterval
+	}
+	a := &App{Config: cfg, Log: opts.Logger, clock: opts.Clock, report: opts.ReportInterval}
 	if err := a.lockDatabase(); err != nil {
 		return nil, err
 	}

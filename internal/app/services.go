@@ -32,11 +32,11 @@ func registerServices(ctx context.Context, st store.Store, host string, now time
 	return nil
 }
 
-// heartbeat reports the replica alive every ReportInterval until ctx ends.
+// heartbeat reports the replica alive every report interval until ctx ends.
 // When an admin deleted its services, it says so once and stops reporting
 // (a restart registers them again, as Nova's services do).
 func (a *App) heartbeat(ctx context.Context) {
-	t := time.NewTicker(ReportInterval)
+	t := time.NewTicker(a.report)
 	defer t.Stop()
 	for {
 		select {

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ingot-dev/ingot/internal/apitest"
+	"github.com/ingot-dev/ingot/internal/clock"
 	"github.com/ingot-dev/ingot/internal/config"
 )
 
@@ -104,5 +106,57 @@ func TestDisabledComputeSchedulesNothing(t *testing.T) {
 	c2.Call("GET", "/v2.1/os-services?binary=nova-compute", nil, &list)
 	if len(list.Services) != 1 || list.Services[0].State != "down" || list.Services[0].ID != compute.ID {
 		t.Fatalf("after a restart: %+v", list.Services)
+	}
+}
+
+// TestHeartbeat: the replica's services report the clock's time every
+// interval; once an admin deleted them, the heartbeat says so and stops.
+func TestHeartbeat(t *testing.T) {
+	cfg := config.Dev(t.TempDir())
+	cfg.Host = "replica-h"
+	if err := cfg.Normalize(); err != nil {
+		t.Fatal(err)
+	}
+	clk := clock.NewManual(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
+	var lines logLines
+	a, err := New(context.Background(), cfg, Options{Clock: clk, ReportInterval: 5 * time.Millisecond,
+		Logger: slog.New(slog.NewTextHandler(&lines, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan struct{})
+	go func() { a.heartbeat(ctx); close(done) }()
+	later := clk.Now().Add(time.Hour)
+	clk.Set(later)
+	deadline := time.Now().Add(time.Minute)
+	for {
+		all, err := a.Store.ListServices(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(all) == 3 && all[0].UpdatedAt.Equal(later) && all[1].UpdatedAt.Equal(later) && all[2].UpdatedAt.Equal(later) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no heartbeat at %s: %+v", later, all)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	all, _ := a.Store.ListServices(ctx)
+	for _, s := range all {
+		if err := a.Store.DeleteService(ctx, s.UUID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("the heartbeat went on after its services were deleted")
+	}
+	if lines.count("services were deleted", "replica-h") != 1 {
+		t.Fatalf("log: %s", lines.buf.String())
 	}
 }
