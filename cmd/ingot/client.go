@@ -38,7 +38,7 @@ type clientOptions struct {
 // addClientCommands adds the API client commands (server …, node …, volume …, keypair …).
 func addClientCommands(root *cobra.Command) {
 	opts := &clientOptions{}
-	for _, group := range []*cobra.Command{newServerCmd(opts), newNodeCmd(opts), newVolumeCmd(opts), newKeypairCmd(opts)} {
+	for _, group := range []*cobra.Command{newServerCmd(opts), newNodeCmd(opts), newVolumeCmd(opts), newKeypairCmd(opts), newFlavorCmd(opts)} {
 		defaultEndpoint := os.Getenv("INGOT_ENDPOINT")
 		if defaultEndpoint == "" {
 			defaultEndpoint = "http://127.0.0.1:8774"

@@ -67,7 +67,9 @@ import (
 // (user_data is limited to 64 KiB by Nova).
 const maxBodyBytes = 1 << 20
 
-// Config is what the API needs. Store and Catalog are required.
+// Config is what the API needs. Store and Catalog are required. Flavors
+// are read from the store: New seeds Catalog.Flavors into it (SeedFlavors;
+// a caller that wants the error seeds first and leaves them out).
 type Config struct {
 	Store    store.Store
 	Catalog  *catalog.Catalog
@@ -108,6 +110,15 @@ type Config struct {
 	// with X-Forwarded-Host/-Proto.
 	PublicURL      string
 	TrustedProxies []netip.Prefix
+
+	// Host is this replica's host (os-services, os-hypervisors, os-hosts).
+	Host string
+	// ServiceDownTime: a service whose heartbeat is older is down
+	// (default 60 s, Nova's service_down_time).
+	ServiceDownTime time.Duration
+	// Inventory lists every Ironic node for os-hypervisors from a cache
+	// (nil: Nodes).
+	Inventory func(ctx context.Context) ([]ironic.Node, error)
 }
 
 type server struct {
@@ -170,6 +181,11 @@ func New(cfg Config) http.Handler {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
+	if len(cfg.Catalog.Flavors) > 0 {
+		if err := SeedFlavors(context.Background(), cfg.Store, cfg.Catalog.Flavors); err != nil {
+			s.log.Error("api: configured flavors not stored", "err", err)
+		}
+	}
 	s.routes()
 	return s
 }
@@ -196,6 +212,7 @@ func (s *server) routes() {
 	s.compute("GET /v2.1/flavors/{id}/os-extra_specs", ownRule(policy.FlavorExtraSpecsIndex, s.flavorExtraSpecs))
 	s.compute("GET /v2.1/flavors/{id}/os-extra_specs/{key}", ownRule(policy.FlavorExtraSpecsShow, s.flavorExtraSpec))
 
+	s.adminRoutes()
 	s.lookupRoutes()
 	s.novaNetworkRoutes()
 	s.serverPasswordRoutes()

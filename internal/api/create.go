@@ -43,6 +43,7 @@ type createRequest struct {
 	adminPass              *string
 	accessIPv4, accessIPv6 string
 	multi                  multiCreate
+	group                  *lifecycle.GroupRef // the group scheduler hint (servergroups.go)
 }
 
 // Fields of the server object that ingot accepts only in the form it would
@@ -169,7 +170,10 @@ func (s *server) parseCreate(r *request) (*createRequest, error) {
 	if c.accessIPv6, _, err = parseAccessIP(fields, "accessIPv6", true); err != nil {
 		return nil, err
 	}
-	if err := s.resolveFlavor(fields, c); err != nil {
+	if err := s.resolveFlavor(r, fields, c); err != nil {
+		return nil, err
+	}
+	if c.group, err = s.resolveGroup(r, top); err != nil {
 		return nil, err
 	}
 	if err := s.resolveBoot(r.Context(), r.ident.ProjectID, fields, c); err != nil {
@@ -267,7 +271,7 @@ func refID(ref string) string {
 	return ref
 }
 
-func (s *server) resolveFlavor(fields map[string]json.RawMessage, c *createRequest) error {
+func (s *server) resolveFlavor(r *request, fields map[string]json.RawMessage, c *createRequest) error {
 	raw, ok := fields["flavorRef"]
 	if !ok {
 		return badRequest("Invalid input for field/attribute server. 'flavorRef' is a required property.")
@@ -285,11 +289,14 @@ func (s *server) resolveFlavor(fields map[string]json.RawMessage, c *createReque
 	if ref == "" {
 		return badRequest("Invalid input for field/attribute flavorRef: it must not be empty.")
 	}
-	f, ok := s.cfg.Catalog.Flavor(ref)
+	f, ok, err := s.findFlavor(r.Context(), r, ref)
+	if err != nil {
+		return err
+	}
 	if !ok {
 		return badRequest("Flavor %s could not be found.", ref)
 	}
-	c.flavor = f
+	c.flavor = toCatalog(f)
 	return nil
 }
 

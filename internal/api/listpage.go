@@ -175,8 +175,13 @@ func (s *server) specFilter(r *request) (*listFilter, error) {
 	if img, ok := s.cfg.Catalog.Image(f.image); ok {
 		f.image = img.ID
 	}
-	if fl, ok := s.cfg.Catalog.Flavor(f.flavor); ok {
-		f.flavor = fl.ID
+	if f.flavor != "" {
+		// Flavors live in the store (configured ones and those admins made).
+		if fl, ok, err := s.findFlavor(r.Context(), r, f.flavor); err != nil {
+			return nil, err
+		} else if ok {
+			f.flavor = fl.ID
+		}
 	}
 	return f, nil
 }

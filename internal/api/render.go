@@ -152,11 +152,12 @@ func hostID(projectID, node string) string {
 
 // renderer turns server records into views for one request.
 type renderer struct {
-	base    string // scheme://host
-	mv      version
-	catalog *catalog.Catalog
-	netName func(id string) string
-	flavors map[string]any // flavor member by id, built once per request
+	base     string // scheme://host
+	mv       version
+	catalog  *catalog.Catalog
+	netName  func(id string) string
+	flavorOf func(id string) (store.Flavor, bool)
+	flavors  map[string]any // flavor member by id, built once per request
 	// can checks a rule on a server (the members only some roles see).
 	can func(rule string, sv *lifecycle.Server) bool
 	// admin: the caller is an admin (fault details, as Nova's is_admin).
@@ -169,6 +170,10 @@ type renderer struct {
 
 func (s *server) renderer(r *request) *renderer {
 	return &renderer{base: baseURL(r.Request), mv: r.mv, catalog: s.cfg.Catalog, netName: s.networkName,
+		flavorOf: func(id string) (store.Flavor, bool) {
+			f, err := s.cfg.Store.GetFlavor(r.Context(), id)
+			return f, err == nil
+		},
 		can:   func(rule string, sv *lifecycle.Server) bool { return r.can(rule, target(sv.ProjectID, sv.UserID)) },
 		admin: r.isAdmin(), extensions: wantsExtensions(r.Request)}
 }
@@ -311,14 +316,18 @@ func (rd *renderer) buildFlavor(id string) any {
 	if !rd.mv.atLeast(47) {
 		return refView{ID: id, Links: []link{{Rel: "bookmark", Href: rd.base + "/flavors/" + id}}}
 	}
-	f, ok := rd.catalog.Flavor(id)
+	f, ok := rd.flavorOf(id)
 	if !ok {
-		// The flavor left the configuration after the server was created:
-		// show what the server record knows.
+		// The flavor was deleted after the server was created: show what
+		// the server record knows.
 		return embeddedFlavor{OriginalName: id, ExtraSpecs: map[string]string{}}
 	}
+	specs := f.ExtraSpecs
+	if specs == nil {
+		specs = map[string]string{}
+	}
 	return embeddedFlavor{OriginalName: f.Name, VCPUs: f.VCPUs, RAM: f.RAMMB, Disk: f.DiskGB,
-		ExtraSpecs: extraSpecs(f)}
+		Ephemeral: f.EphemeralGB, Swap: f.SwapMB, ExtraSpecs: specs}
 }
 
 func (rd *renderer) addresses(ports []store.Port) map[string][]addressView {

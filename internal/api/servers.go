@@ -80,8 +80,15 @@ func (s *server) createServer(w http.ResponseWriter, r *request) error {
 		resolveGuest(sv, c.flavor)
 	}
 	if err := s.createAll(r, servers); err != nil {
+		var qe *store.QuotaExceededError
+		if errors.As(err, &qe) && qe.Resource == store.ResServerGroupMembers {
+			return forbidden("Quota exceeded, too many servers in group")
+		}
 		if errors.Is(err, store.ErrQuotaExceeded) {
 			return quotaError(err)
+		}
+		if c.group != nil && errors.Is(err, store.ErrNotFound) && len(c.volumes) == 0 {
+			return badRequest("Instance group %s could not be found.", c.group.ID)
 		}
 		if len(c.volumes) > 0 {
 			err = volumeCreateError(err)
@@ -161,6 +168,7 @@ func (s *server) newServer(r *request, c *createRequest, now time.Time, resv str
 			ReservationID: resv,
 			LaunchIndex:   i,
 			AdminPass:     password,
+			Group:         c.group,
 		},
 		Desired:         lifecycle.DesiredActive,
 		Phase:           lifecycle.PhasePending,

@@ -86,7 +86,7 @@ func novaServerMembers(kind serverKind, minor int, admin bool, status string) []
 	return slices.Compact(m)
 }
 
-func keysOf(v any) []string {
+func memberList(v any) []string {
 	o, _ := v.(map[string]any)
 	out := make([]string, 0, len(o))
 	for k := range o {
@@ -101,7 +101,7 @@ func checkMembers(t *testing.T, what string, obj any, want []string) {
 	t.Helper()
 	want = slices.Clone(want)
 	sort.Strings(want)
-	got := keysOf(obj)
+	got := memberList(obj)
 	if slices.Equal(got, want) {
 		return
 	}

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"sort"
@@ -64,7 +65,7 @@ func (s *server) usagePeriod(q url.Values) (start, end time.Time, err error) {
 }
 
 // serverUsage is one server's usage in the period (ok false: none).
-func (s *server) serverUsage(sv *lifecycle.Server, start, end, now time.Time) (map[string]any, float64, bool) {
+func (s *server) serverUsage(ctx context.Context, sv *lifecycle.Server, start, end, now time.Time) (map[string]any, float64, bool) {
 	if sv.LaunchedAt.IsZero() || !sv.LaunchedAt.Before(end) {
 		return nil, 0, false
 	}
@@ -87,7 +88,7 @@ func (s *server) serverUsage(sv *lifecycle.Server, start, end, now time.Time) (m
 	}
 	hours := to.Sub(from).Hours()
 	flavor := sv.Spec.FlavorID
-	if f, ok := s.cfg.Catalog.Flavor(sv.Spec.FlavorID); ok {
+	if f, err := s.cfg.Store.GetFlavor(ctx, sv.Spec.FlavorID); err == nil {
 		flavor = f.Name
 	}
 	state, ended := lifecycle.Nova(sv).VMState, any(nil)
@@ -161,7 +162,7 @@ func (s *server) usages(r *request, project string, start, end time.Time) (map[s
 			return nil, "", err
 		}
 		for _, sv := range batch {
-			su, hours, ok := s.serverUsage(sv, start, end, now)
+			su, hours, ok := s.serverUsage(r.Context(), sv, start, end, now)
 			if !ok {
 				continue
 			}

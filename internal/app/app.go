@@ -50,6 +50,8 @@ type App struct {
 
 	owner   backend.Owner // this process owns the database
 	closers []func()
+	clock   clock.Clock
+	report  time.Duration // heartbeat interval
 }
 
 // Options are what a caller may supply beyond the configuration.
@@ -58,6 +60,9 @@ type Options struct {
 	Logger *slog.Logger // default: discard
 	// Step is called at every reconciler step boundary (crash tests).
 	Step func(point string)
+	// ReportInterval is how often the replica's services report a
+	// heartbeat (default ReportInterval).
+	ReportInterval time.Duration
 }
 
 // New builds the service from a normalized configuration. Close releases it.
@@ -68,7 +73,10 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	a := &App{Config: cfg, Log: opts.Logger}
+	if opts.ReportInterval <= 0 {
+		opts.ReportInterval = ReportInterval
+	}
+	a := &App{Config: cfg, Log: opts.Logger, clock: opts.Clock, report: opts.ReportInterval}
 	if err := a.lockDatabase(ctx); err != nil {
 		return nil, err
 	}
@@ -79,6 +87,14 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	}
 	a.Store = st
 	a.closers = append(a.closers, func() { _ = st.Close() })
+	if err := api.SeedFlavors(ctx, st, cfg.Catalog().Flavors); err != nil {
+		a.Close()
+		return nil, fmt.Errorf("flavors: %w", err)
+	}
+	if err := registerServices(ctx, st, cfg.Host, opts.Clock.Now()); err != nil {
+		a.Close()
+		return nil, fmt.Errorf("services: %w", err)
+	}
 
 	a.IronicURL = cfg.Ironic.URL
 	if a.IronicURL == "sim" {
@@ -101,7 +117,8 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	}
 	a.Ironic = ic
 	nets := cfg.NetworkList()
-	sched := scheduler.New(ic, opts.Clock, scheduler.Options{Logger: opts.Logger, Networks: nets})
+	sched := scheduler.New(ic, opts.Clock, scheduler.Options{Logger: opts.Logger, Networks: nets,
+		Schedulable: schedulable(st), GroupMembers: st.GroupMembers})
 	a.Reconciler = reconciler.New(reconciler.Deps{
 		Store: st, Ironic: ic, Scheduler: sched, IPAM: network.NewIPAM(st, nets), Networks: nets, Clock: opts.Clock, Logger: opts.Logger,
 		Hooks: reconciler.Hooks{Tick: a.Metrics.Tick, Transition: a.Metrics.Transition, PastDue: a.Metrics.PastDue, Step: opts.Step},
@@ -118,13 +135,15 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 		}
 		return nil
 	}
+	cat := cfg.Catalog()
+	cat.Flavors = nil // seeded above
 	a.Handler = api.New(api.Config{
-		Store: st, Catalog: cfg.Catalog(), Networks: nets, Clock: opts.Clock, BuildTimeout: cfg.BuildTimeout,
+		Store: st, Catalog: cat, Networks: nets, Clock: opts.Clock, BuildTimeout: cfg.BuildTimeout,
 		Kick: a.Reconciler.Kick, Nodes: ic.ListNodes, Logger: opts.Logger, Metrics: a.Metrics.Handler(),
 		RescueInterface: ic.NodeRescueInterface, DisableInstancePassword: !cfg.API.EnableInstancePassword,
 		Auth: ident.authn, AuthURL: ident.authURL, Policy: ident.policy, Quotas: QuotaLimits(cfg),
 		PublicURL: cfg.API.PublicURL, TrustedProxies: cfg.TrustedProxyPrefixes(),
-		Ready: ready,
+		Ready: ready, Host: cfg.Host, ServiceDownTime: ServiceDownTime, Inventory: sched.Nodes,
 	})
 	if a.Console, err = newConsole(cfg, a, ident, ready, opts); err != nil {
 		a.Close()
@@ -248,6 +267,7 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	defer stopRec()
 	recDone := make(chan struct{})
 	go func() { defer close(recDone); errc <- a.Reconciler.Run(recCtx) }()
+	go a.heartbeat(recCtx)
 	var lost <-chan struct{}
 	if a.owner != nil {
 		if err := a.owner.SetListen(ctx, "http://"+ln.Addr().String()); err != nil {

@@ -30,7 +30,10 @@ type Config struct {
 	// URL for the PostgreSQL store.
 	Database string `yaml:"database"`
 	// DatabaseMaxConns bounds the PostgreSQL connection pool (SQLite: unused).
-	DatabaseMaxConns int           `yaml:"database_max_conns"`
+	DatabaseMaxConns int `yaml:"database_max_conns"`
+	// Host names this replica: its compute service's host in os-services
+	// and os-hypervisors (default: the machine's hostname).
+	Host             string        `yaml:"host"`
 	Ironic           Ironic        `yaml:"ironic"`
 	PollInterval     time.Duration `yaml:"poll_interval"`
 	DriftInterval    time.Duration `yaml:"drift_interval"`
@@ -210,6 +213,14 @@ func (c *Config) Normalize() error {
 		bad("listen", "want host:port, got %q", c.Listen)
 	}
 	c.checkDatabase(bad)
+	if c.Host == "" {
+		c.Host, _ = os.Hostname()
+		if c.Host == "" {
+			c.Host = "ingot"
+		}
+	} else if len(c.Host) > 255 || hasSpaceOrControl(c.Host) {
+		bad("host", "want a host name (at most 255 characters, no spaces), got %q", c.Host)
+	}
 	if c.Ironic.URL != "sim" && !(c.Ironic.URL == "catalog" && c.Ironic.Auth == "keystone") {
 		if u, err := url.Parse(c.Ironic.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			bad("ironic.url", "want http(s)://host:port or \"sim\", got %q", c.Ironic.URL)

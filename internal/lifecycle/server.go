@@ -215,6 +215,18 @@ type Spec struct {
 	// kept only for the config drive, answered once (in the create's or
 	// rebuild's 202), and in no other answer, log or event.
 	AdminPass string `json:"admin_pass,omitempty"`
+	// Group is the server group the server was created into (the group
+	// scheduler hint), with the group's policy, which never changes, for
+	// the scheduler.
+	Group *GroupRef `json:"group,omitempty"`
+}
+
+// GroupRef names a server's group and its policy.
+type GroupRef struct {
+	ID     string `json:"id"`
+	Policy string `json:"policy"`
+	// MaxPerHost is the max_server_per_host rule (0: none).
+	MaxPerHost int `json:"max_per_host,omitempty"`
 }
 
 // VolumeRef is a volume requested through block_device_mapping_v2.

@@ -90,6 +90,38 @@ const (
 	UsageAuditLogShow      = "os_compute_api:os-instance-usage-audit-log:show"
 	MigrationsIndex        = "os_compute_api:os-migrations:index"
 
+	// The admin compute surface (admin.go lists their defaults).
+	HypervisorsList        = "os_compute_api:os-hypervisors:list"
+	HypervisorsListDetail  = "os_compute_api:os-hypervisors:list-detail"
+	HypervisorsStatistics  = "os_compute_api:os-hypervisors:statistics"
+	HypervisorsShow        = "os_compute_api:os-hypervisors:show"
+	HypervisorsUptime      = "os_compute_api:os-hypervisors:uptime"
+	HypervisorsSearch      = "os_compute_api:os-hypervisors:search"
+	HypervisorsServers     = "os_compute_api:os-hypervisors:servers"
+	ServicesList           = "os_compute_api:os-services:list"
+	ServicesUpdate         = "os_compute_api:os-services:update"
+	ServicesDelete         = "os_compute_api:os-services:delete"
+	HostsList              = "os_compute_api:os-hosts:list"
+	HostsShow              = "os_compute_api:os-hosts:show"
+	HostsUpdate            = "os_compute_api:os-hosts:update"
+	HostsStart             = "os_compute_api:os-hosts:start"
+	HostsShutdown          = "os_compute_api:os-hosts:shutdown"
+	HostsReboot            = "os_compute_api:os-hosts:reboot"
+	FlavorCreate           = "os_compute_api:os-flavor-manage:create"
+	FlavorUpdate           = "os_compute_api:os-flavor-manage:update"
+	FlavorDelete           = "os_compute_api:os-flavor-manage:delete"
+	FlavorAccessList       = "os_compute_api:os-flavor-access"
+	FlavorAccessAdd        = "os_compute_api:os-flavor-access:add_tenant_access"
+	FlavorAccessRemove     = "os_compute_api:os-flavor-access:remove_tenant_access"
+	FlavorExtraSpecsCreate = "os_compute_api:os-flavor-extra-specs:create"
+	FlavorExtraSpecsUpdate = "os_compute_api:os-flavor-extra-specs:update"
+	FlavorExtraSpecsDelete = "os_compute_api:os-flavor-extra-specs:delete"
+	ServerGroupsCreate     = "os_compute_api:os-server-groups:create"
+	ServerGroupsDelete     = "os_compute_api:os-server-groups:delete"
+	ServerGroupsIndex      = "os_compute_api:os-server-groups:index"
+	ServerGroupsIndexAll   = "os_compute_api:os-server-groups:index:all_projects"
+	ServerGroupsShow       = "os_compute_api:os-server-groups:show"
+
 	// Not Nova's: the look-ups ingot answers in Glance, Neutron and
 	// Cinder shapes, and ingot's own routes.
 	Flavors       = "ingot:flavors:read"
@@ -203,3 +235,5 @@ var Defaults = []Rule{
 	{NetworkQuota, ProjectReaderOrAdmin, "The Neutron-shaped quota (what `openstack quota show` reads)."},
 	{NodesIndex, Admin, "List Ironic nodes and their holders (GET /ingot/v1/nodes)."},
 }
+
+func init() { Defaults = append(Defaults, adminDefaults...) }

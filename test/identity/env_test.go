@@ -73,6 +73,7 @@ func startStack(t testing.TB, ks *keystonetest.Env, edit func(*config.Config)) *
 		cfg.Database = pgtest.DSN(t)
 		cfg.Ironic.Sim.State = filepath.Join(t.TempDir(), "sim.json")
 	}
+	cfg.Host = "ingot-matrix" // the replica the matrix's os-services and os-hosts rows name
 	if ks != nil {
 		cfg.Auth.Strategy = "keystone"
 		cfg.Auth.Keystone.AuthURL = ks.URL

@@ -36,12 +36,13 @@ type victim struct {
 	keypair, keyFingerprint string
 	port                    string
 	memberA                 string // user id
+	group                   string // A's server group (matrix_admin_test.go)
 }
 
 // secrets are strings only project A may see; a 2xx answer to an
 // attacker must contain none of them.
 func (v victim) secrets() []string {
-	return []string{v.server, v.request, v.volume, v.heldVolume, v.keyFingerprint, v.port, "secret-of-a", "tag-a"}
+	return []string{v.server, v.request, v.volume, v.heldVolume, v.keyFingerprint, v.port, v.group, "secret-of-a", "tag-a"}
 }
 
 // attempt is one request of the matrix.
@@ -160,6 +161,9 @@ func attacks(v victim) map[string][]attempt {
 		"GET /v2.1/v2.0/quotas/{project}":                 {get("/v2.1/v2.0/quotas/" + a)},
 		"GET /network/v2.0/quotas/{project}":              {get("/network/v2.0/quotas/" + a)},
 	}
+	for route, more := range adminAttacks(v) {
+		out[route] = append(out[route], more...)
+	}
 	return out
 }
 
@@ -185,6 +189,7 @@ var publicRoutes = []string{"GET /{$}", "GET /v2.1", "GET /v2.1/{$}", "GET /v2",
 // setUpVictim makes project A's resources as member-a (and one server of B).
 func setUpVictim(t *testing.T, s *stack) victim {
 	v := victim{project: s.project("a"), projectB: s.project("b"), keypair: "kp-a", memberA: s.userID("member-a")}
+	setUpVictimGroup(t, s, &v)
 	var kp struct{ Keypair struct{ Fingerprint string } }
 	s.must("member-a", "POST", "/v2.1/os-keypairs", map[string]any{"keypair": map[string]any{"name": v.keypair, "public_key": ed25519Key(t)}}, 201).decode(t, &kp)
 	v.keyFingerprint = kp.Keypair.Fingerprint
@@ -284,6 +289,9 @@ func ownerReads(t *testing.T, s *stack, v victim, table map[string][]attempt, gu
 		"GET /v2.1/os-migrations": true, "GET /v2.1/os-simple-tenant-usage": true,
 		"GET /v2.1/os-instance_usage_audit_log": true, "GET /v2.1/os-instance_usage_audit_log/{before}": true,
 		"GET /v2.1/servers/{id}/diagnostics": true}
+	for _, r := range adminOnlyReads {
+		adminOnly[r] = true
+	}
 	swap := strings.NewReplacer("/volume/v3/"+v.projectB+"/", "/volume/v3/"+v.project+"/", "/os-quota-sets/"+v.projectB, "/os-quota-sets/"+v.project)
 	n := 0
 	for _, pattern := range guarded {

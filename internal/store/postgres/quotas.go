@@ -86,6 +86,14 @@ func (st *Store) CreateServerWithin(ctx context.Context, s *lifecycle.Server, de
 			return err
 		}
 		limits := codec.Merge(defaults, over)
+		if c.Spec.Group != nil { // the group's member count under the project's lock too
+			if err := lockFor(ctx, tx, lockProjectQuota, c.ProjectID); err != nil {
+				return err
+			}
+		}
+		if err := checkGroupMembers(ctx, tx, c, limits.Get(store.ResServerGroupMembers)); err != nil {
+			return err
+		}
 		if !codec.AnyLimit(limits) {
 			return nil // nothing to count against
 		}
@@ -157,7 +165,21 @@ func (st *Store) CreateServersWithin(ctx context.Context, servers []*lifecycle.S
 		if err != nil {
 			return err
 		}
-		if limits := codec.Merge(defaults, over); codec.AnyLimit(limits) {
+		limits := codec.Merge(defaults, over)
+		if rows[0].c.Spec.Group != nil {
+			if err := lockFor(ctx, tx, lockProjectQuota, project); err != nil {
+				return err
+			}
+		}
+		// The servers of one create share their group: as many as it takes.
+		room, err := groupRoom(ctx, tx, cs[0], minCount, limits.Get(store.ResServerGroupMembers))
+		if err != nil {
+			return err
+		}
+		if room >= 0 && room < n {
+			n = room
+		}
+		if codec.AnyLimit(limits) {
 			if err := lockFor(ctx, tx, lockProjectQuota, project); err != nil {
 				return err
 			}
@@ -165,7 +187,7 @@ func (st *Store) CreateServersWithin(ctx context.Context, servers []*lifecycle.S
 			if err != nil {
 				return err
 			}
-			if n, err = store.FitServers(u, limits, cs, minCount); err != nil {
+			if n, err = store.FitServers(u, limits, cs[:n], minCount); err != nil {
 				return err
 			}
 		}

@@ -158,6 +158,9 @@ func (r *serverRow) insert(ctx context.Context, tx pgx.Tx) error {
 	if err := reserveVolumes(ctx, tx, c); err != nil {
 		return err
 	}
+	if err := joinGroup(ctx, tx, c); err != nil {
+		return err
+	}
 	return insertAction(ctx, tx, store.ActionRecord{
 		ServerID: c.ID, RequestID: c.CreateRequestID, Action: lifecycle.ActionCreate,
 		StartTime: c.CreatedAt, ProjectID: c.ProjectID, UserID: c.UserID,

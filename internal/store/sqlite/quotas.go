@@ -109,6 +109,14 @@ func (st *Store) CreateServersWithin(ctx context.Context, servers []*lifecycle.S
 		for k, v := range over {
 			limits[k] = v
 		}
+		// The servers of one create share their group: as many as it takes.
+		room, err := groupRoom(ctx, tx, cs[0], minCount, limits.Get(store.ResServerGroupMembers))
+		if err != nil {
+			return 0, err
+		}
+		if room >= 0 && room < len(cs) {
+			cs = cs[:room]
+		}
 		if !anyLimit(limits) {
 			return len(cs), nil // nothing to count against
 		}

@@ -193,6 +193,9 @@ func insertServer(ctx context.Context, tx txn, row *insertRow) error {
 	if err := reserveVolumes(ctx, tx, c); err != nil {
 		return err
 	}
+	if err := joinGroup(ctx, tx, c); err != nil {
+		return err
+	}
 	return insertAction(ctx, tx, store.ActionRecord{
 		ServerID: c.ID, RequestID: c.CreateRequestID, Action: lifecycle.ActionCreate,
 		StartTime: c.CreatedAt, ProjectID: c.ProjectID, UserID: c.UserID,

@@ -75,6 +75,10 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ProjectVolumes", testProjectVolumes},
 		{"Keypairs", testKeypairs},
 		{"ConsoleQueries", testConsoleQueries},
+		{"Flavors", testFlavors},
+		{"FlavorSeed", testFlavorSeed},
+		{"ServerGroups", testServerGroups},
+		{"Services", testServices},
 		{"Ping", func(t *testing.T, st store.Store) {
 			if err := st.Ping(t.Context()); err != nil {
 				t.Fatal(err)
