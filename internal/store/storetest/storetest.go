@@ -79,6 +79,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"FlavorSeed", testFlavorSeed},
 		{"ServerGroups", testServerGroups},
 		{"Services", testServices},
+		{"Aggregates", testAggregates},
 		{"Ping", func(t *testing.T, st store.Store) {
 			if err := st.Ping(t.Context()); err != nil {
 				t.Fatal(err)
