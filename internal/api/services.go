@@ -22,7 +22,7 @@ import (
 // (internal/scheduler, Options.Schedulable).
 
 // adminRoutes registers the admin compute surface: services, hosts,
-// hypervisors, flavor management and server groups.
+// hypervisors, flavor management, server groups and host aggregates.
 func (s *server) adminRoutes() {
 	s.compute("GET /v2.1/os-services", s.listServices)
 	s.compute("PUT /v2.1/os-services/{id}", s.updateService)
@@ -31,6 +31,7 @@ func (s *server) adminRoutes() {
 	s.hypervisorRoutes()
 	s.flavorManageRoutes()
 	s.serverGroupRoutes()
+	s.aggregateRoutes()
 }
 
 func (s *server) downTime() time.Duration {

@@ -34,4 +34,12 @@ var adminDefaults = []Rule{
 	{ServerGroupsIndex, ProjectReaderOrAdmin, "List the project's server groups."},
 	{ServerGroupsIndexAll, Admin, "List every project's server groups (all_projects)."},
 	{ServerGroupsShow, ProjectReaderOrAdmin, "Show a server group."},
+	{AggregatesIndex, Admin, "List host aggregates."},
+	{AggregatesCreate, Admin, "Create a host aggregate."},
+	{AggregatesShow, Admin, "Show a host aggregate."},
+	{AggregatesUpdate, Admin, "Rename a host aggregate or change its availability zone."},
+	{AggregatesDelete, Admin, "Delete a host aggregate without hosts."},
+	{AggregatesAddHost, Admin, "Add a compute host to a host aggregate."},
+	{AggregatesRemoveHost, Admin, "Remove a host from a host aggregate."},
+	{AggregatesSetMetadata, Admin, "Set or unset a host aggregate's metadata."},
 }

@@ -121,6 +121,14 @@ const (
 	ServerGroupsIndex      = "os_compute_api:os-server-groups:index"
 	ServerGroupsIndexAll   = "os_compute_api:os-server-groups:index:all_projects"
 	ServerGroupsShow       = "os_compute_api:os-server-groups:show"
+	AggregatesIndex        = "os_compute_api:os-aggregates:index"
+	AggregatesCreate       = "os_compute_api:os-aggregates:create"
+	AggregatesShow         = "os_compute_api:os-aggregates:show"
+	AggregatesUpdate       = "os_compute_api:os-aggregates:update"
+	AggregatesDelete       = "os_compute_api:os-aggregates:delete"
+	AggregatesAddHost      = "os_compute_api:os-aggregates:add_host"
+	AggregatesRemoveHost   = "os_compute_api:os-aggregates:remove_host"
+	AggregatesSetMetadata  = "os_compute_api:os-aggregates:set_metadata"
 
 	// Not Nova's: the look-ups ingot answers in Glance, Neutron and
 	// Cinder shapes, and ingot's own routes.
