@@ -1,6 +1,7 @@
 package identity
 
 import (
+	"fmt"
 	"net/http"
 	"testing"
 )
@@ -16,6 +17,7 @@ func adminAttacks(v victim) map[string][]attempt {
 	at := func(path, mv string) attempt { return attempt{method: "GET", path: path, mv: mv} }
 	hint := map[string]any{"server": map[string]any{"name": "intruder", "imageRef": "debian-12", "flavorRef": "1", "networks": "auto"},
 		"os:scheduler_hints": map[string]any{"group": v.group}}
+	agg := fmt.Sprintf("/v2.1/os-aggregates/%d", v.aggregate)
 	flavorBody := map[string]any{"flavor": map[string]any{"name": "evil", "ram": 1, "vcpus": 1, "disk": 1}}
 	return map[string][]attempt{
 		"GET /v2.1/os-hypervisors":                {at("/v2.1/os-hypervisors?with_servers=true", "2.53"), at("/v2.1/os-hypervisors", "2.1")},
@@ -51,6 +53,17 @@ func adminAttacks(v victim) map[string][]attempt {
 		"GET /v2.1/os-server-groups":         {at("/v2.1/os-server-groups", ""), at("/v2.1/os-server-groups?all_projects=1", "")},
 		"GET /v2.1/os-server-groups/{id}":    {at("/v2.1/os-server-groups/"+v.group, "")},
 		"DELETE /v2.1/os-server-groups/{id}": {w("DELETE", "/v2.1/os-server-groups/"+v.group, "", nil)},
+		// Host aggregates are an admin's alone.
+		"GET /v2.1/os-aggregates":         {at("/v2.1/os-aggregates", "2.41")},
+		"POST /v2.1/os-aggregates":        {w("POST", "/v2.1/os-aggregates", "2.1", map[string]any{"aggregate": map[string]any{"name": "evil"}})},
+		"GET /v2.1/os-aggregates/{id}":    {at(agg, "2.41")},
+		"PUT /v2.1/os-aggregates/{id}":    {w("PUT", agg, "2.1", map[string]any{"aggregate": map[string]any{"name": "evil"}})},
+		"DELETE /v2.1/os-aggregates/{id}": {w("DELETE", agg, "2.1", nil)},
+		"POST /v2.1/os-aggregates/{id}/action": {
+			w("POST", agg+"/action", "2.1", map[string]any{"add_host": map[string]any{"host": "ingot-matrix"}}),
+			w("POST", agg+"/action", "2.1", map[string]any{"remove_host": map[string]any{"host": "ingot-matrix"}}),
+			w("POST", agg+"/action", "2.1", map[string]any{"set_metadata": map[string]any{"metadata": map[string]any{"k": "evil"}}}),
+		},
 		// Appended to POST /v2.1/servers: building into A's group.
 		"POST /v2.1/servers": {w("POST", "/v2.1/servers", "", hint)},
 	}
@@ -62,9 +75,10 @@ var adminOnlyReads = []string{"GET /v2.1/os-hypervisors", "GET /v2.1/os-hypervis
 	"GET /v2.1/os-hypervisors/{id}", "GET /v2.1/os-hypervisors/{id}/uptime", "GET /v2.1/os-hypervisors/{id}/search",
 	"GET /v2.1/os-hypervisors/{id}/servers", "GET /v2.1/os-services", "GET /v2.1/os-hosts", "GET /v2.1/os-hosts/{host}",
 	"GET /v2.1/os-hosts/{host}/startup", "GET /v2.1/os-hosts/{host}/shutdown", "GET /v2.1/os-hosts/{host}/reboot",
-	"GET /v2.1/flavors/{id}/os-flavor-access"}
+	"GET /v2.1/flavors/{id}/os-flavor-access", "GET /v2.1/os-aggregates", "GET /v2.1/os-aggregates/{id}"}
 
-// setUpVictimGroup gives A a server group with A's server in it.
+// setUpVictimGroup gives A a server group with A's server in it, and the
+// admin a host aggregate.
 func setUpVictimGroup(t *testing.T, s *stack, v *victim) {
 	var g struct {
 		ServerGroup struct{ ID string } `json:"server_group"`
@@ -72,4 +86,25 @@ func setUpVictimGroup(t *testing.T, s *stack, v *victim) {
 	s.must("member-a", "POST", "/v2.1/os-server-groups", map[string]any{"server_group": map[string]any{"name": "group-a",
 		"policy": "anti-affinity"}}, http.StatusOK).decode(t, &g)
 	v.group = g.ServerGroup.ID
+	var a struct {
+		Aggregate struct{ ID int } `json:"aggregate"`
+	}
+	s.must("admin", "POST", "/v2.1/os-aggregates", map[string]any{"aggregate": map[string]any{"name": "agg-admin",
+		"availability_zone": "zone-admin"}}, http.StatusOK).decode(t, &a)
+	v.aggregate = a.Aggregate.ID
+}
+
+// checkVictimAggregate: the attempts left the admin's aggregate as it was.
+func checkVictimAggregate(t *testing.T, s *stack, v victim) {
+	var a struct {
+		Aggregate struct {
+			Name     string
+			Hosts    []string
+			Metadata map[string]string
+		} `json:"aggregate"`
+	}
+	s.must("admin", "GET", fmt.Sprintf("/v2.1/os-aggregates/%d", v.aggregate), nil, http.StatusOK).decode(t, &a)
+	if a.Aggregate.Name != "agg-admin" || len(a.Aggregate.Hosts) != 0 || len(a.Aggregate.Metadata) != 1 {
+		t.Errorf("the admin's aggregate changed: %+v", a.Aggregate)
+	}
 }

@@ -37,6 +37,7 @@ type victim struct {
 	port                    string
 	memberA                 string // user id
 	group                   string // A's server group (matrix_admin_test.go)
+	aggregate               int    // an admin's host aggregate (matrix_admin_test.go)
 }
 
 // secrets are strings only project A may see; a 2xx answer to an
@@ -276,6 +277,7 @@ func runMatrix(t *testing.T, s *stack) {
 	if q.QuotaSet["instances"] != -1.0 {
 		t.Errorf("A's quota changed: %v", q.QuotaSet)
 	}
+	checkVictimAggregate(t, s, v)
 	ownerReads(t, s, v, table, guarded)
 	readerWrites(t, s, v)
 	memberAdminRoutes(t, s, v)
