@@ -223,8 +223,16 @@ func (s *server) parseCreate(r *request) (*createRequest, error) {
 	}
 	if az, err := optionalString(fields, "availability_zone", 255); err != nil {
 		return nil, err
-	} else if az != "" && az != availabilityZone {
-		return nil, badRequest("The requested availability zone is not available")
+	} else if az != "" {
+		// ingot does not place by zone: a zone is accepted only when every
+		// compute host is in it (zones.go).
+		z, err := s.zones(r)
+		if err != nil {
+			return nil, err
+		}
+		if !z.accepts(az) {
+			return nil, badRequest("The requested availability zone is not available")
+		}
 	}
 	return c, nil
 }

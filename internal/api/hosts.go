@@ -44,17 +44,17 @@ func (s *server) hostsOnly(rule string, h handlerFunc) handlerFunc {
 var topics = map[string]string{store.BinaryCompute: "compute", store.BinaryScheduler: "scheduler", store.BinaryConductor: "conductor"}
 
 func (s *server) listHosts(w http.ResponseWriter, r *request) error {
-	all, err := s.cfg.Store.ListServices(r.Context())
+	z, err := s.zones(r)
 	if err != nil {
-		return fmt.Errorf("list services: %w", err)
+		return err
 	}
 	zone := r.URL.Query().Get("zone")
 	out := []map[string]string{}
-	for _, sv := range all {
-		if zone != "" && zoneOf(sv) != zone {
+	for _, sv := range z.services {
+		if zone != "" && z.of(sv) != zone {
 			continue
 		}
-		out = append(out, map[string]string{"host_name": sv.Host, "service": topics[sv.Binary], "zone": zoneOf(sv)})
+		out = append(out, map[string]string{"host_name": sv.Host, "service": topics[sv.Binary], "zone": z.of(sv)})
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"hosts": out})
 	return nil

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ingot-dev/ingot/internal/catalog"
@@ -158,6 +159,8 @@ type renderer struct {
 	netName  func(id string) string
 	flavorOf func(id string) (store.Flavor, bool)
 	flavors  map[string]any // flavor member by id, built once per request
+	// zones is read once per request, when a server is first rendered.
+	zones func() zones
 	// can checks a rule on a server (the members only some roles see).
 	can func(rule string, sv *lifecycle.Server) bool
 	// admin: the caller is an admin (fault details, as Nova's is_admin).
@@ -175,7 +178,16 @@ func (s *server) renderer(r *request) *renderer {
 			return f, err == nil
 		},
 		can:   func(rule string, sv *lifecycle.Server) bool { return r.can(rule, target(sv.ProjectID, sv.UserID)) },
-		admin: r.isAdmin(), extensions: wantsExtensions(r.Request)}
+		admin: r.isAdmin(), extensions: wantsExtensions(r.Request),
+		zones: sync.OnceValue(func() zones {
+			z, err := s.zones(r)
+			if err != nil {
+				// The zone is one member of the answer: show the default
+				// rather than fail a server read for it.
+				s.log.Warn("read availability zones", "err", err)
+			}
+			return z
+		})}
 }
 
 func (rd *renderer) serverLinks(id string) []link {
@@ -201,7 +213,7 @@ func (rd *renderer) server(sv *lifecycle.Server, ports []store.Port) *serverView
 		AccessIPv6:     sv.Spec.AccessIPv6,
 		Links:          rd.serverLinks(sv.ID),
 		DiskConfig:     "MANUAL",
-		AZ:             availabilityZone,
+		AZ:             rd.zones().ofNode(sv.NodeID),
 		ConfigDrive:    "True",
 		KeyName:        strPtr(sv.Spec.KeyName),
 		TaskState:      strPtr(st.TaskState),

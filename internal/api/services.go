@@ -46,15 +46,6 @@ func (s *server) serviceUp(sv store.Service) bool {
 	return !sv.ForcedDown && s.cfg.Clock.Now().Sub(sv.UpdatedAt) <= s.downTime()
 }
 
-// zoneOf is the availability zone Nova shows: compute services are in the
-// default zone, the others in "internal".
-func zoneOf(sv store.Service) string {
-	if sv.Binary == store.BinaryCompute {
-		return "nova"
-	}
-	return "internal"
-}
-
 func serviceStatus(sv store.Service) string {
 	if sv.Disabled {
 		return "disabled"
@@ -62,9 +53,10 @@ func serviceStatus(sv store.Service) string {
 	return "enabled"
 }
 
-func (s *server) serviceView(r *request, sv store.Service) map[string]any {
+// serviceView shows sv in its zone (zones.go).
+func (s *server) serviceView(r *request, sv store.Service, z zones) map[string]any {
 	v := map[string]any{
-		"id": serviceID(r, sv), "binary": sv.Binary, "host": sv.Host, "zone": zoneOf(sv),
+		"id": serviceID(r, sv), "binary": sv.Binary, "host": sv.Host, "zone": z.of(sv),
 		"status": serviceStatus(sv), "state": map[bool]string{true: "up", false: "down"}[s.serviceUp(sv)],
 		"updated_at": formatTime(sv.UpdatedAt), "disabled_reason": sv.DisabledReason,
 	}
@@ -94,16 +86,16 @@ func (s *server) listServices(w http.ResponseWriter, r *request) error {
 			}
 		}
 	}
-	all, err := s.cfg.Store.ListServices(r.Context())
+	z, err := s.zones(r)
 	if err != nil {
-		return fmt.Errorf("list services: %w", err)
+		return err
 	}
 	out := []map[string]any{}
-	for _, sv := range all {
+	for _, sv := range z.services {
 		if (q.Has("host") && sv.Host != q.Get("host")) || (q.Has("binary") && sv.Binary != q.Get("binary")) {
 			continue
 		}
-		out = append(out, s.serviceView(r, sv))
+		out = append(out, s.serviceView(r, sv, z))
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"services": out})
 	return nil
@@ -305,7 +297,11 @@ func (s *server) updateServiceByID(w http.ResponseWriter, r *request, body map[s
 	if sv, err = s.cfg.Store.UpdateService(r.Context(), id, u); err != nil {
 		return s.serviceErr(err, id)
 	}
-	v := s.serviceView(r, sv)
+	z, err := s.zones(r)
+	if err != nil {
+		return err
+	}
+	v := s.serviceView(r, sv, z)
 	writeJSON(w, http.StatusOK, map[string]any{"service": v})
 	return nil
 }

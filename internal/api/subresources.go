@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 
 	"github.com/ingot-dev/ingot/internal/policy"
 	"github.com/ingot-dev/ingot/internal/store"
@@ -90,27 +91,80 @@ func (s *server) serverEmpty(key, rule string) handlerFunc {
 	}
 }
 
+// availabilityZones lists the zones of the compute hosts (zones.go), each
+// available while one of its compute services is enabled.
 func (s *server) availabilityZones(w http.ResponseWriter, r *request) error {
 	if err := r.authorize(policy.AZList, r.own()); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"availabilityZoneInfo": []map[string]any{{
-		"zoneName": availabilityZone, "zoneState": map[string]bool{"available": true}, "hosts": nil,
-	}}})
+	z, err := s.zones(r)
+	if err != nil {
+		return err
+	}
+	out := []map[string]any{}
+	for _, name := range z.compute() {
+		out = append(out, map[string]any{"zoneName": name, "zoneState": map[string]bool{"available": zoneAvailable(z, name)}, "hosts": nil})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"availabilityZoneInfo": out})
 	return nil
 }
 
+// zoneAvailable: the zone has an enabled compute service, or no compute
+// service has registered yet (the default zone of a starting replica).
+func zoneAvailable(z zones, name string) bool {
+	computes := computeServices(z.services)
+	if len(computes) == 0 {
+		return true
+	}
+	for _, sv := range computes {
+		if z.of(sv) == name && !sv.Disabled {
+			return true
+		}
+	}
+	return false
+}
+
 // availabilityZonesDetail is what `openstack availability zone list
-// --compute` reads: the zone with its one compute host, ingot.
+// --compute` reads: each zone with its hosts and their services (the
+// internal zone holds the scheduler and conductor). Before any service
+// registered, the default zone with ingot's one compute host.
 func (s *server) availabilityZonesDetail(w http.ResponseWriter, r *request) error {
 	if err := r.authorize(policy.AZDetail, r.own()); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"availabilityZoneInfo": []map[string]any{{
-		"zoneName": availabilityZone, "zoneState": map[string]bool{"available": true},
-		"hosts": map[string]any{hostName: map[string]any{"nova-compute": map[string]any{
-			"available": true, "active": true, "updated_at": s.cfg.Clock.Now().UTC().Format(novaUsecTime)}}},
-	}}})
+	z, err := s.zones(r)
+	if err != nil {
+		return err
+	}
+	if len(z.services) == 0 {
+		writeJSON(w, http.StatusOK, map[string]any{"availabilityZoneInfo": []map[string]any{{
+			"zoneName": availabilityZone, "zoneState": map[string]bool{"available": true},
+			"hosts": map[string]any{hostName: map[string]any{"nova-compute": map[string]any{
+				"available": true, "active": true, "updated_at": s.cfg.Clock.Now().UTC().Format(novaUsecTime)}}},
+		}}})
+		return nil
+	}
+	names := z.compute()
+	if slices.ContainsFunc(z.services, func(sv store.Service) bool { return sv.Binary != store.BinaryCompute }) {
+		names = append(names, internalZone)
+	}
+	out := []map[string]any{}
+	for _, name := range names {
+		hosts := map[string]map[string]any{}
+		for _, sv := range z.services {
+			if z.of(sv) != name {
+				continue
+			}
+			if hosts[sv.Host] == nil {
+				hosts[sv.Host] = map[string]any{}
+			}
+			hosts[sv.Host][sv.Binary] = map[string]any{"available": s.serviceUp(sv), "active": !sv.Disabled,
+				"updated_at": sv.UpdatedAt.UTC().Format(novaUsecTime)}
+		}
+		available := name == internalZone || zoneAvailable(z, name)
+		out = append(out, map[string]any{"zoneName": name, "zoneState": map[string]bool{"available": available}, "hosts": hosts})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"availabilityZoneInfo": out})
 	return nil
 }
 

@@ -1,0 +1,88 @@
+package api
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/ingot-dev/ingot/internal/store"
+)
+
+// Availability zones, as Nova derives them: a compute host is in the zone
+// of the aggregate with an availability_zone that holds it, else in the
+// default zone (nova); the other services are in the internal zone. ingot
+// places servers without regard to zones, so a server is accepted into a
+// zone only when every compute host is in it (any placement is then in
+// that zone), and a server's zone is its node's compute host's.
+
+// zones is one read of the services and the aggregates' zones.
+type zones struct {
+	services []store.Service
+	byHost   map[string]string // compute host → aggregate zone
+}
+
+func (s *server) zones(r *request) (zones, error) {
+	all, err := s.cfg.Store.ListServices(r.Context())
+	if err != nil {
+		return zones{}, fmt.Errorf("list services: %w", err)
+	}
+	aggs, err := s.cfg.Store.ListAggregates(r.Context())
+	if err != nil {
+		return zones{}, fmt.Errorf("list aggregates: %w", err)
+	}
+	z := zones{services: all, byHost: map[string]string{}}
+	for _, a := range aggs {
+		if name, ok := a.Metadata[store.AggregateAZKey]; ok {
+			for _, h := range a.Hosts {
+				if _, seen := z.byHost[h]; !seen { // the API keeps a host in one zone
+					z.byHost[h] = name
+				}
+			}
+		}
+	}
+	return z, nil
+}
+
+// of is the zone of a service.
+func (z zones) of(sv store.Service) string {
+	if sv.Binary != store.BinaryCompute {
+		return internalZone
+	}
+	if name, ok := z.byHost[sv.Host]; ok {
+		return name
+	}
+	return availabilityZone
+}
+
+// compute lists the zones of the compute hosts in service order, each
+// once; the default zone alone when there is no compute service yet.
+func (z zones) compute() []string {
+	var out []string
+	for _, sv := range computeServices(z.services) {
+		if name := z.of(sv); !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	if len(out) == 0 {
+		out = []string{availabilityZone}
+	}
+	return out
+}
+
+// accepts reports whether a server asked for zone would truthfully be in
+// it wherever it lands.
+func (z zones) accepts(zone string) bool {
+	c := z.compute()
+	return len(c) == 1 && c[0] == zone
+}
+
+// ofNode is the zone of the compute host a node belongs to; without a
+// node, the one zone of every compute host, or the default zone.
+func (z zones) ofNode(node string) string {
+	if sv, ok := serviceOfNode(node, computeServices(z.services)); ok && node != "" {
+		return z.of(sv)
+	}
+	if c := z.compute(); len(c) == 1 {
+		return c[0]
+	}
+	return availabilityZone
+}
