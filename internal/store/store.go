@@ -253,8 +253,10 @@ type Store interface {
 
 	// Volumes is the embedded volume registry (volume.go).
 	Volumes
-	// Quotas and Keypairs belong to projects and users (identity.go).
+	// Quotas and Keypairs belong to projects and users (identity.go);
+	// QuotaClasses hold the default class (quotaclasses.go).
 	Quotas
+	QuotaClasses
 	Keypairs
 	// Flavors, ServerGroups, Services and Aggregates are what admins
 	// manage (flavors.go, servergroups.go, services.go, aggregates.go).

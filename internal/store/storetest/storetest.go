@@ -80,6 +80,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ServerGroups", testServerGroups},
 		{"Services", testServices},
 		{"Aggregates", testAggregates},
+		{"QuotaClasses", testQuotaClasses},
 		{"Ping", func(t *testing.T, st store.Store) {
 			if err := st.Ping(t.Context()); err != nil {
 				t.Fatal(err)

@@ -22,3 +22,15 @@ CREATE TABLE aggregate_hosts (
     PRIMARY KEY (aggregate_id, host)
 );
 CREATE INDEX aggregate_hosts_host ON aggregate_hosts (host);
+
+-- os-quota-class-sets: the limits of a quota class ("default" is the one
+-- that counts: the defaults every project gets, over the configured ones).
+-- A table of its own rather than a reserved project_id in quotas: project
+-- ids come from the caller (any string under noauth), so a reserved key
+-- could be reached — and reset — through os-quota-sets/{project}.
+CREATE TABLE quota_classes (
+    class_name TEXT COLLATE "C"   NOT NULL,
+    resource   TEXT COLLATE "C"   NOT NULL,
+    hard_limit BIGINT NOT NULL,
+    PRIMARY KEY (class_name, resource)
+);
