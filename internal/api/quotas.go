@@ -33,6 +33,7 @@ func (s *server) identityRoutes() {
 	s.compute("PUT /v2.1/os-quota-sets/{project}", s.updateQuotas)
 	s.compute("DELETE /v2.1/os-quota-sets/{project}", s.deleteQuotas)
 	s.compute("GET /v2.1/limits", s.limits)
+	s.quotaClassRoutes()
 
 	s.plain("GET /volume/v3/{project}/os-quota-sets/{target}", s.volumeQuotas)
 	s.plain("GET /volume/v3/{project}/limits", s.volumeLimits)
@@ -47,9 +48,9 @@ func (s *server) projectLimits(r *request, project string) (store.Limits, error)
 	if err != nil {
 		return nil, fmt.Errorf("quotas of %s: %w", project, err)
 	}
-	out := store.Limits{}
-	for k, v := range s.cfg.Quotas {
-		out[k] = v
+	out, err := s.defaultLimits(r)
+	if err != nil {
+		return nil, err
 	}
 	for k, v := range over {
 		out[k] = v
@@ -150,7 +151,11 @@ func (s *server) quotaDefaults(w http.ResponseWriter, r *request) error {
 	if err := r.authorize(policy.QuotaDefaults, r.own()); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"quota_set": s.quotaSet(r, r.PathValue("project"), s.cfg.Quotas, nil, 0)})
+	defaults, err := s.defaultLimits(r)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"quota_set": s.quotaSet(r, r.PathValue("project"), defaults, nil, 0)})
 	return nil
 }
 
@@ -203,15 +208,11 @@ func (s *server) updateQuotas(w http.ResponseWriter, r *request) error {
 		if _, fixed := fixedQuota(k); fixed {
 			return badRequest("Quota %s cannot be set: ingot has no %s.", k, strings.ReplaceAll(k, "_", " "))
 		}
-		var n json.Number
-		if err := json.Unmarshal(fields[k], &n); err != nil {
-			return badRequest("Invalid input for field/attribute %s. Value: %s. It is not an integer.", k, fields[k])
+		v, err := quotaLimitValue(k, fields[k])
+		if err != nil {
+			return err
 		}
-		v, err := n.Int64()
-		if err != nil || v < -1 || v > 1<<31-1 {
-			return badRequest("Invalid input for field/attribute %s. Value: %s. It must be an integer from -1 to %d.", k, fields[k], 1<<31-1)
-		}
-		limits[k] = int(v)
+		limits[k] = v
 	}
 	if !force {
 		u, err := s.cfg.Store.Usage(r.Context(), project)
@@ -233,6 +234,19 @@ func (s *server) updateQuotas(w http.ResponseWriter, r *request) error {
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"quota_set": s.quotaSet(r, "", all, nil, 0)})
 	return nil
+}
+
+// quotaLimitValue reads one limit: an integer from -1 to 2^31-1.
+func quotaLimitValue(k string, raw json.RawMessage) (int, error) {
+	var n json.Number
+	if err := json.Unmarshal(raw, &n); err != nil {
+		return 0, badRequest("Invalid input for field/attribute %s. Value: %s. It is not an integer.", k, raw)
+	}
+	v, err := n.Int64()
+	if err != nil || v < -1 || v > 1<<31-1 {
+		return 0, badRequest("Invalid input for field/attribute %s. Value: %s. It must be an integer from -1 to %d.", k, raw, 1<<31-1)
+	}
+	return int(v), nil
 }
 
 // limits answers GET /limits: the absolute limits of the caller's project

@@ -121,11 +121,15 @@ func (s *server) createServer(w http.ResponseWriter, r *request) error {
 // quota checked for all of them. A store that cannot create several at
 // once gets one server only (createServer refused max_count > 1 for it).
 func (s *server) createAll(r *request, servers []*lifecycle.Server) error {
-	if mc, ok := s.cfg.Store.(store.MultiCreator); ok {
-		_, err := mc.CreateServersWithin(r.Context(), servers, len(servers), s.cfg.Quotas)
+	defaults, err := s.defaultLimits(r)
+	if err != nil {
 		return err
 	}
-	return s.cfg.Store.CreateServerWithin(r.Context(), servers[0], s.cfg.Quotas)
+	if mc, ok := s.cfg.Store.(store.MultiCreator); ok {
+		_, err := mc.CreateServersWithin(r.Context(), servers, len(servers), defaults)
+		return err
+	}
+	return s.cfg.Store.CreateServerWithin(r.Context(), servers[0], defaults)
 }
 
 // quotaError is a *store.QuotaExceededError as Nova's 403; err itself otherwise.

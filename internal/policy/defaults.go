@@ -79,6 +79,8 @@ const (
 	QuotaDefaults          = "os_compute_api:os-quota-sets:defaults"
 	QuotaDetail            = "os_compute_api:os-quota-sets:detail"
 	QuotaDelete            = "os_compute_api:os-quota-sets:delete"
+	QuotaClassShow         = "os_compute_api:os-quota-class-sets:show"
+	QuotaClassUpdate       = "os_compute_api:os-quota-class-sets:update"
 	Limits                 = "os_compute_api:limits"
 	LimitsOtherProject     = "os_compute_api:limits:other_project"
 	ServersAllowAllFilters = "os_compute_api:servers:allow_all_filters"
@@ -219,6 +221,8 @@ var Defaults = []Rule{
 	{QuotaDefaults, "@", "Show the default quotas."},
 	{QuotaDetail, ProjectReaderOrAdmin, "Show a project's quotas with usage."},
 	{QuotaDelete, Admin, "Revert a project's quotas to the defaults."},
+	{QuotaClassShow, Admin, "Show a quota class (default: the defaults every project gets)."},
+	{QuotaClassUpdate, Admin, "Update a quota class (default: the defaults every project gets)."},
 	{Limits, "@", "Show the caller's limits and usage."},
 	{LimitsOtherProject, Admin, "Show another project's limits (tenant_id=)."},
 	{ServersAllowAllFilters, Admin, "List servers with the admin-only filters (host, node; ip6 below 2.5)."},

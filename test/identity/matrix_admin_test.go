@@ -64,6 +64,10 @@ func adminAttacks(v victim) map[string][]attempt {
 			w("POST", agg+"/action", "2.1", map[string]any{"remove_host": map[string]any{"host": "ingot-matrix"}}),
 			w("POST", agg+"/action", "2.1", map[string]any{"set_metadata": map[string]any{"metadata": map[string]any{"k": "evil"}}}),
 		},
+		// The default quota class sets every project's defaults.
+		"GET /v2.1/os-quota-class-sets/{id}": {at("/v2.1/os-quota-class-sets/default", "2.57")},
+		"PUT /v2.1/os-quota-class-sets/{id}": {w("PUT", "/v2.1/os-quota-class-sets/default", "2.57",
+			map[string]any{"quota_class_set": map[string]any{"instances": 1000}})},
 		// Appended to POST /v2.1/servers: building into A's group.
 		"POST /v2.1/servers": {w("POST", "/v2.1/servers", "", hint)},
 	}
@@ -75,7 +79,8 @@ var adminOnlyReads = []string{"GET /v2.1/os-hypervisors", "GET /v2.1/os-hypervis
 	"GET /v2.1/os-hypervisors/{id}", "GET /v2.1/os-hypervisors/{id}/uptime", "GET /v2.1/os-hypervisors/{id}/search",
 	"GET /v2.1/os-hypervisors/{id}/servers", "GET /v2.1/os-services", "GET /v2.1/os-hosts", "GET /v2.1/os-hosts/{host}",
 	"GET /v2.1/os-hosts/{host}/startup", "GET /v2.1/os-hosts/{host}/shutdown", "GET /v2.1/os-hosts/{host}/reboot",
-	"GET /v2.1/flavors/{id}/os-flavor-access", "GET /v2.1/os-aggregates", "GET /v2.1/os-aggregates/{id}"}
+	"GET /v2.1/flavors/{id}/os-flavor-access", "GET /v2.1/os-aggregates", "GET /v2.1/os-aggregates/{id}",
+	"GET /v2.1/os-quota-class-sets/{id}"}
 
 // setUpVictimGroup gives A a server group with A's server in it, and the
 // admin a host aggregate.
