@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 
 	"github.com/ingot-dev/ingot/internal/policy"
 	"github.com/ingot-dev/ingot/internal/store"
@@ -125,9 +124,11 @@ func zoneAvailable(z zones, name string) bool {
 }
 
 // availabilityZonesDetail is what `openstack availability zone list
-// --compute` reads: each zone with its hosts and their services (the
-// internal zone holds the scheduler and conductor). Before any service
-// registered, the default zone with ingot's one compute host.
+// --compute` reads: each compute zone with its compute hosts. Nova adds
+// the internal zone of the scheduler and conductor; ingot's are the same
+// processes as its compute services, so it leaves that zone out and the
+// CLI lists the zones servers can be in. Before any service registered,
+// the default zone with ingot's one compute host.
 func (s *server) availabilityZonesDetail(w http.ResponseWriter, r *request) error {
 	if err := r.authorize(policy.AZDetail, r.own()); err != nil {
 		return err
@@ -144,14 +145,10 @@ func (s *server) availabilityZonesDetail(w http.ResponseWriter, r *request) erro
 		}}})
 		return nil
 	}
-	names := z.compute()
-	if slices.ContainsFunc(z.services, func(sv store.Service) bool { return sv.Binary != store.BinaryCompute }) {
-		names = append(names, internalZone)
-	}
 	out := []map[string]any{}
-	for _, name := range names {
+	for _, name := range z.compute() {
 		hosts := map[string]map[string]any{}
-		for _, sv := range z.services {
+		for _, sv := range computeServices(z.services) {
 			if z.of(sv) != name {
 				continue
 			}
@@ -161,8 +158,7 @@ func (s *server) availabilityZonesDetail(w http.ResponseWriter, r *request) erro
 			hosts[sv.Host][sv.Binary] = map[string]any{"available": s.serviceUp(sv), "active": !sv.Disabled,
 				"updated_at": sv.UpdatedAt.UTC().Format(novaUsecTime)}
 		}
-		available := name == internalZone || zoneAvailable(z, name)
-		out = append(out, map[string]any{"zoneName": name, "zoneState": map[string]bool{"available": available}, "hosts": hosts})
+		out = append(out, map[string]any{"zoneName": name, "zoneState": map[string]bool{"available": zoneAvailable(z, name)}, "hosts": hosts})
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"availabilityZoneInfo": out})
 	return nil

@@ -41,7 +41,7 @@ func TestAggregateZones(t *testing.T) {
 	if got := zoneNames(t, f, "/v2.1/os-availability-zone"); len(got) != 1 || got[0] != "z1" {
 		t.Fatalf("zones: %v", got)
 	}
-	if got := zoneNames(t, f, "/v2.1/os-availability-zone/detail"); len(got) != 2 || got[0] != "z1" || got[1] != "internal" {
+	if got := zoneNames(t, f, "/v2.1/os-availability-zone/detail"); len(got) != 1 || got[0] != "z1" {
 		t.Fatalf("zones detail: %v", got)
 	}
 	d := list(t, f.do("GET", "/v2.1/os-availability-zone/detail", "2.1", nil).want(t, 200).body, "availabilityZoneInfo")
