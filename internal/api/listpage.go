@@ -94,6 +94,8 @@ type listFilter struct {
 	ip, ip6 *regexp.Regexp
 	// host and node (admins only) are the compute host and the node.
 	host, node *string
+	// computes are the compute services the host filter maps nodes over.
+	computes []store.Service
 }
 
 func (f *listFilter) needsPorts() bool { return f.ip != nil || f.ip6 != nil }
@@ -108,7 +110,7 @@ func (f *listFilter) match(sv *lifecycle.Server, ports []store.Port) bool {
 	if f.host != nil {
 		host := ""
 		if sv.NodeID != "" {
-			host = hostName
+			host = nodeHost(sv.NodeID, f.computes)
 		}
 		if host != *f.host {
 			return false
@@ -169,8 +171,16 @@ func (s *server) specFilter(r *request) (*listFilter, error) {
 			}
 		}
 	}
-	if *f == (listFilter{}) {
+	if f.image == "" && f.flavor == "" && f.name == nil && f.reservation == "" && f.ip == nil && f.ip6 == nil &&
+		f.host == nil && f.node == nil {
 		return nil, nil
+	}
+	if f.host != nil {
+		all, err := s.cfg.Store.ListServices(r.Context())
+		if err != nil {
+			return nil, fmt.Errorf("list services: %w", err)
+		}
+		f.computes = computeServices(all)
 	}
 	if img, ok := s.cfg.Catalog.Image(f.image); ok {
 		f.image = img.ID

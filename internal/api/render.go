@@ -238,7 +238,7 @@ func (rd *renderer) server(sv *lifecycle.Server, ports []store.Port) *serverView
 	if admin {
 		v.InstanceName, v.Host, v.Hypervisor = "instance-"+sv.ID, orNull(""), orNull(sv.NodeID)
 		if sv.NodeID != "" {
-			v.Host = hostName
+			v.Host = nodeHost(sv.NodeID, computeServices(rd.zones().services))
 		}
 	}
 	if !sv.LaunchedAt.IsZero() {

@@ -125,6 +125,16 @@ func serviceOfNode(node string, computes []store.Service) (store.Service, bool) 
 	return computes[int(h.Sum32()%uint32(len(computes)))], true
 }
 
+// nodeHost is the compute host a server on node reports (OS-EXT-SRV-ATTR:host,
+// the host filter): its node's compute service, or ingot's default name
+// before any service registered.
+func nodeHost(node string, computes []store.Service) string {
+	if svc, ok := serviceOfNode(node, computes); ok {
+		return svc.Host
+	}
+	return hostName
+}
+
 func (s *server) findService(r *request, match func(store.Service) bool) (store.Service, error) {
 	all, err := s.cfg.Store.ListServices(r.Context())
 	if err != nil {
