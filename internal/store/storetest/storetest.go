@@ -74,6 +74,9 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ProjectVolumes", testProjectVolumes},
 		{"Keypairs", testKeypairs},
 		{"ConsoleQueries", testConsoleQueries},
+		{"LeaseClaim", testLeaseClaim},
+		{"LeaseExpiry", testLeaseExpiry},
+		{"LeaseFence", testLeaseFence},
 		{"Ping", func(t *testing.T, st store.Store) {
 			if err := st.Ping(t.Context()); err != nil {
 				t.Fatal(err)
