@@ -39,7 +39,9 @@ type App struct {
 	IronicURL  string
 	Sim        *ironicsim.Sim // the built-in simulator when ironic.url is "sim"
 	Reconciler *reconciler.Reconciler
-	Metrics    *metrics.Metrics
+	// Leases holds this replica's shard leases (docs/DESIGN.md §2.10).
+	Leases  *reconciler.Keeper
+	Metrics *metrics.Metrics
 	// Handler is the API (internal/api); Console is the operator console
 	// under /ui/ (internal/ui), which calls Handler in-process. Serve
 	// answers both on one listener (Root).
@@ -102,11 +104,16 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 		return nil, fmt.Errorf("ironic: %w", err)
 	}
 	a.Ironic = ic
+	if err := a.claimLeases(ctx, opts); err != nil {
+		a.Close()
+		return nil, err
+	}
 	nets := cfg.NetworkList()
 	sched := scheduler.New(ic, opts.Clock, scheduler.Options{Logger: opts.Logger, Networks: nets})
 	a.Reconciler = reconciler.New(reconciler.Deps{
 		Store: st, Ironic: ic, Scheduler: sched, IPAM: network.NewIPAM(st, nets), Networks: nets, Clock: opts.Clock, Logger: opts.Logger,
-		Hooks: reconciler.Hooks{Tick: a.Metrics.Tick, Transition: a.Metrics.Transition, PastDue: a.Metrics.PastDue, Step: opts.Step},
+		Hooks:  reconciler.Hooks{Tick: a.Metrics.Tick, Transition: a.Metrics.Transition, PastDue: a.Metrics.PastDue, Step: opts.Step},
+		Leases: a.Leases,
 	}, reconciler.Config{
 		Interval: cfg.PollInterval, DriftInterval: cfg.DriftInterval, Workers: cfg.Workers,
 		Lifecycle: LifecycleConfig(cfg),
@@ -126,7 +133,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 		RescueInterface: ic.NodeRescueInterface, DisableInstancePassword: !cfg.API.EnableInstancePassword,
 		Auth: ident.authn, AuthURL: ident.authURL, Policy: ident.policy, Quotas: QuotaLimits(cfg),
 		PublicURL: cfg.API.PublicURL, TrustedProxies: cfg.TrustedProxyPrefixes(),
-		Ready: ready,
+		Ready: ready, Replica: func() any { return a.Leases.Status() },
 	})
 	if a.Console, err = newConsole(cfg, a, ident, ready, opts); err != nil {
 		a.Close()
@@ -180,6 +187,33 @@ func (a *App) lockDatabase() error {
 	a.lock = l
 	a.closers = append(a.closers, func() { _ = l.Release() })
 	return nil
+}
+
+// claimLeases builds the lease keeper and runs its first round at once, so
+// a lone replica (SQLite's one process) holds every shard before its first
+// tick, and one restarting under the same host takes its own shards back.
+func (a *App) claimLeases(ctx context.Context, opts Options) error {
+	ls, ok := a.Store.(store.Leases)
+	if !ok {
+		return fmt.Errorf("database %s: the store keeps no leases", a.Config.Database)
+	}
+	a.Leases = reconciler.NewKeeper(ls, opts.Clock, opts.Logger.With("host", a.Config.Host),
+		reconciler.LeaseConfig{Host: a.Config.Host, Shards: a.Config.Shards, TTL: a.Config.LeaseTTL},
+		reconciler.LeaseHooks{Held: a.Metrics.LeasesHeld, Takeover: a.Metrics.LeaseTakeovers})
+	if err := a.Leases.Round(ctx); err != nil {
+		return fmt.Errorf("database %s: %w", a.Config.Database, err)
+	}
+	a.closers = append(a.closers, a.releaseLeases)
+	return nil
+}
+
+// releaseLeases gives this replica's leases up (idempotent).
+func (a *App) releaseLeases() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := a.Leases.Release(ctx); err != nil {
+		a.Log.Warn("lease release", "err", err)
+	}
 }
 
 // LifecycleConfig extracts the lifecycle's limits.
@@ -250,6 +284,10 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	defer stopRec()
 	recDone := make(chan struct{})
 	go func() { defer close(recDone); errc <- a.Reconciler.Run(recCtx) }()
+	leaseCtx, stopLeases := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopLeases()
+	leaseDone := make(chan struct{})
+	go func() { defer close(leaseDone); a.Leases.Run(leaseCtx) }()
 	if a.lock != nil {
 		h := a.lock.Holder()
 		h.Listen = "http://" + ln.Addr().String()
@@ -277,6 +315,11 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	// pulls the store or the simulator from under it.
 	select {
 	case <-recDone:
+		// Nothing acts any more: hand the shards over at once (a rolling
+		// restart does not wait for the leases to expire).
+		stopLeases()
+		<-leaseDone
+		a.releaseLeases()
 	case <-shutCtx.Done():
 	}
 	return err

@@ -44,6 +44,13 @@ type Config struct {
 	Flavors          []Flavor      `yaml:"flavors"`
 	Images           []Image       `yaml:"images"`
 	Networks         []Network     `yaml:"networks"`
+	// Host names this replica (default: the machine's hostname): the holder
+	// of its shard leases, unique among the replicas of one database.
+	Host string `yaml:"host"`
+	// Shards and LeaseTTL divide the servers among replicas (replicas.go):
+	// every replica must use the same shard count.
+	Shards   int           `yaml:"shards"`
+	LeaseTTL time.Duration `yaml:"lease_ttl"`
 	// Identity and tenancy (identity.go).
 	Auth   Auth   `yaml:"auth"`
 	API    API    `yaml:"api"`
@@ -244,6 +251,7 @@ func (c *Config) Normalize() error {
 		bad("log_level", "want debug, info, warn or error, got %q", c.LogLevel)
 	}
 	c.normalizeIdentity(bad)
+	c.normalizeReplicas(bad)
 	seen := map[string]bool{}
 	for i := range c.Flavors {
 		f := &c.Flavors[i]
