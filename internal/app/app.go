@@ -54,6 +54,8 @@ type App struct {
 
 	lock    *lockfile.Lock // this process owns the database
 	closers []func()
+	// kicks carries API writes to the other replicas (store.Kicker).
+	kicks chan struct{}
 }
 
 // Options are what a caller may supply beyond the configuration.
@@ -129,7 +131,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	}
 	a.Handler = api.New(api.Config{
 		Store: st, Catalog: cfg.Catalog(), Networks: nets, Clock: opts.Clock, BuildTimeout: cfg.BuildTimeout,
-		Kick: a.Reconciler.Kick, Nodes: ic.ListNodes, Logger: opts.Logger, Metrics: a.Metrics.Handler(),
+		Kick: a.kick, Nodes: ic.ListNodes, Logger: opts.Logger, Metrics: a.Metrics.Handler(),
 		RescueInterface: ic.NodeRescueInterface, DisableInstancePassword: !cfg.API.EnableInstancePassword,
 		Auth: ident.authn, AuthURL: ident.authURL, Policy: ident.policy, Quotas: QuotaLimits(cfg),
 		PublicURL: cfg.API.PublicURL, TrustedProxies: cfg.TrustedProxyPrefixes(),
@@ -204,7 +206,55 @@ func (a *App) claimLeases(ctx context.Context, opts Options) error {
 		return fmt.Errorf("database %s: %w", a.Config.Database, err)
 	}
 	a.closers = append(a.closers, a.releaseLeases)
+	if _, ok := a.Store.(store.Kicker); ok {
+		a.kicks = make(chan struct{}, 1)
+	}
 	return nil
+}
+
+// kick wakes this replica's loop after an API write and, when the store
+// can, every other replica's (the server's shard may be held elsewhere).
+// Never blocks: a burst of writes coalesces into one notification.
+func (a *App) kick() {
+	a.Reconciler.Kick()
+	if a.kicks != nil {
+		select {
+		case a.kicks <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// relayKicks, with a store that can notify, sends this replica's kicks to
+// the others and kicks the loop on theirs, until ctx ends.
+func (a *App) relayKicks(ctx context.Context) {
+	k, ok := a.Store.(store.Kicker)
+	if !ok || a.kicks == nil {
+		return
+	}
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-a.kicks:
+			}
+			if err := k.KickReplicas(ctx); err != nil && ctx.Err() == nil {
+				a.Log.Warn("kick replicas", "err", err)
+			}
+		}
+	}()
+	go func() {
+		for ctx.Err() == nil {
+			if err := k.ListenKicks(ctx, a.Reconciler.Kick); err != nil && ctx.Err() == nil {
+				a.Log.Warn("listen for kicks", "err", err)
+				select {
+				case <-ctx.Done():
+				case <-time.After(time.Second):
+				}
+			}
+		}
+	}()
 }
 
 // releaseLeases gives this replica's leases up (idempotent).
@@ -288,6 +338,7 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	defer stopLeases()
 	leaseDone := make(chan struct{})
 	go func() { defer close(leaseDone); a.Leases.Run(leaseCtx) }()
+	a.relayKicks(recCtx)
 	if a.lock != nil {
 		h := a.lock.Holder()
 		h.Listen = "http://" + ln.Addr().String()

@@ -106,3 +106,14 @@ func Share(shards, live int) int {
 	}
 	return (shards + live - 1) / live
 }
+
+// Kicker is implemented by a store whose replicas can wake each other's
+// loops (PostgreSQL: NOTIFY and LISTEN). An API write records desired state
+// on whichever replica answered it; KickReplicas tells every replica, so the
+// holder of the server's shard acts at once rather than at its next poll.
+type Kicker interface {
+	// KickReplicas wakes every replica listening (this one included).
+	KickReplicas(ctx context.Context) error
+	// ListenKicks calls fn for every kick until ctx ends.
+	ListenKicks(ctx context.Context, fn func()) error
+}
