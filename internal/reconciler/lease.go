@@ -219,16 +219,36 @@ func (k *Keeper) Run(ctx context.Context) {
 	}
 }
 
-// Release gives up every lease and the heartbeat (graceful shutdown).
+// Release gives up every lease and the heartbeat (graceful shutdown): no
+// new Ironic call is admitted from here on, the calls under way are waited
+// for (until ctx ends), then the leases are expired in the database, so
+// another replica takes them at its next round and never acts beside a
+// call of this one.
 func (k *Keeper) Release(ctx context.Context) error {
 	k.roundMu.Lock()
 	defer k.roundMu.Unlock()
 	k.lastSent = time.Time{}
 	k.mu.Lock()
+	gone := k.held
 	k.held = map[int]*heldLease{}
 	k.mu.Unlock()
 	if k.hooks.Held != nil {
 		k.hooks.Held(0)
+	}
+	for busy := true; busy; {
+		busy = false
+		k.mu.Lock()
+		for _, h := range gone {
+			busy = busy || h.inflight > 0
+		}
+		k.mu.Unlock()
+		if busy {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
 	}
 	return k.st.ReleaseLeases(ctx, k.cfg.Host, nil)
 }
