@@ -23,6 +23,12 @@
 // CreateServer also reserves the server's volumes (volumes.server_id) in
 // its transaction; the Volumes methods own the rest of the volumes table.
 //
+// Leases and fences (leases.go): the leases and replicas tables are
+// judged by the store's clock (WithClock; the wall clock by default). A
+// write whose context carries a fence checks it first in its own
+// transaction (write), and the single writer connection makes that check
+// and the write one atomic step.
+//
 // needs_work is a stored copy of NeedsWork(): if that function's definition
 // ever changes, existing rows keep the old answer until their next write,
 // so such a change needs a migration (or a recompute at Open) with it.
