@@ -144,6 +144,8 @@ func sweepFor(t testing.TB, p params, base, n int64, stopAfter int, match func(r
 		rests  atomic.Int64
 		pauses atomic.Int64
 		takes  atomic.Int64
+		taken  atomic.Int64
+		fenced atomic.Int64
 		ops    atomic.Int64
 		mu     sync.Mutex
 		failed []result
@@ -167,6 +169,8 @@ func sweepFor(t testing.TB, p params, base, n int64, stopAfter int, match func(r
 				ops.Add(int64(r.ops))
 				pauses.Add(int64(r.pauses))
 				takes.Add(int64(r.takeovers))
+				taken.Add(int64(r.nodeTaken))
+				fenced.Add(int64(r.fenced))
 				if match(r) {
 					mu.Lock()
 					failed = append(failed, r)
@@ -183,8 +187,8 @@ func sweepFor(t testing.TB, p params, base, n int64, stopAfter int, match func(r
 		t.Logf("%.1f ticks, %.1f crash-restarts and %.2f day-2 operations per seed", float64(ticks.Load())/float64(r),
 			float64(rests.Load())/float64(r), float64(ops.Load())/float64(r))
 		if p.replicas != 0 && p.replicas != 1 {
-			t.Logf("%.2f pauses past a lease and %.2f lease takeovers per seed", float64(pauses.Load())/float64(r),
-				float64(takes.Load())/float64(r))
+			t.Logf("%.2f pauses past a lease and %.2f lease takeovers per seed; %d saves fenced, %d refused for a node another server holds",
+				float64(pauses.Load())/float64(r), float64(takes.Load())/float64(r), fenced.Load(), taken.Load())
 			if r >= 100 && (pauses.Load() == 0 || takes.Load() == 0) {
 				t.Errorf("no pause or no takeover in %d seeds: the generator does not exercise the leases", r)
 			}

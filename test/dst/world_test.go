@@ -79,6 +79,8 @@ type world struct {
 	acted     map[int]actor
 	pauses    int
 	takeovers int
+	nodeTaken int // saves refused with ErrNodeTaken
+	fenced    int // saves refused with ErrFenced
 	hooks     int // step-boundary calls since start
 	ops       int // day-2 operations accepted
 	crashAt   int // crash at this step-boundary call (0: none planned)
@@ -414,7 +416,14 @@ func (c *crashStore) SaveServer(ctx context.Context, s *lifecycle.Server, ev ...
 	if _, ok := store.FenceOf(ctx); !ok {
 		c.w.violate("the reconciler saved %s with no lease fence", c.w.sname(s.ID))
 	}
-	return c.Store.SaveServer(ctx, s, ev...)
+	err := c.Store.SaveServer(ctx, s, ev...)
+	switch {
+	case errors.Is(err, store.ErrNodeTaken):
+		c.w.nodeTaken++ // two replicas chose one node: the loser chooses again
+	case errors.Is(err, store.ErrFenced):
+		c.w.fenced++
+	}
+	return err
 }
 
 func (c *crashStore) ClaimLeases(ctx context.Context, cl store.Claim) (store.Claimed, error) {
