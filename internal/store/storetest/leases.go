@@ -9,12 +9,16 @@ import (
 )
 
 // The lease tests judge expiry by the store's own clock (the database's):
-// a lease claimed with a TTL of one nanosecond has expired once the test
-// has slept a millisecond, and one of an hour has not, whatever the load.
+// a lease claimed with a TTL of blinkTTL has expired once the test has slept
+// twice that, and one of an hour has not, whatever the load. (A claim lists
+// what it holds at its own instant, so even a short lease is listed; a
+// database may keep times to the microsecond only.)
 const (
 	longTTL  = time.Hour
-	blinkTTL = time.Nanosecond
+	blinkTTL = 20 * time.Millisecond
 )
+
+func blink() { time.Sleep(2 * blinkTTL) }
 
 func leasesOf(t *testing.T, st store.Store) store.Leases {
 	t.Helper()
@@ -108,7 +112,7 @@ func testLeaseClaim(t *testing.T, st store.Store) {
 func testLeaseExpiry(t *testing.T, st store.Store) {
 	ls := leasesOf(t, st)
 	requireHeld(t, "a", mustClaim(t, ls, store.Claim{Host: "a", Shards: 2, TTL: blinkTTL}), "a", 2, 1)
-	time.Sleep(time.Millisecond)
+	blink()
 	b := mustClaim(t, ls, store.Claim{Host: "b", Shards: 2, TTL: longTTL})
 	// a's heartbeat is within b's TTL: two live replicas, one shard each.
 	requireHeld(t, "b takes over", b, "b", 1, 2)
@@ -159,7 +163,7 @@ func testLeaseFence(t *testing.T, st store.Store) {
 	wantErr(t, "SaveServer at an old epoch", st.SaveServer(store.WithFence(ctx(t), fa), &stale), store.ErrFenced)
 
 	// Expired, nobody took it yet.
-	time.Sleep(time.Millisecond)
+	blink()
 	fa = store.Fence{Shard: sh, Holder: "a", Epoch: own.Held[sh].Epoch}
 	wantErr(t, "SaveServer after expiry", st.SaveServer(store.WithFence(ctx(t), fa), &stale), store.ErrFenced)
 
