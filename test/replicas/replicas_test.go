@@ -20,6 +20,13 @@ import (
 // next (a replica going away drops its connections; nothing was accepted).
 // It fails on any answer but 202.
 func (c *cluster) createAll(prefix string, n, workers int, reps func() []*replica) []string {
+	return c.createDuring(prefix, n, workers, 0, reps, nil)
+}
+
+// createDuring is createAll that goes on past n, each worker pausing pace
+// between creates, until until is closed (nil: stop at n), and never
+// beyond 2n (the simulator's nodes are counted for that).
+func (c *cluster) createDuring(prefix string, n, workers int, pace time.Duration, reps func() []*replica, until <-chan struct{}) []string {
 	c.t.Helper()
 	var (
 		mu   sync.Mutex
@@ -27,13 +34,27 @@ func (c *cluster) createAll(prefix string, n, workers int, reps func() []*replic
 		next atomic.Int64
 		wg   sync.WaitGroup
 	)
+	more := func(i int) bool {
+		if i < n {
+			return true
+		}
+		if until == nil || i >= 2*n {
+			return false
+		}
+		select {
+		case <-until:
+			return false
+		default:
+			return true
+		}
+	}
 	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for {
 				i := int(next.Add(1)) - 1
-				if i >= n {
+				if !more(i) {
 					return
 				}
 				for try := 0; ; try++ {
@@ -53,11 +74,12 @@ func (c *cluster) createAll(prefix string, n, workers int, reps func() []*replic
 					mu.Unlock()
 					break
 				}
+				time.Sleep(pace)
 			}
 		}()
 	}
 	wg.Wait()
-	if len(ids) != n && !c.t.Failed() {
+	if len(ids) < n && !c.t.Failed() {
 		c.t.Fatalf("%d creates answered, want %d", len(ids), n)
 	}
 	return ids
@@ -193,16 +215,17 @@ func TestPausedReplicaIsFenced(t *testing.T) {
 		}
 	}
 	c.checkPlacement(append(ids, more...))
-	t.Logf("paused %s for %s (lease_ttl %s); after SIGCONT it sent %d Ironic changes, all for shards it took again; %d shards held now",
+	t.Logf("paused %s for %s (lease_ttl %s); after SIGCONT it sent %d Ironic changes and holds %d shards again",
 		victim.host, resumed.Sub(stopped).Round(time.Millisecond), leaseTTL, len(sent), len(after.Leases))
 }
 
 // TestRollingRestart restarts the three replicas one after the other
-// (SIGTERM, then start again) during a burst of 150 creates sent to all of
-// them: every create is answered (a replica going away is asked again of
-// another, nothing accepted is lost), every build ends ACTIVE, no ERROR.
+// (SIGTERM, then start again) during a burst of creates sent to all of
+// them, which lasts until the last restart is done (at least 150): every
+// create is answered (a replica going away is asked again of another,
+// nothing accepted is lost), every build ends ACTIVE, no ERROR.
 func TestRollingRestart(t *testing.T) {
-	c := newCluster(t, 170, 3)
+	c := newCluster(t, 400, 3)
 	var (
 		mu      sync.Mutex
 		up      = append([]*replica(nil), c.reps...)
@@ -214,7 +237,8 @@ func TestRollingRestart(t *testing.T) {
 		return append([]*replica(nil), up...)
 	}
 	idsc := make(chan []string)
-	go func() { idsc <- c.createAll("roll", 150, 6, serving) }()
+	restarted := make(chan struct{})
+	go func() { idsc <- c.createDuring("roll", 150, 4, 50*time.Millisecond, serving, restarted) }()
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, r := range c.reps {
 		time.Sleep(time.Duration(200+rng.IntN(300)) * time.Millisecond)
@@ -245,6 +269,7 @@ func TestRollingRestart(t *testing.T) {
 		up = append([]*replica(nil), c.reps...)
 		mu.Unlock()
 	}
+	close(restarted)
 	ids := <-idsc
 	if t.Failed() {
 		return
@@ -252,6 +277,6 @@ func TestRollingRestart(t *testing.T) {
 	c.waitActive(c.reps[0], ids)
 	c.waitBalanced(c.reps)
 	c.checkPlacement(ids)
-	t.Logf("rolling restart during 150 creates: every create answered 202, all ACTIVE; SIGTERM → shards held by the others: %v (lease_ttl %s)",
-		handoff, leaseTTL)
+	t.Logf("rolling restart during %d creates: every create answered 202, all ACTIVE; SIGTERM → shards held by the others: %v (lease_ttl %s)",
+		len(ids), handoff, leaseTTL)
 }
