@@ -21,6 +21,11 @@ import (
 // flavors (2.47), event hosts (2.62) and details (2.84).
 const clientMicroversion = "2.90"
 
+// extensionsHeader asks the API for ingot's extension members (phase,
+// attempts, the fault's reason and node; a volume's status reason), which
+// a plain Nova client never sees.
+const extensionsHeader = "X-Ingot-Extensions"
+
 // clientOptions are the flags every API client command shares.
 type clientOptions struct {
 	endpoint string
@@ -33,7 +38,7 @@ type clientOptions struct {
 // addClientCommands adds the API client commands (server …, node …, volume …, keypair …).
 func addClientCommands(root *cobra.Command) {
 	opts := &clientOptions{}
-	for _, group := range []*cobra.Command{newServerCmd(opts), newNodeCmd(opts), newVolumeCmd(opts), newKeypairCmd(opts)} {
+	for _, group := range []*cobra.Command{newServerCmd(opts), newNodeCmd(opts), newVolumeCmd(opts), newKeypairCmd(opts), newFlavorCmd(opts)} {
 		defaultEndpoint := os.Getenv("INGOT_ENDPOINT")
 		if defaultEndpoint == "" {
 			defaultEndpoint = "http://127.0.0.1:8774"
@@ -79,6 +84,7 @@ func (o *clientOptions) client(cmd *cobra.Command) (*apiClient, error) {
 	if err != nil {
 		return nil, err
 	}
+	headers.Set(extensionsHeader, "true") // on every request, gophercloud's too
 	hc := &http.Client{Timeout: 30 * time.Second, Transport: &authTransport{base: http.DefaultTransport, headers: headers}}
 	poll := o.poll
 	if poll <= 0 {

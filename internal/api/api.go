@@ -7,7 +7,7 @@
 // Endpoints (microversions 2.1–2.92 on the compute routes; see
 // docs/clients.md for why each exists):
 //
-//	GET  /  /v2.1  /v2.1/                          version documents (no auth)
+//	GET  /  /v2.1  /v2.1/  /v2  /v2/                version documents (no auth)
 //	POST /v2.1/servers                             create → 202
 //	GET  /v2.1/servers[/detail]                    name, status, image, flavor, limit, marker
 //	GET  /v2.1/servers/{id}                        404 for names, unknown and deleted ids
@@ -17,12 +17,16 @@
 //	GET  /v2.1/flavors[/detail]  /v2.1/flavors/{id or name}[/os-extra_specs[/{key}]]
 //	GET  /v2.1/images[/{id}]  /image/  /image/v2/images[/{id}]                 Glance shapes
 //	GET  /v2.1[/v2.0]/networks[/{id}]  /v2.1[/v2.0]/ports/{id}  /network/  /network/v2.0/…  Neutron shapes
+//	GET  /v2.1/os-networks[/{id}]                  Nova's network proxy, up to 2.35 (osnetworks.go)
+//	GET|DELETE /v2.1/servers/{id}/os-server-password   always "" (no metadata service; serverpassword.go)
 //	GET  /v2.1/servers/{id}/{metadata,ips,os-interface,tags,os-volume_attachments,os-security-groups}
 //	POST|PUT …/metadata  GET|PUT|DELETE …/metadata/{key}  PUT|DELETE …/tags  GET|PUT|DELETE …/tags/{tag}   update.go, tags.go
 //	GET  /v2.1/os-availability-zone[/detail]  …/ports?device_id=|id=|name=    read-only extras
 //	GET  /volume/  POST|GET /volume/v3/{project}/volumes[/detail]  GET|DELETE …/volumes/{id}   Cinder shapes (volumes.go)
 //	GET|POST /v2.1/os-keypairs  GET|DELETE /v2.1/os-keypairs/{name}     keypairs.go
 //	GET|PUT|DELETE /v2.1/os-quota-sets/{project}[/detail|/defaults]  GET /v2.1/limits   quotas.go
+//	GET  /v2.1/extensions[/{alias}]  /v2.1/servers/{id}/ips/{network}  /v2.1/os-migrations   extensions.go, conformance.go
+//	GET  /v2.1/os-simple-tenant-usage[/{project}]  /v2.1/os-instance_usage_audit_log[/{before}]   usage.go
 //	GET  /ingot/v1/nodes  /healthz  /readyz  /metrics
 //
 // Who may call what: authz.go (every guarded route authenticates and
@@ -33,10 +37,10 @@
 // database's case rules); omitted networks mean "auto" (the first
 // configured network) at every microversion, where Nova requires the member
 // from 2.37 (docs/clients.md); create fields
-// ingot cannot honour (ports, fixed IPs, other security groups,
-// adminPass, access IPs, min/max_count other than 1) are
-// refused with 400 rather than ignored; server bodies carry the extension
-// members "ingot:phase", "ingot:fault" and "ingot:attempts".
+// ingot cannot honour (ports, fixed IPs, other security groups) are
+// refused with 400 rather than ignored. Bodies carry exactly Nova's
+// members; the extension members ("ingot:phase", "ingot:fault",
+// "ingot:attempts") only with the request header X-Ingot-Extensions: true.
 package api
 
 import (
@@ -64,7 +68,9 @@ import (
 // (user_data is limited to 64 KiB by Nova).
 const maxBodyBytes = 1 << 20
 
-// Config is what the API needs. Store and Catalog are required.
+// Config is what the API needs. Store and Catalog are required. Flavors
+// are read from the store: New seeds Catalog.Flavors into it (SeedFlavors;
+// a caller that wants the error seeds first and leaves them out).
 type Config struct {
 	Store    store.Store
 	Catalog  *catalog.Catalog
@@ -80,8 +86,9 @@ type Config struct {
 	// RescueInterface reads a node's rescue_interface, so that a rescue
 	// Ironic would refuse is a 409 (nil: not checked).
 	RescueInterface func(ctx context.Context, nodeID string) (string, error)
-	// DisableInstancePassword leaves adminPass out of the rescue and
-	// rebuild answers (Nova's enable_instance_password = false).
+	// DisableInstancePassword generates no admin password at create or
+	// rebuild and leaves adminPass out of the create, rescue and rebuild
+	// answers (Nova's enable_instance_password = false).
 	DisableInstancePassword bool
 	// Logger receives request logs (nil: discarded).
 	Logger *slog.Logger
@@ -108,6 +115,15 @@ type Config struct {
 	// with X-Forwarded-Host/-Proto.
 	PublicURL      string
 	TrustedProxies []netip.Prefix
+
+	// Host is this replica's host (os-services, os-hypervisors, os-hosts).
+	Host string
+	// ServiceDownTime: a service whose heartbeat is older is down
+	// (default 60 s, Nova's service_down_time).
+	ServiceDownTime time.Duration
+	// Inventory lists every Ironic node for os-hypervisors from a cache
+	// (nil: Nodes).
+	Inventory func(ctx context.Context) ([]ironic.Node, error)
 }
 
 type server struct {
@@ -170,6 +186,11 @@ func New(cfg Config) http.Handler {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
+	if len(cfg.Catalog.Flavors) > 0 {
+		if err := SeedFlavors(context.Background(), cfg.Store, cfg.Catalog.Flavors); err != nil {
+			s.log.Error("api: configured flavors not stored", "err", err)
+		}
+	}
 	s.routes()
 	return s
 }
@@ -196,7 +217,14 @@ func (s *server) routes() {
 	s.compute("GET /v2.1/flavors/{id}/os-extra_specs", ownRule(policy.FlavorExtraSpecsIndex, s.flavorExtraSpecs))
 	s.compute("GET /v2.1/flavors/{id}/os-extra_specs/{key}", ownRule(policy.FlavorExtraSpecsShow, s.flavorExtraSpec))
 
+	s.adminRoutes()
 	s.lookupRoutes()
+	s.novaNetworkRoutes()
+	s.serverPasswordRoutes()
+	s.diagnosticsRoutes()
+	s.extensionRoutes()
+	s.conformanceRoutes()
+	s.usageRoutes()
 	s.subresourceRoutes()
 	s.updateRoutes()
 	s.volumeRoutes()

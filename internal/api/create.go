@@ -38,12 +38,17 @@ type createRequest struct {
 	// tags (2.52) and description (2.19), see parseCreateExtras.
 	tags        []string
 	description *string
+	// adminPass (nil: none given), the access addresses, and how many
+	// servers (create_extras.go).
+	adminPass              *string
+	accessIPv4, accessIPv6 string
+	multi                  multiCreate
+	group                  *lifecycle.GroupRef // the group scheduler hint (servergroups.go)
 }
 
 // Fields of the server object that ingot accepts only in the form it would
-// show anyway (one "default" security group, always a config drive, no
-// access IPs, tags, description or admin password): a value ingot could not
-// honour is refused rather than dropped.
+// show anyway (one "default" security group, always a config drive): a
+// value ingot could not honour is refused rather than dropped.
 var fixedServerFields = map[string]func(json.RawMessage) bool{
 	"security_groups": func(raw json.RawMessage) bool {
 		var groups []struct {
@@ -61,9 +66,6 @@ var fixedServerFields = map[string]func(json.RawMessage) bool{
 	},
 	"config_drive":      func(json.RawMessage) bool { return true },
 	"OS-DCF:diskConfig": func(raw json.RawMessage) bool { return isOneOf(raw, "MANUAL", "AUTO") },
-	"adminPass":         emptyValue,
-	"accessIPv4":        emptyValue,
-	"accessIPv6":        emptyValue,
 }
 
 // emptyValue accepts null, "", [] and {}.
@@ -133,7 +135,8 @@ func (s *server) parseCreate(r *request) (*createRequest, error) {
 	for k := range fields {
 		switch k {
 		case "name", "flavorRef", "imageRef", "networks", "metadata", "user_data", "hostname",
-			"key_name", "min_count", "max_count", "availability_zone":
+			"key_name", "availability_zone":
+		case "min_count", "max_count", "return_reservation_id", "adminPass", "accessIPv4", "accessIPv6": // create_extras.go
 		case "block_device_mapping_v2", "block_device_mapping": // resolveBoot
 		case "tags", "description": // parseCreateExtras
 		case "personality":
@@ -148,13 +151,6 @@ func (s *server) parseCreate(r *request) (*createRequest, error) {
 			}
 		}
 	}
-	if v, ok := fields["return_reservation_id"]; ok {
-		var b bool
-		if json.Unmarshal(v, &b) != nil || b {
-			return nil, badRequest("return_reservation_id is not supported: ingot creates one server per request.")
-		}
-	}
-
 	c := &createRequest{}
 	if c.name, err = requiredString(fields, "name", 255); err != nil {
 		return nil, err
@@ -162,13 +158,22 @@ func (s *server) parseCreate(r *request) (*createRequest, error) {
 	if err := checkName("name", c.name); err != nil {
 		return nil, err
 	}
-	if err := checkCount(fields, "min_count"); err != nil {
+	if c.multi, err = parseMultiCreate(fields); err != nil {
 		return nil, err
 	}
-	if err := checkCount(fields, "max_count"); err != nil {
+	if c.adminPass, err = parseAdminPass(fields, "adminPass"); err != nil {
 		return nil, err
 	}
-	if err := s.resolveFlavor(fields, c); err != nil {
+	if c.accessIPv4, _, err = parseAccessIP(fields, "accessIPv4", false); err != nil {
+		return nil, err
+	}
+	if c.accessIPv6, _, err = parseAccessIP(fields, "accessIPv6", true); err != nil {
+		return nil, err
+	}
+	if err := s.resolveFlavor(r, fields, c); err != nil {
+		return nil, err
+	}
+	if c.group, err = s.resolveGroup(r, top); err != nil {
 		return nil, err
 	}
 	if err := s.resolveBoot(r.Context(), r.ident.ProjectID, fields, c); err != nil {
@@ -210,6 +215,12 @@ func (s *server) parseCreate(r *request) (*createRequest, error) {
 	if err := parseCreateExtras(r, fields, c); err != nil {
 		return nil, err
 	}
+	if c.multi.maxCount > 1 && c.hostname != "" {
+		return nil, badRequest("Invalid input for field/attribute hostname: a hostname cannot be given when creating more than one server (max_count %d).", c.multi.maxCount)
+	}
+	if c.multi.maxCount > 1 && len(c.volumes) > 0 {
+		return nil, badRequest("A volume can be attached to one server only: block_device_mapping_v2 with max_count %d.", c.multi.maxCount)
+	}
 	if az, err := optionalString(fields, "availability_zone", 255); err != nil {
 		return nil, err
 	} else if az != "" && az != availabilityZone {
@@ -248,28 +259,6 @@ func optionalString(fields map[string]json.RawMessage, key string, maxLen int) (
 	return v, nil
 }
 
-// checkCount accepts min_count/max_count of 1 (number or string, as Nova's
-// schema does): ingot creates exactly one server per request.
-func checkCount(fields map[string]json.RawMessage, key string) error {
-	raw, ok := fields[key]
-	if !ok {
-		return nil
-	}
-	var n json.Number
-	var str string
-	switch {
-	case json.Unmarshal(raw, &n) == nil:
-		str = n.String()
-	case json.Unmarshal(raw, &str) == nil:
-	default:
-		return badRequest("Invalid input for field/attribute %s. Value: %s. It is not an integer.", key, raw)
-	}
-	if str != "1" {
-		return badRequest("Invalid input for field/attribute %s. Value: %s. ingot creates one server per request: %s must be 1.", key, raw, key)
-	}
-	return nil
-}
-
 // refID takes the id out of a reference that may be a URL (Nova accepts
 // "http://host/v2.1/flavors/1" as well as "1").
 func refID(ref string) string {
@@ -282,7 +271,7 @@ func refID(ref string) string {
 	return ref
 }
 
-func (s *server) resolveFlavor(fields map[string]json.RawMessage, c *createRequest) error {
+func (s *server) resolveFlavor(r *request, fields map[string]json.RawMessage, c *createRequest) error {
 	raw, ok := fields["flavorRef"]
 	if !ok {
 		return badRequest("Invalid input for field/attribute server. 'flavorRef' is a required property.")
@@ -300,11 +289,14 @@ func (s *server) resolveFlavor(fields map[string]json.RawMessage, c *createReque
 	if ref == "" {
 		return badRequest("Invalid input for field/attribute flavorRef: it must not be empty.")
 	}
-	f, ok := s.cfg.Catalog.Flavor(ref)
+	f, ok, err := s.findFlavor(r.Context(), r, ref)
+	if err != nil {
+		return err
+	}
 	if !ok {
 		return badRequest("Flavor %s could not be found.", ref)
 	}
-	c.flavor = f
+	c.flavor = toCatalog(f)
 	return nil
 }
 

@@ -26,15 +26,17 @@ import (
 type actionFunc func(s *server, w http.ResponseWriter, r *request, raw json.RawMessage) error
 
 var serverActions = map[string]actionFunc{
-	"forceDelete": (*server).forceDelete,
-	"reboot":      (*server).reboot,
-	"os-stop":     powerAction(lifecycle.OpStop, policy.ServersStop),
-	"os-start":    powerAction(lifecycle.OpStart, policy.ServersStart),
-	"rebuild":     (*server).rebuild,
-	"rescue":      (*server).rescue,
-	"unrescue":    (*server).unrescue,
-	"lock":        (*server).lock,
-	"unlock":      (*server).unlock,
+	"forceDelete":   (*server).forceDelete,
+	"reboot":        (*server).reboot,
+	"os-stop":       powerAction(lifecycle.OpStop, policy.ServersStop),
+	"os-start":      powerAction(lifecycle.OpStart, policy.ServersStart),
+	"rebuild":       (*server).rebuild,
+	"rescue":        (*server).rescue,
+	"unrescue":      (*server).unrescue,
+	"lock":          (*server).lock,
+	"unlock":        (*server).unlock,
+	"os-resetState": (*server).resetState,
+	"restore":       (*server).restore,
 }
 
 // serverAction answers POST /servers/{id}/action: exactly one action
@@ -51,6 +53,11 @@ func (s *server) serverAction(w http.ResponseWriter, r *request) error {
 	for name, raw := range body {
 		act, ok := serverActions[name]
 		if !ok {
+			// As Nova, a server that is not there (or not the caller's) is
+			// a 404 whatever the action.
+			if _, err := s.visibleServer(r, r.PathValue("id"), policy.ServersShow); err != nil {
+				return err
+			}
 			return badRequest("The server action %q is not supported by ingot.", name)
 		}
 		return act(s, w, r, raw)
@@ -76,6 +83,8 @@ type opRequest struct {
 	hard bool
 	// password is the rescue password.
 	password string
+	// resetTo is the state an os-resetState sets.
+	resetTo string
 	// change, if set, makes the request's other changes on the fresh
 	// record (a rebuild's Spec and name).
 	change func(*lifecycle.Server)
@@ -90,7 +99,11 @@ func checkOp(sv *lifecycle.Server, op opRequest, admin bool) error {
 	if err := lockConflict(sv, admin); err != nil {
 		return err
 	}
-	if c := lifecycle.Allowed(sv, op.kind, op.hard); c != nil {
+	c := lifecycle.Allowed(sv, op.kind, op.hard)
+	if op.kind == lifecycle.OpReset {
+		c = lifecycle.AllowedReset(sv, op.resetTo)
+	}
+	if c != nil {
 		return conflict("%s", c.Message(sv.ID))
 	}
 	return nil
@@ -111,7 +124,7 @@ func (s *server) recordOp(r *request, sv *lifecycle.Server, op opRequest) (*life
 		if op.change != nil {
 			op.change(cur)
 		}
-		cur.Op = lifecycle.Op{Kind: op.kind, Hard: op.hard, RequestID: r.id, At: now, RescuePassword: op.password}
+		cur.Op = lifecycle.Op{Kind: op.kind, Hard: op.hard, RequestID: r.id, At: now, RescuePassword: op.password, ResetTo: op.resetTo}
 		cur.OpGen++
 		cur.UpdatedAt = now
 		return nil
@@ -396,4 +409,15 @@ func generatePassword() string {
 		b[i] = passwordChars[int(b[i])%len(passwordChars)]
 	}
 	return string(b)
+}
+
+// restore is Nova's restore of a SOFT_DELETED server. ingot deletes at
+// once (Nova's reclaim_instance_interval = 0, no soft delete), so no
+// server is ever soft-deleted: a visible one is in the wrong state.
+func (s *server) restore(w http.ResponseWriter, r *request, raw json.RawMessage) error {
+	sv, err := s.visibleServer(r, r.PathValue("id"), policy.ServersRestore)
+	if err != nil {
+		return err
+	}
+	return conflict("Cannot 'restore' instance %s while it is in vm_state %s", sv.ID, lifecycle.Nova(sv).VMState)
 }

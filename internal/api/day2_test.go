@@ -335,7 +335,8 @@ func TestRebuild(t *testing.T) {
 		{"2.90", map[string]any{"name": ""}, "name"},
 		{"2.90", map[string]any{"metadata": map[string]any{"a": 1}}, "metadata"},
 		{"2.90", map[string]any{"preserve_ephemeral": "maybe"}, "preserve_ephemeral"},
-		{"2.90", map[string]any{"accessIPv4": "1.2.3.4"}, "accessIPv4"},
+		{"2.90", map[string]any{"accessIPv4": "1.2.3.4.5"}, "accessIPv4"},
+		{"2.90", map[string]any{"accessIPv6": "1.2.3.4"}, "accessIPv6"},
 		{"2.90", map[string]any{"frobnicate": 1}, "frobnicate"},
 	} {
 		wantMsg(t, rb(c.mv, c.fields), 400, "badRequest", c.msg)

@@ -1,16 +1,22 @@
 package api
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
 
 	"github.com/ingot-dev/ingot/internal/catalog"
+	"github.com/ingot-dev/ingot/internal/policy"
+	"github.com/ingot-dev/ingot/internal/store"
 )
 
-// extraSpecs are the flavor's extra specs as Nova sets them for bare metal:
-// one unit of the node's custom resource class and nothing of the standard
-// resources, plus the required and forbidden traits and the capabilities.
+// extraSpecs are a configured flavor's extra specs as Nova sets them for
+// bare metal: one unit of the node's custom resource class and nothing of
+// the standard resources, plus the required and forbidden traits and the
+// capabilities. They are what SeedFlavors stores.
 func extraSpecs(f catalog.Flavor) map[string]string {
 	specs := map[string]string{
 		"resources:" + resourceClassName(f.ResourceClass): "1",
@@ -53,19 +59,19 @@ type flavorRef struct {
 }
 
 type flavorView struct {
-	ID          string            `json:"id"`
-	Name        string            `json:"name"`
-	RAM         int               `json:"ram"`
-	Disk        int               `json:"disk"`
-	VCPUs       int               `json:"vcpus"`
-	Ephemeral   int               `json:"OS-FLV-EXT-DATA:ephemeral"`
-	Disabled    bool              `json:"OS-FLV-DISABLED:disabled"`
-	Swap        any               `json:"swap"`
-	RxTx        float64           `json:"rxtx_factor"`
-	IsPublic    bool              `json:"os-flavor-access:is_public"`
-	Links       []link            `json:"links"`
-	Description any               `json:"description,omitempty"` // 2.55
-	ExtraSpecs  map[string]string `json:"extra_specs,omitempty"` // 2.61
+	ID          string  `json:"id"`
+	Name        string  `json:"name"`
+	RAM         int     `json:"ram"`
+	Disk        int     `json:"disk"`
+	VCPUs       int     `json:"vcpus"`
+	Ephemeral   int     `json:"OS-FLV-EXT-DATA:ephemeral"`
+	Disabled    bool    `json:"OS-FLV-DISABLED:disabled"`
+	Swap        any     `json:"swap"`
+	RxTx        float64 `json:"rxtx_factor"`
+	IsPublic    bool    `json:"os-flavor-access:is_public"`
+	Links       []link  `json:"links"`
+	Description any     `json:"description,omitempty"` // 2.55
+	ExtraSpecs  any     `json:"extra_specs,omitempty"` // 2.61, a map (empty too)
 }
 
 func flavorLinks(base, id string) []link {
@@ -75,40 +81,65 @@ func flavorLinks(base, id string) []link {
 	}
 }
 
-func flavorDescription(mv version, f catalog.Flavor) any {
+func flavorDescription(mv version, f store.Flavor) any {
 	if !mv.atLeast(55) {
 		return nil
 	}
-	return orNull(f.Description)
+	if f.Description == nil {
+		return orNull("")
+	}
+	return *f.Description
 }
 
-func (s *server) flavorView(r *request, f catalog.Flavor) flavorView {
+func (s *server) flavorView(r *request, f store.Flavor) flavorView {
 	v := flavorView{
-		ID: f.ID, Name: f.Name, RAM: f.RAMMB, Disk: f.DiskGB, VCPUs: f.VCPUs,
-		Swap: "", RxTx: 1.0, IsPublic: true,
+		ID: f.ID, Name: f.Name, RAM: f.RAMMB, Disk: f.DiskGB, VCPUs: f.VCPUs, Ephemeral: f.EphemeralGB,
+		Disabled: f.Disabled, Swap: "", RxTx: f.RxTxFactor, IsPublic: f.IsPublic,
 		Links:       flavorLinks(baseURL(r.Request), f.ID),
 		Description: flavorDescription(r.mv, f),
 	}
-	if r.mv.atLeast(75) {
-		v.Swap = 0 // Nova answers "" for no swap before 2.75
+	if f.SwapMB > 0 || r.mv.atLeast(75) {
+		v.Swap = f.SwapMB // Nova answers "" for no swap before 2.75
 	}
-	if r.mv.atLeast(61) {
-		v.ExtraSpecs = extraSpecs(f)
+	if r.mv.atLeast(61) && r.can(policy.FlavorExtraSpecsIndex, r.own()) {
+		specs := f.ExtraSpecs
+		if specs == nil {
+			specs = map[string]string{}
+		}
+		v.ExtraSpecs = specs
 	}
 	return v
 }
 
-// flavorPage filters and pages the catalogue as Nova's flavor list does.
-// is_public arrives as the literal "None" from the SDK (all flavors); every
-// ingot flavor is public, so a request for private ones gets none.
-func (s *server) flavorPage(r *request) ([]catalog.Flavor, error) {
-	q := r.URL.Query()
-	switch strings.ToLower(q.Get("is_public")) {
-	case "", "none", "true", "t", "1", "yes", "y", "on":
+// parseIsPublic reads Nova's is_public filter: true (also absent), false,
+// or none (every flavor: nil).
+func parseIsPublic(v string) (*bool, error) {
+	t, f := true, false
+	switch strings.ToLower(v) {
+	case "", "true", "t", "1", "yes", "y", "on":
+		return &t, nil
 	case "false", "f", "0", "no", "n", "off":
+		return &f, nil
+	case "none":
 		return nil, nil
-	default:
-		return nil, badRequest("Invalid is_public filter [%s]", q.Get("is_public"))
+	}
+	return nil, badRequest("Invalid is_public filter [%s]", v)
+}
+
+// flavorPage filters and pages the flavors as Nova's flavor list does. A
+// project sees the public flavors and the private ones it has access to;
+// an admin may ask for the private ones (is_public=false) or all
+// (is_public=none, the SDK's literal), the public ones by default.
+func (s *server) flavorPage(r *request) ([]store.Flavor, error) {
+	q := r.URL.Query()
+	public, err := parseIsPublic(q.Get("is_public"))
+	if err != nil {
+		return nil, err
+	}
+	admin := r.isAdmin()
+	if !admin {
+		t := true
+		public = &t
 	}
 	minRAM, err := intParam(q.Get("minRam"), "minRam")
 	if err != nil {
@@ -122,12 +153,37 @@ func (s *server) flavorPage(r *request) ([]catalog.Flavor, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []catalog.Flavor
+	all, err := s.cfg.Store.ListFlavors(r.Context(), "")
+	if err != nil {
+		return nil, fmt.Errorf("list flavors: %w", err)
+	}
+	var access map[string]bool
+	if public != nil && *public {
+		mine, err := s.cfg.Store.ListFlavors(r.Context(), r.ident.ProjectID)
+		if err != nil {
+			return nil, fmt.Errorf("list flavors: %w", err)
+		}
+		access = map[string]bool{}
+		for _, f := range mine {
+			access[f.ID] = true
+		}
+	}
+	var out []store.Flavor
 	marker := q.Get("marker")
 	seenMarker := marker == ""
-	for _, f := range s.cfg.Catalog.Flavors {
+	for _, f := range all {
 		if !seenMarker {
 			seenMarker = f.ID == marker
+			continue
+		}
+		switch {
+		case public == nil:
+		case *public && !access[f.ID]:
+			continue
+		case !*public && f.IsPublic:
+			continue
+		}
+		if !admin && f.Disabled {
 			continue
 		}
 		if f.RAMMB >= minRAM && f.DiskGB >= minDisk {
@@ -182,10 +238,46 @@ func (s *server) listFlavorsDetail(w http.ResponseWriter, r *request) error {
 	return nil
 }
 
-// lookupFlavor finds a flavor by id, then by name (novaclient and the SDK
-// try GET /flavors/NAME before listing).
-func (s *server) lookupFlavor(ref string) (catalog.Flavor, error) {
-	f, ok := s.cfg.Catalog.Flavor(ref)
+// findFlavor finds a flavor the caller may use by id, then by name
+// (novaclient and the SDK try GET /flavors/NAME before listing): a private
+// flavor is found only by an admin or a project with access.
+func (s *server) findFlavor(ctx context.Context, r *request, ref string) (store.Flavor, bool, error) {
+	project := r.ident.ProjectID
+	if r.isAdmin() {
+		project = ""
+	}
+	f, err := s.cfg.Store.GetFlavor(ctx, ref)
+	switch {
+	case err == nil:
+		if project == "" || f.IsPublic {
+			return f, true, nil
+		}
+	case !errors.Is(err, store.ErrNotFound):
+		return f, false, fmt.Errorf("flavor %s: %w", ref, err)
+	}
+	visible, err := s.cfg.Store.ListFlavors(ctx, project)
+	if err != nil {
+		return store.Flavor{}, false, fmt.Errorf("list flavors: %w", err)
+	}
+	for _, v := range visible {
+		if v.ID == ref {
+			return v, true, nil
+		}
+	}
+	for _, v := range visible {
+		if v.Name == ref {
+			return v, true, nil
+		}
+	}
+	return store.Flavor{}, false, nil
+}
+
+// lookupFlavor is findFlavor answering 404 for a flavor the caller cannot see.
+func (s *server) lookupFlavor(r *request, ref string) (store.Flavor, error) {
+	f, ok, err := s.findFlavor(r.Context(), r, ref)
+	if err != nil {
+		return f, err
+	}
 	if !ok {
 		return f, notFound("Flavor %s could not be found.", ref)
 	}
@@ -193,7 +285,7 @@ func (s *server) lookupFlavor(ref string) (catalog.Flavor, error) {
 }
 
 func (s *server) showFlavor(w http.ResponseWriter, r *request) error {
-	f, err := s.lookupFlavor(r.PathValue("id"))
+	f, err := s.lookupFlavor(r, r.PathValue("id"))
 	if err != nil {
 		return err
 	}
@@ -202,21 +294,25 @@ func (s *server) showFlavor(w http.ResponseWriter, r *request) error {
 }
 
 func (s *server) flavorExtraSpecs(w http.ResponseWriter, r *request) error {
-	f, err := s.lookupFlavor(r.PathValue("id"))
+	f, err := s.lookupFlavor(r, r.PathValue("id"))
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"extra_specs": extraSpecs(f)})
+	specs := f.ExtraSpecs
+	if specs == nil {
+		specs = map[string]string{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"extra_specs": specs})
 	return nil
 }
 
 func (s *server) flavorExtraSpec(w http.ResponseWriter, r *request) error {
-	f, err := s.lookupFlavor(r.PathValue("id"))
+	f, err := s.lookupFlavor(r, r.PathValue("id"))
 	if err != nil {
 		return err
 	}
 	key := r.PathValue("key")
-	v, ok := extraSpecs(f)[key]
+	v, ok := f.ExtraSpecs[key]
 	if !ok {
 		return notFound("Flavor %s has no extra specs with key %s.", f.ID, key)
 	}

@@ -60,6 +60,7 @@ func FuzzCreateServer(f *testing.F) {
 		`{"server": {"name": "vm", "flavorRef": 1, "block_device_mapping_v2": [{"source_type": "volume", "uuid": "00000000-0000-0000-0000-000000000000", "boot_index": "0"}]}}`,
 		`{"server": {"name": "x", "imageRef": "debian-12", "flavorRef": "bm.small", "metadata": {"a": "b"}, "key_name": "k", "user_data": "dm0K", "min_count": "1"}}`,
 		`{"server": {"name": "\u0000", "networks": [{"uuid": "99999999-8888-7777-6666-555555555555", "fixed_ip": "1"}]}}`,
+		`{"server": {"name": "m", "imageRef": "debian-12", "flavorRef": "1", "min_count": 2, "max_count": "3", "return_reservation_id": "yes", "adminPass": "", "accessIPv4": "1.2.3.4", "accessIPv6": "::1"}}`,
 		`{"server": null}`, `[]`, `{`, ``,
 	} {
 		f.Add([]byte(seed), "2.90")

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/google/uuid"
@@ -152,8 +154,11 @@ func (s *server) showNetwork(w http.ResponseWriter, r *request) error {
 	return notFound("Network %s could not be found.", id)
 }
 
-// listNetworks answers Neutron's list with its name and id filters (each
-// may repeat, as in Neutron).
+// listNetworks answers Neutron's list with its attribute filters: name,
+// id, and every scalar attribute of the body (shared, router:external,
+// status, tenant_id, …); a filter may repeat (any value matches), as in
+// Neutron. Tempest, for one, asks for shared=False to find a project's
+// own networks, of which ingot has none.
 func (s *server) listNetworks(w http.ResponseWriter, r *request) error {
 	q := r.URL.Query()
 	out := []map[string]any{}
@@ -164,10 +169,45 @@ func (s *server) listNetworks(w http.ResponseWriter, r *request) error {
 		if q.Has("id") && !containsFold(q["id"], n.ID, true) {
 			continue
 		}
-		out = append(out, networkView(n))
+		v := networkView(n)
+		if !matchesFilters(v, q) {
+			continue
+		}
+		out = append(out, v)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"networks": out})
 	return nil
+}
+
+// matchesFilters applies Neutron's equality filters on the scalar members
+// of v (booleans in any case, "True" as Python writes them); the paging,
+// sorting and fields parameters and unknown names do not filter.
+func matchesFilters(v map[string]any, q url.Values) bool {
+	for key, want := range q {
+		if key == "name" || key == "id" {
+			continue // matched above (id case-insensitively)
+		}
+		got, ok := v[key]
+		if !ok {
+			continue
+		}
+		var have string
+		switch x := got.(type) {
+		case string:
+			have = x
+		case bool:
+			have = strconv.FormatBool(x)
+		case int:
+			have = strconv.Itoa(x)
+		default:
+			continue // lists and nulls are not filters
+		}
+		_, isBool := got.(bool)
+		if !containsFold(want, have, isBool) {
+			return false
+		}
+	}
+	return true
 }
 
 func containsFold(list []string, v string, fold bool) bool {

@@ -58,8 +58,8 @@ func (s *server) projectLimits(r *request, project string) (store.Limits, error)
 }
 
 // quotaKeys are the members of a quota set at mv, ingot's own resources
-// first; those ingot has nothing of (server groups, files, Nova networks)
-// show their fixed values.
+// first; those ingot has nothing of (files, Nova networks) show their
+// fixed values.
 func quotaKeys(mv version) []string {
 	keys := []string{store.ResInstances, store.ResCores, store.ResRAM, store.ResKeyPairs, store.ResMetadataItems,
 		"server_groups", "server_group_members"}
@@ -78,7 +78,7 @@ func fixedQuota(res string) (int, bool) {
 	switch res {
 	case "injected_files", "injected_file_content_bytes", "injected_file_path_bytes":
 		return 0, true
-	case "server_groups", "server_group_members", "fixed_ips", "floating_ips", "security_groups", "security_group_rules":
+	case "fixed_ips", "floating_ips", "security_groups", "security_group_rules":
 		return store.Unlimited, true
 	}
 	return 0, false
@@ -257,10 +257,13 @@ func (s *server) limits(w http.ResponseWriter, r *request) error {
 	}
 	abs := map[string]int{
 		"maxServerMeta": lim.Get(store.ResMetadataItems), "maxTotalInstances": lim.Get(store.ResInstances),
-		"maxTotalKeypairs": lim.Get(store.ResKeyPairs), "maxServerGroups": store.Unlimited,
-		"maxServerGroupMembers": store.Unlimited, "maxTotalCores": lim.Get(store.ResCores),
+		"maxTotalKeypairs": lim.Get(store.ResKeyPairs), "maxServerGroups": lim.Get(store.ResServerGroups),
+		"maxServerGroupMembers": lim.Get(store.ResServerGroupMembers), "maxTotalCores": lim.Get(store.ResCores),
 		"maxTotalRAMSize": lim.Get(store.ResRAM), "totalInstancesUsed": u.Instances,
 		"totalCoresUsed": u.Cores, "totalRAMUsed": u.RAM, "totalServerGroupsUsed": 0,
+	}
+	if groups, err := s.cfg.Store.ListServerGroups(r.Context(), project); err == nil {
+		abs["totalServerGroupsUsed"] = len(groups)
 	}
 	if !r.mv.atLeast(36) {
 		abs["maxSecurityGroups"], abs["maxSecurityGroupRules"], abs["maxTotalFloatingIps"] = store.Unlimited, store.Unlimited, store.Unlimited

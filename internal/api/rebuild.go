@@ -27,6 +27,12 @@ type rebuildRequest struct {
 	keyName     *string // 2.54
 	hostname    *string // 2.90
 	password    string
+	// passwordGiven: the body had adminPass (else one is generated, unless
+	// instance passwords are off).
+	passwordGiven bool
+	// The access addresses, when the body had them.
+	accessIPv4, accessIPv6 string
+	setIPv4, setIPv6       bool
 }
 
 // novaHostnameRE is Nova's hostname of 2.90 (parameter_types.hostname).
@@ -57,7 +63,7 @@ func (s *server) parseRebuild(r *request, raw json.RawMessage) (*rebuildRequest,
 		}
 	}
 	// What ingot cannot keep is refused unless it is empty (as at create).
-	for _, k := range []string{"accessIPv4", "accessIPv6", "personality", "trusted_image_certificates"} {
+	for _, k := range []string{"personality", "trusted_image_certificates"} {
 		if v, ok := fields[k]; ok && !emptyValue(v) {
 			return nil, badRequest("Invalid input for field/attribute %s. Value: %s. ingot does not support this value.", k, v)
 		}
@@ -83,6 +89,13 @@ func (s *server) parseRebuild(r *request, raw json.RawMessage) (*rebuildRequest,
 	rb.image = img
 	if v, ok := fields["adminPass"]; ok && json.Unmarshal(v, &rb.password) != nil {
 		return nil, badRequest("Invalid input for field/attribute adminPass. Value: %s. It is not of type 'string'.", v)
+	}
+	_, rb.passwordGiven = fields["adminPass"]
+	if rb.accessIPv4, rb.setIPv4, err = parseAccessIP(fields, "accessIPv4", false); err != nil {
+		return nil, err
+	}
+	if rb.accessIPv6, rb.setIPv6, err = parseAccessIP(fields, "accessIPv6", true); err != nil {
+		return nil, err
 	}
 	if _, ok := fields["name"]; ok {
 		name, err := requiredString(fields, "name", 255)
@@ -216,7 +229,7 @@ func (s *server) rebuild(w http.ResponseWriter, r *request, raw json.RawMessage)
 			return forbidden("Maximum number of metadata items exceeds %d", lim)
 		}
 	}
-	if rb.password == "" {
+	if !rb.passwordGiven && !s.cfg.DisableInstancePassword {
 		rb.password = generatePassword()
 	}
 	op.change = func(cur *lifecycle.Server) {
@@ -240,6 +253,15 @@ func (s *server) rebuild(w http.ResponseWriter, r *request, raw json.RawMessage)
 		if rb.hostname != nil {
 			spec.Hostname = *rb.hostname
 		}
+		if rb.setIPv4 {
+			spec.AccessIPv4 = rb.accessIPv4
+		}
+		if rb.setIPv6 {
+			spec.AccessIPv6 = rb.accessIPv6
+		}
+		// The redeploy's config drive carries the new password (Nova's
+		// Ironic driver writes it at a rebuild as at a spawn).
+		spec.AdminPass = rb.password
 	}
 	out, err := s.recordOp(r, sv, op)
 	if err != nil {

@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -31,7 +33,8 @@ const (
 var jsonNull = json.RawMessage("null")
 
 // serverView is a server as Nova shows it in GET /servers/{id} and
-// /servers/detail, plus ingot's extension fields.
+// /servers/detail; ingot's extension members only when the client asked for
+// them (X-Ingot-Extensions, see extensionsHeader).
 type serverView struct {
 	ID             string                   `json:"id"`
 	Name           string                   `json:"name"`
@@ -49,7 +52,7 @@ type serverView struct {
 	AccessIPv6     string                   `json:"accessIPv6"`
 	Links          []link                   `json:"links"`
 	DiskConfig     string                   `json:"OS-DCF:diskConfig"`
-	Progress       int                      `json:"progress"`
+	Progress       *int                     `json:"progress,omitempty"` // progress statuses only
 	AZ             string                   `json:"OS-EXT-AZ:availability_zone"`
 	ConfigDrive    string                   `json:"config_drive"`
 	KeyName        *string                  `json:"key_name"`
@@ -79,9 +82,22 @@ type serverView struct {
 	LockedReason   any                      `json:"locked_reason,omitempty"`              // 2.73
 	Fault          *faultView               `json:"fault,omitempty"`
 
-	IngotPhase    lifecycle.Phase     `json:"ingot:phase"`
-	IngotFault    *lifecycle.Fault    `json:"ingot:fault,omitempty"`
-	IngotAttempts []lifecycle.Attempt `json:"ingot:attempts"`
+	IngotPhase    lifecycle.Phase  `json:"ingot:phase,omitempty"`
+	IngotFault    *lifecycle.Fault `json:"ingot:fault,omitempty"`
+	IngotAttempts any              `json:"ingot:attempts,omitempty"` // []lifecycle.Attempt, never null
+}
+
+// extensionsHeader is the request header that opts in to ingot's extension
+// members (ingot:phase, ingot:fault, ingot:attempts on servers,
+// ingot:status_reason on volumes). Without it a body carries exactly Nova's
+// (or Cinder's) members: strict clients such as Tempest's response schemas
+// refuse any other. The ingot CLI and the console send it.
+const extensionsHeader = "X-Ingot-Extensions"
+
+// wantsExtensions reports whether the request opted in to the extension members.
+func wantsExtensions(r *http.Request) bool {
+	v, err := strconv.ParseBool(strings.TrimSpace(r.Header.Get(extensionsHeader)))
+	return err == nil && v
 }
 
 type addressView struct {
@@ -136,18 +152,30 @@ func hostID(projectID, node string) string {
 
 // renderer turns server records into views for one request.
 type renderer struct {
-	base    string // scheme://host
-	mv      version
-	catalog *catalog.Catalog
-	netName func(id string) string
-	flavors map[string]any // flavor member by id, built once per request
+	base     string // scheme://host
+	mv       version
+	catalog  *catalog.Catalog
+	netName  func(id string) string
+	flavorOf func(id string) (store.Flavor, bool)
+	flavors  map[string]any // flavor member by id, built once per request
 	// can checks a rule on a server (the members only some roles see).
 	can func(rule string, sv *lifecycle.Server) bool
+	// admin: the caller is an admin (fault details, as Nova's is_admin).
+	admin bool
+	// extensions: the client asked for ingot's extension members.
+	extensions bool
+	// list: the body is a /servers/detail entry (no server_groups there).
+	list bool
 }
 
 func (s *server) renderer(r *request) *renderer {
 	return &renderer{base: baseURL(r.Request), mv: r.mv, catalog: s.cfg.Catalog, netName: s.networkName,
-		can: func(rule string, sv *lifecycle.Server) bool { return r.can(rule, target(sv.ProjectID, sv.UserID)) }}
+		flavorOf: func(id string) (store.Flavor, bool) {
+			f, err := s.cfg.Store.GetFlavor(r.Context(), id)
+			return f, err == nil
+		},
+		can:   func(rule string, sv *lifecycle.Server) bool { return r.can(rule, target(sv.ProjectID, sv.UserID)) },
+		admin: r.isAdmin(), extensions: wantsExtensions(r.Request)}
 }
 
 func (rd *renderer) serverLinks(id string) []link {
@@ -169,6 +197,8 @@ func (rd *renderer) server(sv *lifecycle.Server, ports []store.Port) *serverView
 		Created:        formatTime(sv.CreatedAt),
 		Updated:        formatTime(sv.UpdatedAt),
 		Addresses:      rd.addresses(ports),
+		AccessIPv4:     sv.Spec.AccessIPv4,
+		AccessIPv6:     sv.Spec.AccessIPv6,
 		Links:          rd.serverLinks(sv.ID),
 		DiskConfig:     "MANUAL",
 		AZ:             availabilityZone,
@@ -179,17 +209,19 @@ func (rd *renderer) server(sv *lifecycle.Server, ports []store.Port) *serverView
 		PowerState:     lifecycle.PowerState(sv),
 		Volumes:        []any{},
 		SecurityGroups: []map[string]string{{"name": "default"}},
-		IngotPhase:     sv.Phase,
-		IngotFault:     sv.Fault,
-		IngotAttempts:  sv.Attempts,
 	}
 	if v.Metadata == nil {
 		v.Metadata = map[string]string{}
 	}
-	if v.IngotAttempts == nil {
-		v.IngotAttempts = []lifecycle.Attempt{}
+	if rd.extensions {
+		v.IngotPhase, v.IngotFault, v.IngotAttempts = sv.Phase, sv.Fault, sv.Attempts
+		if sv.Attempts == nil {
+			v.IngotAttempts = []lifecycle.Attempt{}
+		}
 	}
-	v.Progress = progress(sv, st)
+	if p, ok := progress(sv, st); ok {
+		v.Progress = &p
+	}
 	admin := rd.can(policy.ExtendedAttributes, sv)
 	if admin {
 		v.InstanceName, v.Host, v.Hypervisor = "instance-"+sv.ID, orNull(""), orNull(sv.NodeID)
@@ -201,8 +233,7 @@ func (rd *renderer) server(sv *lifecycle.Server, ports []store.Port) *serverView
 		v.LaunchedAt = strPtr(sv.LaunchedAt.UTC().Format(novaUsecTime))
 	}
 	if st.Status == "ERROR" && sv.Fault != nil {
-		v.Fault = &faultView{Code: 500, Message: sv.Fault.Message, Details: faultDetails(sv),
-			Created: formatTime(sv.Fault.At)}
+		v.Fault = rd.fault(sv)
 	}
 	if sv.Spec.ImageID == "" {
 		v.Image = "" // booted from a volume: Nova shows an empty string
@@ -223,8 +254,8 @@ func (rd *renderer) versioned(v *serverView, sv *lifecycle.Server, admin bool) {
 		v.Hostname = hostname
 	}
 	if mv.atLeast(3) && admin {
-		v.ReservationID = "r-" + sv.ID[:min(8, len(sv.ID))]
-		v.LaunchIndex = 0
+		v.ReservationID = reservationOf(sv)
+		v.LaunchIndex = sv.Spec.LaunchIndex
 		v.Hostname = hostnameOf(sv) // what the node's config drive gets
 		v.KernelID, v.RamdiskID = "", ""
 		v.RootDevice = jsonNull
@@ -251,7 +282,7 @@ func (rd *renderer) versioned(v *serverView, sv *lifecycle.Server, admin bool) {
 	if mv.atLeast(63) {
 		v.TrustedCerts = jsonNull
 	}
-	if mv.atLeast(71) {
+	if mv.atLeast(71) && !rd.list {
 		v.ServerGroups = []string{}
 	}
 	if mv.atLeast(73) {
@@ -285,14 +316,18 @@ func (rd *renderer) buildFlavor(id string) any {
 	if !rd.mv.atLeast(47) {
 		return refView{ID: id, Links: []link{{Rel: "bookmark", Href: rd.base + "/flavors/" + id}}}
 	}
-	f, ok := rd.catalog.Flavor(id)
+	f, ok := rd.flavorOf(id)
 	if !ok {
-		// The flavor left the configuration after the server was created:
-		// show what the server record knows.
+		// The flavor was deleted after the server was created: show what
+		// the server record knows.
 		return embeddedFlavor{OriginalName: id, ExtraSpecs: map[string]string{}}
 	}
+	specs := f.ExtraSpecs
+	if specs == nil {
+		specs = map[string]string{}
+	}
 	return embeddedFlavor{OriginalName: f.Name, VCPUs: f.VCPUs, RAM: f.RAMMB, Disk: f.DiskGB,
-		ExtraSpecs: extraSpecs(f)}
+		Ephemeral: f.EphemeralGB, Swap: f.SwapMB, ExtraSpecs: specs}
 }
 
 func (rd *renderer) addresses(ports []store.Port) map[string][]addressView {
@@ -305,6 +340,22 @@ func (rd *renderer) addresses(ports []store.Port) map[string][]addressView {
 		out[name] = append(out[name], addressView{Addr: p.IP, Version: 4, Type: "fixed", MAC: p.MAC})
 	}
 	return out
+}
+
+// fault is Nova's fault of an ERROR server: code 500, a message that starts
+// with ingot's reason code ("node_deleted: …"), so a client without the
+// extension members still knows why, and the details only for admins, as
+// Nova shows the details of a 500 fault (they name nodes and steps).
+func (rd *renderer) fault(sv *lifecycle.Server) *faultView {
+	f := &faultView{Code: 500, Message: string(sv.Fault.Reason) + ": " + sv.Fault.Message,
+		Created: formatTime(sv.Fault.At)}
+	if sv.Fault.Reason == "" {
+		f.Message = sv.Fault.Message
+	}
+	if rd.admin {
+		f.Details = faultDetails(sv)
+	}
+	return f
 }
 
 // faultDetails is Nova's fault "details": here the reason, the failing node
@@ -330,21 +381,26 @@ func orDash(s string) string {
 }
 
 // progress estimates Nova's build progress from the phase (OSC prints it
-// while waiting): 100 when ACTIVE, a step count while building, 0 otherwise.
-func progress(sv *lifecycle.Server, st lifecycle.NovaState) int {
-	switch {
-	case st.Status == "ACTIVE":
-		return 100
-	case st.Status != "BUILD":
-		return 0
+// while waiting): 100 when ACTIVE, a step count while building, 0 while
+// rebuilding. Nova shows the member only in its progress statuses (ACTIVE,
+// BUILD, REBUILD, RESIZE, VERIFY_RESIZE, MIGRATING): ok is false otherwise.
+func progress(sv *lifecycle.Server, st lifecycle.NovaState) (int, bool) {
+	switch st.Status {
+	case "ACTIVE":
+		return 100, true
+	case "REBUILD":
+		return 0, true
+	case "BUILD":
+	default:
+		return 0, false
 	}
 	switch sv.Phase {
 	case lifecycle.PhaseReserving:
-		return 10
+		return 10, true
 	case lifecycle.PhaseNetworking:
-		return 25
+		return 25, true
 	case lifecycle.PhaseDeploying:
-		return 50
+		return 50, true
 	}
-	return 0
+	return 0, true
 }

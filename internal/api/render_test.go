@@ -35,14 +35,14 @@ func TestServerBodyPerMicroversion(t *testing.T) {
 			if len(l) != 1 {
 				t.Fatalf("detail lists %d", len(l))
 			}
-			for _, s := range []map[string]any{obj(t, show.body, "server"), l[0].(map[string]any)} {
-				checkServer(t, s, id, mv)
+			for i, s := range []map[string]any{obj(t, show.body, "server"), l[0].(map[string]any)} {
+				checkServer(t, s, id, mv, i == 1)
 			}
 		})
 	}
 }
 
-func checkServer(t *testing.T, s map[string]any, id, mv string) {
+func checkServer(t *testing.T, s map[string]any, id, mv string, detailList bool) {
 	t.Helper()
 	minor := map[string]int{"": 1, "2.1": 1, "2.47": 47, "2.90": 90, "latest": 92}[mv]
 	for k, want := range map[string]any{
@@ -51,7 +51,7 @@ func checkServer(t *testing.T, s map[string]any, id, mv string) {
 		"OS-EXT-SRV-ATTR:host": "ingot", "OS-EXT-AZ:availability_zone": "nova", "progress": 100.0,
 		"created": "2026-11-30T01:00:00Z", "updated": "2026-11-30T01:01:30Z",
 		"OS-SRV-USG:launched_at": "2026-11-30T01:01:30.000000", "config_drive": "True",
-		"accessIPv4": "", "ingot:phase": "active", "OS-DCF:diskConfig": "MANUAL",
+		"accessIPv4": "", "OS-DCF:diskConfig": "MANUAL",
 	} {
 		if s[k] != want {
 			t.Errorf("%s = %#v, want %#v", k, s[k], want)
@@ -96,8 +96,10 @@ func checkServer(t *testing.T, s map[string]any, id, mv string) {
 	if v := s["os-extended-volumes:volumes_attached"].([]any); len(v) != 0 {
 		t.Errorf("volumes %v", v)
 	}
-	if a := s["ingot:attempts"].([]any); len(a) != 0 {
-		t.Errorf("attempts %v", a)
+	for _, k := range []string{"ingot:phase", "ingot:attempts", "ingot:fault"} {
+		if _, ok := s[k]; ok {
+			t.Errorf("%s shown without %s", k, "X-Ingot-Extensions")
+		}
 	}
 	if _, ok := s["fault"]; ok {
 		t.Errorf("fault on an ACTIVE server")
@@ -115,7 +117,9 @@ func checkServer(t *testing.T, s map[string]any, id, mv string) {
 	present("locked", 9)
 	present("description", 19)
 	present("tags", 26)
-	present("server_groups", 71)
+	if _, ok := s["server_groups"]; ok != (minor >= 71 && !detailList) {
+		t.Errorf("server_groups present=%v at 2.%d (from 2.71, not in /servers/detail)", ok, minor)
+	}
 	present("locked_reason", 73)
 }
 
@@ -132,12 +136,16 @@ func TestErrorServerShowsFault(t *testing.T) {
 		s.Fault = &lifecycle.Fault{Reason: lifecycle.ReasonNodeDeleted, Message: "node-2 deleted while deploying",
 			Node: "node-2", Step: lifecycle.StepDeploy, At: at}
 	})
-	s := obj(t, f.do("GET", "/v2.1/servers/"+id, "2.90", nil).want(t, 200).body, "server")
-	if s["status"] != "ERROR" || s["OS-EXT-STS:vm_state"] != "error" || s["ingot:phase"] != "error" || s["progress"] != 0.0 {
+	ext := http.Header{"X-Ingot-Extensions": {"true"}}
+	s := obj(t, f.doWith(ext, "GET", "/v2.1/servers/"+id, "2.90", nil).want(t, 200).body, "server")
+	if s["status"] != "ERROR" || s["OS-EXT-STS:vm_state"] != "error" || s["ingot:phase"] != "error" {
 		t.Errorf("status %v vm_state %v phase %v", s["status"], s["OS-EXT-STS:vm_state"], s["ingot:phase"])
 	}
+	if p, ok := s["progress"]; ok {
+		t.Errorf("progress %v on an ERROR server (Nova shows it only in its progress statuses)", p)
+	}
 	fault := obj(t, s, "fault")
-	if fault["code"] != 500.0 || fault["message"] != "node-2 deleted while deploying" || fault["created"] != "2026-11-30T01:05:00Z" {
+	if fault["code"] != 500.0 || fault["message"] != "node_deleted: node-2 deleted while deploying" || fault["created"] != "2026-11-30T01:05:00Z" {
 		t.Errorf("fault %v", fault)
 	}
 	details, _ := fault["details"].(string)
@@ -152,6 +160,17 @@ func TestErrorServerShowsFault(t *testing.T) {
 	}
 	if a := s["ingot:attempts"].([]any); len(a) != 2 || a[0].(map[string]any)["reason"] != "deploy_failed" {
 		t.Errorf("ingot:attempts %v", a)
+	}
+	// A member sees the reason code in the message, but neither the
+	// details (Nova shows a 500 fault's details to admins only) nor, without
+	// the header, the extension members.
+	s = obj(t, f.doWith(member, "GET", "/v2.1/servers/"+id, "2.90", nil).want(t, 200).body, "server")
+	fault = obj(t, s, "fault")
+	if _, ok := fault["details"]; ok || fault["message"] != "node_deleted: node-2 deleted while deploying" {
+		t.Errorf("member's fault %v", fault)
+	}
+	if _, ok := s["ingot:fault"]; ok {
+		t.Errorf("ingot:fault without the header")
 	}
 	// Delete wins over ERROR: no fault on a server being deleted.
 	f.do("DELETE", "/v2.1/servers/"+id, "2.90", nil).want(t, http.StatusNoContent)
@@ -243,7 +262,7 @@ func TestVersionDocuments(t *testing.T) {
 		}
 	}
 	vs := list(t, f.do("GET", "/", "", nil).want(t, 200).body, "versions")
-	if len(vs) != 1 || vs[0].(map[string]any)["id"] != "v2.1" {
+	if len(vs) != 2 || vs[0].(map[string]any)["id"] != "v2.0" || vs[1].(map[string]any)["id"] != "v2.1" {
 		t.Errorf("versions %v", vs)
 	}
 	// Links never follow what the client writes (Host, X-Forwarded-*)

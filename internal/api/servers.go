@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -24,8 +25,9 @@ const maxNameFilter = 255
 // loads) more servers than this at once.
 const maxPage = 1000
 
-// createServer records a new server with desired state active and answers
-// 202 once the record is committed; the reconciler does the rest.
+// createServer records the new servers (one, or max_count as far as the
+// quota allows) with desired state active and answers 202 once the records
+// are committed; the reconciler does the rest.
 func (s *server) createServer(w http.ResponseWriter, r *request) error {
 	if err := r.authorize(policy.ServersCreate, r.own()); err != nil {
 		return err
@@ -41,8 +43,103 @@ func (s *server) createServer(w http.ResponseWriter, r *request) error {
 	if lim := limits.Get(store.ResMetadataItems); lim >= 0 && len(c.metadata) > lim {
 		return forbidden("Quota exceeded for metadata_items: Requested %d, but already used 0 of %d metadata_items", len(c.metadata), lim)
 	}
+	if _, ok := s.cfg.Store.(store.MultiCreator); !ok && c.multi.maxCount > 1 {
+		return badRequest("Invalid input for field/attribute max_count. Value: %d. This ingot's database cannot create several servers in one request; create them one by one.", c.multi.maxCount)
+	}
+	// The password: the caller's, else a generated one unless instance
+	// passwords are off (nobody could learn a generated one then).
+	password := ""
+	if c.adminPass != nil {
+		password = *c.adminPass
+	} else if !s.cfg.DisableInstancePassword {
+		password = generatePassword()
+	}
 	now := s.cfg.Clock.Now().UTC()
-	sv := &lifecycle.Server{
+	resv := newReservationID()
+	servers := make([]*lifecycle.Server, c.multi.maxCount)
+	for i := range servers {
+		// A microsecond apart: the servers of one request list in launch
+		// order (Nova's sequential ids give the same order).
+		servers[i] = s.newServer(r, c, now.Add(time.Duration(i)*time.Microsecond), resv, i, password)
+	}
+	n := len(servers)
+	if n > c.multi.minCount {
+		// How many fit decides the names (name-1 … only when more than
+		// one is made); the create below checks the quota again, atomically.
+		u, err := s.cfg.Store.Usage(r.Context(), r.ident.ProjectID)
+		if err != nil {
+			return fmt.Errorf("usage of %s: %w", r.ident.ProjectID, err)
+		}
+		if n, err = store.FitServers(u, limits, servers, c.multi.minCount); err != nil {
+			return quotaError(err)
+		}
+		servers = servers[:n]
+	}
+	for i, sv := range servers {
+		sv.Name = multiName(c.name, i, n)
+		resolveGuest(sv, c.flavor)
+	}
+	if err := s.createAll(r, servers); err != nil {
+		var qe *store.QuotaExceededError
+		if errors.As(err, &qe) && qe.Resource == store.ResServerGroupMembers {
+			return forbidden("Quota exceeded, too many servers in group")
+		}
+		if errors.Is(err, store.ErrQuotaExceeded) {
+			return quotaError(err)
+		}
+		if c.group != nil && errors.Is(err, store.ErrNotFound) && len(c.volumes) == 0 {
+			return badRequest("Instance group %s could not be found.", c.group.ID)
+		}
+		if len(c.volumes) > 0 {
+			err = volumeCreateError(err)
+		}
+		return fmt.Errorf("create %d servers (first %s): %w", n, servers[0].ID, err)
+	}
+	s.cfg.Kick()
+	if c.multi.returnReservation {
+		writeJSON(w, http.StatusAccepted, map[string]any{"reservation_id": resv})
+		return nil
+	}
+	// Nova answers with the first server of a multiple create.
+	sv := servers[0]
+	rd := s.renderer(r)
+	w.Header().Set("Location", rd.base+"/v2.1/servers/"+sv.ID)
+	body := map[string]any{
+		"id":                sv.ID,
+		"links":             rd.serverLinks(sv.ID),
+		"OS-DCF:diskConfig": "MANUAL",
+		"security_groups":   []map[string]string{{"name": "default"}},
+	}
+	if !s.cfg.DisableInstancePassword {
+		body["adminPass"] = password
+	}
+	writeJSON(w, http.StatusAccepted, map[string]any{"server": body})
+	return nil
+}
+
+// createAll records the servers of one create in one transaction, with the
+// quota checked for all of them. A store that cannot create several at
+// once gets one server only (createServer refused max_count > 1 for it).
+func (s *server) createAll(r *request, servers []*lifecycle.Server) error {
+	if mc, ok := s.cfg.Store.(store.MultiCreator); ok {
+		_, err := mc.CreateServersWithin(r.Context(), servers, len(servers), s.cfg.Quotas)
+		return err
+	}
+	return s.cfg.Store.CreateServerWithin(r.Context(), servers[0], s.cfg.Quotas)
+}
+
+// quotaError is a *store.QuotaExceededError as Nova's 403; err itself otherwise.
+func quotaError(err error) error {
+	var qe *store.QuotaExceededError
+	if errors.As(err, &qe) {
+		return forbidden("%s", qe.Error())
+	}
+	return err
+}
+
+// newServer is the record of the i-th server of a create.
+func (s *server) newServer(r *request, c *createRequest, now time.Time, resv string, i int, password string) *lifecycle.Server {
+	return &lifecycle.Server{
 		ID:        uuid.NewString(),
 		Name:      c.name,
 		ProjectID: r.ident.ProjectID,
@@ -66,6 +163,12 @@ func (s *server) createServer(w http.ResponseWriter, r *request) error {
 			RAMMB:         c.flavor.RAMMB,
 			Tags:          c.tags,
 			Description:   c.description,
+			AccessIPv4:    c.accessIPv4,
+			AccessIPv6:    c.accessIPv6,
+			ReservationID: resv,
+			LaunchIndex:   i,
+			AdminPass:     password,
+			Group:         c.group,
 		},
 		Desired:         lifecycle.DesiredActive,
 		Phase:           lifecycle.PhasePending,
@@ -75,27 +178,6 @@ func (s *server) createServer(w http.ResponseWriter, r *request) error {
 		Deadline:        lifecycle.Config{BuildTimeout: s.cfg.BuildTimeout}.BuildDeadline(now),
 		CreateRequestID: r.id, // the same id the client sees in x-openstack-request-id
 	}
-	resolveGuest(sv, c.flavor)
-	if err := s.cfg.Store.CreateServerWithin(r.Context(), sv, s.cfg.Quotas); err != nil {
-		var qe *store.QuotaExceededError
-		if errors.As(err, &qe) {
-			return forbidden("%s", qe.Error())
-		}
-		if len(sv.Spec.Volumes) > 0 {
-			err = volumeCreateError(err)
-		}
-		return fmt.Errorf("create server %s: %w", sv.ID, err)
-	}
-	s.cfg.Kick()
-	rd := s.renderer(r)
-	w.Header().Set("Location", rd.base+"/v2.1/servers/"+sv.ID)
-	writeJSON(w, http.StatusAccepted, map[string]any{"server": map[string]any{
-		"id":                sv.ID,
-		"links":             rd.serverLinks(sv.ID),
-		"OS-DCF:diskConfig": "MANUAL",
-		"security_groups":   []map[string]string{{"name": "default"}},
-	}})
-	return nil
 }
 
 // visibleServer loads a server the caller may see and checks rule on it:
@@ -230,93 +312,6 @@ func (s *server) listQuery(r *request) (opts store.ListOptions, empty bool, err 
 	return opts, false, nil
 }
 
-// page loads one page of servers. The image and flavor filters are not
-// store filters: with either, the store is read in pages of maxPage and
-// filtered here until the page is full or the store is exhausted, so paging
-// by marker stays exact (the rarely used filter pays the scan, not the rest).
-func (s *server) page(r *request) ([]*lifecycle.Server, store.ListOptions, error) {
-	opts, empty, err := s.listQuery(r)
-	if err != nil || empty {
-		return nil, opts, err
-	}
-	match, filtered, err := s.specFilter(r)
-	if err != nil {
-		return nil, opts, err
-	}
-	_, refine, _ := listStatus(opts.Status)
-	if !filtered && !refine {
-		list, err := s.list(r, opts)
-		return list, opts, err
-	}
-	want, scan := opts.Limit, opts
-	scan.Limit = maxPage
-	if !filtered {
-		// Only the status needs refining, which drops few rows: read
-		// pages of the size asked for.
-		match, scan.Limit = statusMatch(opts.Status), want
-	} else if refine {
-		spec, status := match, statusMatch(opts.Status)
-		match = func(sv *lifecycle.Server) bool { return spec(sv) && status(sv) }
-	}
-	var out []*lifecycle.Server
-	for len(out) < want {
-		batch, err := s.list(r, scan)
-		if err != nil {
-			return nil, opts, err
-		}
-		for _, sv := range batch {
-			if match(sv) {
-				out = append(out, sv)
-				if len(out) == want {
-					break
-				}
-			}
-		}
-		if len(batch) < scan.Limit {
-			break
-		}
-		scan.Marker = batch[len(batch)-1].ID
-	}
-	return out, opts, nil
-}
-
-func (s *server) list(r *request, opts store.ListOptions) ([]*lifecycle.Server, error) {
-	list, err := s.cfg.Store.ListServers(r.Context(), opts)
-	if errors.Is(err, store.ErrNotFound) && opts.Marker != "" {
-		return nil, badRequest("marker [%s] not found", opts.Marker)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("list servers: %w", err)
-	}
-	return list, nil
-}
-
-// specFilter builds the filter of a listing the store does not apply: image
-// and flavor (by id, or by a name the catalogue knows) and a name pattern;
-// filtered is false when there is none.
-func (s *server) specFilter(r *request) (match func(*lifecycle.Server) bool, filtered bool, err error) {
-	q := r.URL.Query()
-	image, flavor := refID(q.Get("image")), refID(q.Get("flavor"))
-	nameRE, err := nameRE(q.Get("name"))
-	if err != nil {
-		return nil, false, err
-	}
-	if image == "" && flavor == "" && nameRE == nil {
-		return nil, false, nil
-	}
-	if img, ok := s.cfg.Catalog.Image(image); ok {
-		image = img.ID
-	}
-	if f, ok := s.cfg.Catalog.Flavor(flavor); ok {
-		flavor = f.ID
-	}
-	return func(sv *lifecycle.Server) bool {
-		return (image == "" || strings.EqualFold(sv.Spec.ImageID, image)) &&
-			(flavor == "" || sv.Spec.FlavorID == flavor) &&
-			(nameRE == nil || nameRE.MatchString(sv.Name))
-	}, true, nil
-}
-
 // nameRE compiles a name filter that is a pattern (nil for a plain name,
 // which the store matches). Go's RE2 syntax covers what users write in
 // Nova's Python patterns (anchors, classes, alternation, repetition); a
@@ -391,6 +386,7 @@ func (s *server) listServersDetail(w http.ResponseWriter, r *request) error {
 		}
 	}
 	rd := s.renderer(r)
+	rd.list = true
 	out := make([]*serverView, 0, len(list))
 	for _, sv := range list {
 		out = append(out, rd.server(sv, ports[sv.ID]))

@@ -70,13 +70,27 @@ func TestCreateBadInputWritesNothing(t *testing.T) {
 		{"metadata empty key", with("metadata", map[string]any{"": "v"}), 400, "badRequest", "metadata"},
 		{"user_data not base64", with("user_data", "not base64!"), 400, "badRequest", "base64"},
 		{"hostname invalid", with("hostname", "bad host!"), 400, "badRequest", "hostname"},
-		{"min_count 2", with("min_count", 2), 400, "badRequest", "min_count"},
-		{"max_count 3", with("max_count", 3), 400, "badRequest", "max_count"},
-		{"max_count string 2", with("max_count", "2"), 400, "badRequest", "max_count"},
+		{"min_count 0", with("min_count", 0), 400, "badRequest", "min_count"},
+		{"min_count 2.5", with("min_count", 2.5), 400, "badRequest", "min_count"},
+		{"max_count 0", with("max_count", 0), 400, "badRequest", "max_count"},
+		{"max_count string -1", with("max_count", "-1"), 400, "badRequest", "max_count"},
+		{"max_count bool", with("max_count", true), 400, "badRequest", "max_count"},
+		{"max_count over the cap", with("max_count", 1001), 400, "badRequest", "max_count"},
+		{"min_count above max_count", func() map[string]any {
+			b := validCreate()
+			b["server"].(map[string]any)["min_count"], b["server"].(map[string]any)["max_count"] = 3, 2
+			return b
+		}(), 400, "badRequest", "min_count must be <= max_count"},
+		{"hostname with max_count 2", func() map[string]any {
+			b := validCreate()
+			b["server"].(map[string]any)["hostname"], b["server"].(map[string]any)["max_count"] = "h", 2
+			return b
+		}(), 400, "badRequest", "hostname"},
+		{"return_reservation_id not boolean", with("return_reservation_id", "maybe"), 400, "badRequest", "return_reservation_id"},
 		{"volume without source_type", with("block_device_mapping_v2", []any{map[string]any{"boot_index": 0}}), 400, "badRequest", "source_type"},
 		{"unknown field", with("frobnicate", true), 400, "badRequest", "frobnicate"},
 		{"security group", with("security_groups", []any{map[string]any{"name": "web"}}), 400, "badRequest", "security_groups"},
-		{"admin password", with("adminPass", "secret"), 400, "badRequest", "adminPass"},
+		{"admin password not string", with("adminPass", 12), 400, "badRequest", "adminPass"},
 		{"description too long", with("description", strings.Repeat("d", 256)), 400, "badRequest", "description"},
 		{"tag with a slash", with("tags", []any{"a/b"}), 400, "badRequest", "tags"},
 		{"51 tags", with("tags", func() []any {
@@ -86,7 +100,11 @@ func TestCreateBadInputWritesNothing(t *testing.T) {
 			}
 			return tt
 		}()), 400, "badRequest", "tags"},
-		{"access ip", with("accessIPv4", "1.2.3.4"), 400, "badRequest", "accessIPv4"},
+		{"access ipv4 invalid", with("accessIPv4", "1.1.1.1.1.1"), 400, "badRequest", "accessIPv4"},
+		{"access ipv4 given a v6", with("accessIPv4", "::1"), 400, "badRequest", "accessIPv4"},
+		{"access ipv6 invalid", with("accessIPv6", "notvalid"), 400, "badRequest", "accessIPv6"},
+		{"access ipv6 given a v4", with("accessIPv6", "1.2.3.4"), 400, "badRequest", "accessIPv6"},
+		{"access ip number", with("accessIPv4", 7), 400, "badRequest", "accessIPv4"},
 		{"unknown zone", with("availability_zone", "elsewhere"), 400, "badRequest", "availability zone"},
 		{"too large", `{"server": {"name": "` + strings.Repeat("x", 2<<20) + `"}}`, 413, "HTTPRequestEntityTooLarge", "too large"},
 	}

@@ -48,7 +48,14 @@ func (s *server) serverIPs(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return fmt.Errorf("ports of %s: %w", sv.ID, err)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"addresses": s.renderer(r).addresses(ports)})
+	// addr and version only: Nova's ips view has no OS-EXT-IPS members.
+	var addrs []portAddr
+	for name, list := range s.renderer(r).addresses(ports) {
+		for _, a := range list {
+			addrs = append(addrs, portAddr{network: name, addr: a.Addr, version: a.Version})
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"addresses": s.renderer(r).basicAddresses(addrs)})
 	return nil
 }
 

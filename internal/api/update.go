@@ -55,10 +55,13 @@ func (s *server) updateServer(w http.ResponseWriter, r *request) error {
 			return badRequest("Invalid input for field/attribute server. Additional properties are not allowed ('%s' was unexpected).", k)
 		}
 	}
-	for _, k := range []string{"accessIPv4", "accessIPv6"} {
-		if v, ok := fields[k]; ok && !emptyValue(v) {
-			return badRequest("Invalid input for field/attribute %s. Value: %s. ingot does not support this value.", k, v)
-		}
+	ip4, set4, err := parseAccessIP(fields, "accessIPv4", false)
+	if err != nil {
+		return err
+	}
+	ip6, set6, err := parseAccessIP(fields, "accessIPv6", true)
+	if err != nil {
+		return err
 	}
 	if v, ok := fields["OS-DCF:diskConfig"]; ok && !isOneOf(v, "MANUAL", "AUTO") {
 		return badRequest("Invalid input for field/attribute OS-DCF:diskConfig. Value: %s. It is not one of ['AUTO', 'MANUAL'].", v)
@@ -109,6 +112,12 @@ func (s *server) updateServer(w http.ResponseWriter, r *request) error {
 		}
 		if hostname != nil {
 			cur.Spec.Hostname = *hostname
+		}
+		if set4 {
+			cur.Spec.AccessIPv4 = ip4
+		}
+		if set6 {
+			cur.Spec.AccessIPv6 = ip6
 		}
 		cur.UpdatedAt = now
 		return nil

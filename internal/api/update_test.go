@@ -35,7 +35,8 @@ func TestUpdateServer(t *testing.T) {
 		{"2.90", `{"server": {"hostname": "-bad"}}`, "hostname"},
 		{"2.90", `{"server": {"hostname": "a.b"}}`, "hostname"},
 		{"2.90", `{"server": {"flavorRef": "2"}}`, "flavorRef"},
-		{"2.90", `{"server": {"accessIPv4": "1.2.3.4"}}`, "accessIPv4"},
+		{"2.90", `{"server": {"accessIPv4": "1.2.3.4.5"}}`, "accessIPv4"},
+		{"2.90", `{"server": {"accessIPv6": "notvalid"}}`, "accessIPv6"},
 		{"2.90", `{"servers": {}}`, "servers"},
 		{"2.90", `{"server": []}`, "server"},
 	} {

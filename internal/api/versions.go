@@ -36,16 +36,22 @@ func computeVersion(r *http.Request) versionObject {
 	}
 }
 
-// versionsList answers GET /: the list for clients given the unversioned root.
+// versionsList answers GET /: the list for clients given the unversioned
+// root, as Nova's: v2.0 first, then v2.1, without media types (those are in
+// the single-version documents).
 func (s *server) versionsList(w http.ResponseWriter, r *request) error {
-	writeJSON(w, http.StatusOK, map[string]any{"versions": []versionObject{computeVersion(r.Request)}})
+	v21 := computeVersion(r.Request)
+	v21.MediaTypes = nil
+	writeJSON(w, http.StatusOK, map[string]any{"versions": []versionObject{legacyVersion(r.Request), v21}})
 	return nil
 }
 
 // versionDoc answers GET /v2.1 and /v2.1/, unauthenticated: without it every
-// SDK-based command fails discovery.
+// SDK-based command fails discovery. Nova's has a describedby link too.
 func (s *server) versionDoc(w http.ResponseWriter, r *request) error {
-	writeJSON(w, http.StatusOK, map[string]any{"version": computeVersion(r.Request)})
+	v := computeVersion(r.Request)
+	v.Links = append(v.Links, link{Rel: "describedby", Type: "text/html", Href: "http://docs.openstack.org/"})
+	writeJSON(w, http.StatusOK, map[string]any{"version": v})
 	return nil
 }
 

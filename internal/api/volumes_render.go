@@ -81,7 +81,9 @@ func volumeDetail(r *http.Request, v store.Volume) *volumeView {
 		AvailabilityZone: availabilityZone,
 		Metadata:         map[string]string{},
 		Links:            volumeLinks(r, v.ID),
-		StatusReason:     v.StatusReason,
+	}
+	if wantsExtensions(r) {
+		out.StatusReason = v.StatusReason // an extension member (extensionsHeader)
 	}
 	if !v.UpdatedAt.IsZero() {
 		out.UpdatedAt = strPtr(v.UpdatedAt.UTC().Format(novaUsecTime))

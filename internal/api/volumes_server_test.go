@@ -116,7 +116,10 @@ func TestCreateServerWithVolumes(t *testing.T) {
 	if !strings.HasSuffix(msg, "current status is: in-use.") {
 		t.Errorf("delete of an in-use volume: %q", msg)
 	}
-	shown := obj(t, f.do("GET", volPath+"/"+boot, "", nil).want(t, http.StatusOK).body, "volume")
+	if plain := obj(t, f.do("GET", volPath+"/"+boot, "", nil).want(t, http.StatusOK).body, "volume"); plain["ingot:status_reason"] != nil {
+		t.Errorf("ingot:status_reason without X-Ingot-Extensions: %v", plain)
+	}
+	shown := obj(t, f.doWith(http.Header{"X-Ingot-Extensions": {"true"}}, "GET", volPath+"/"+boot, "", nil).want(t, http.StatusOK).body, "volume")
 	att := shown["attachments"].([]any)[0].(map[string]any)
 	if shown["status"] != "in-use" || shown["bootable"] != "true" || shown["ingot:status_reason"] != "target on node-1" ||
 		att["host_name"] != "node-1" || att["device"] != "/dev/sda" || att["volume_id"] != boot || att["attachment_id"] == "" {

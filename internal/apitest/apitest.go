@@ -74,6 +74,7 @@ func (c *Client) Call(method, path string, body, out any) int {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-OpenStack-Nova-API-Version", c.Microversion)
+	req.Header.Set("X-Ingot-Extensions", "true") // ingot:fault and ingot:attempts
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		c.T.Fatalf("%s %s: %v", method, path, err)

@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"strings"
 	"time"
 
@@ -21,13 +20,12 @@ import (
 	"github.com/ingot-dev/ingot/internal/ironic"
 	"github.com/ingot-dev/ingot/internal/ironicsim"
 	"github.com/ingot-dev/ingot/internal/lifecycle"
-	"github.com/ingot-dev/ingot/internal/lockfile"
 	"github.com/ingot-dev/ingot/internal/metrics"
 	"github.com/ingot-dev/ingot/internal/network"
 	"github.com/ingot-dev/ingot/internal/reconciler"
 	"github.com/ingot-dev/ingot/internal/scheduler"
 	"github.com/ingot-dev/ingot/internal/store"
-	"github.com/ingot-dev/ingot/internal/store/sqlite"
+	"github.com/ingot-dev/ingot/internal/store/backend"
 	"github.com/ingot-dev/ingot/internal/ui"
 )
 
@@ -52,10 +50,12 @@ type App struct {
 	// ironic.auth: keystone); nil in noauth.
 	Keystone *auth.Keystone
 
-	lock    *lockfile.Lock // this process owns the database
+	owner   backend.Owner // this process owns the database
 	closers []func()
 	// kicks carries API writes to the other replicas (store.Kicker).
-	kicks chan struct{}
+	kicks  chan struct{}
+	clock  clock.Clock
+	report time.Duration // heartbeat interval
 }
 
 // Options are what a caller may supply beyond the configuration.
@@ -64,6 +64,9 @@ type Options struct {
 	Logger *slog.Logger // default: discard
 	// Step is called at every reconciler step boundary (crash tests).
 	Step func(point string)
+	// ReportInterval is how often the replica's services report a
+	// heartbeat (default ReportInterval).
+	ReportInterval time.Duration
 }
 
 // New builds the service from a normalized configuration. Close releases it.
@@ -74,17 +77,28 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	a := &App{Config: cfg, Log: opts.Logger}
-	if err := a.lockDatabase(); err != nil {
+	if opts.ReportInterval <= 0 {
+		opts.ReportInterval = ReportInterval
+	}
+	a := &App{Config: cfg, Log: opts.Logger, clock: opts.Clock, report: opts.ReportInterval}
+	if err := a.lockDatabase(ctx); err != nil {
 		return nil, err
 	}
-	st, err := sqlite.Open(ctx, cfg.Database)
+	st, err := backend.Open(ctx, cfg.Database, backend.Options{MaxConns: cfg.DatabaseMaxConns})
 	if err != nil {
 		a.Close()
-		return nil, fmt.Errorf("database %s: %w", cfg.Database, err)
+		return nil, fmt.Errorf("database %s: %w", config.RedactDSN(cfg.Database), err)
 	}
 	a.Store = st
 	a.closers = append(a.closers, func() { _ = st.Close() })
+	if err := api.SeedFlavors(ctx, st, cfg.Catalog().Flavors); err != nil {
+		a.Close()
+		return nil, fmt.Errorf("flavors: %w", err)
+	}
+	if err := registerServices(ctx, st, cfg.Host, opts.Clock.Now()); err != nil {
+		a.Close()
+		return nil, fmt.Errorf("services: %w", err)
+	}
 
 	a.IronicURL = cfg.Ironic.URL
 	if a.IronicURL == "sim" {
@@ -111,7 +125,8 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 		return nil, err
 	}
 	nets := cfg.NetworkList()
-	sched := scheduler.New(ic, opts.Clock, scheduler.Options{Logger: opts.Logger, Networks: nets})
+	sched := scheduler.New(ic, opts.Clock, scheduler.Options{Logger: opts.Logger, Networks: nets,
+		Schedulable: schedulable(st), GroupMembers: st.GroupMembers})
 	a.Reconciler = reconciler.New(reconciler.Deps{
 		Store: st, Ironic: ic, Scheduler: sched, IPAM: network.NewIPAM(st, nets), Networks: nets, Clock: opts.Clock, Logger: opts.Logger,
 		Hooks:  reconciler.Hooks{Tick: a.Metrics.Tick, Transition: a.Metrics.Transition, PastDue: a.Metrics.PastDue, Step: opts.Step},
@@ -129,13 +144,16 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 		}
 		return nil
 	}
+	cat := cfg.Catalog()
+	cat.Flavors = nil // seeded above
 	a.Handler = api.New(api.Config{
-		Store: st, Catalog: cfg.Catalog(), Networks: nets, Clock: opts.Clock, BuildTimeout: cfg.BuildTimeout,
+		Store: st, Catalog: cat, Networks: nets, Clock: opts.Clock, BuildTimeout: cfg.BuildTimeout,
 		Kick: a.kick, Nodes: ic.ListNodes, Logger: opts.Logger, Metrics: a.Metrics.Handler(),
 		RescueInterface: ic.NodeRescueInterface, DisableInstancePassword: !cfg.API.EnableInstancePassword,
 		Auth: ident.authn, AuthURL: ident.authURL, Policy: ident.policy, Quotas: QuotaLimits(cfg),
 		PublicURL: cfg.API.PublicURL, TrustedProxies: cfg.TrustedProxyPrefixes(),
-		Ready: ready, Replica: func() any { return a.Leases.Status() },
+		Ready: ready, Host: cfg.Host, ServiceDownTime: ServiceDownTime, Inventory: sched.Nodes,
+		Replica: func() any { return a.Leases.Status() },
 	})
 	if a.Console, err = newConsole(cfg, a, ident, ready, opts); err != nil {
 		a.Close()
@@ -173,21 +191,21 @@ func (a *App) Root() http.Handler {
 }
 
 // lockDatabase makes this process the one owner of the database: a second
-// ingot on the same file would run a second reconciler over the same servers
-// (S25). The lock is <database>.lock, released by the kernel when the process
-// ends however it ends; Serve adds the listen address to its record.
-func (a *App) lockDatabase() error {
-	path := a.Config.Database + ".lock"
-	l, err := lockfile.Acquire(path, lockfile.Holder{PID: os.Getpid(), Since: time.Now().UTC().Truncate(time.Second)})
-	var held *lockfile.HeldError
-	if errors.As(err, &held) {
-		return fmt.Errorf("database %s is in use by another ingot: %w; stop that one, or give this one another database (--database, or --data-dir with --dev)", a.Config.Database, err)
+// ingot on the same database would run a second reconciler over the same
+// servers (S25). The store's backend holds the lock (a lock file beside a
+// SQLite database, an advisory lock in PostgreSQL), dropped when the
+// process ends however it ends; Serve adds the listen address to its record.
+func (a *App) lockDatabase(ctx context.Context) error {
+	db := config.RedactDSN(a.Config.Database)
+	o, err := backend.Acquire(ctx, a.Config.Database, a.Config.Host)
+	if errors.Is(err, backend.ErrHeld) {
+		return fmt.Errorf("database %s is in use by another ingot: %w; stop that one, or give this one another database (--database, or --data-dir with --dev)", db, err)
 	}
 	if err != nil {
-		return fmt.Errorf("database %s: %w", a.Config.Database, err)
+		return fmt.Errorf("database %s: %w", db, err)
 	}
-	a.lock = l
-	a.closers = append(a.closers, func() { _ = l.Release() })
+	a.owner = o
+	a.closers = append(a.closers, func() { _ = o.Release() })
 	return nil
 }
 
@@ -339,17 +357,25 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	leaseDone := make(chan struct{})
 	go func() { defer close(leaseDone); a.Leases.Run(leaseCtx) }()
 	a.relayKicks(recCtx)
-	if a.lock != nil {
-		h := a.lock.Holder()
-		h.Listen = "http://" + ln.Addr().String()
-		if err := a.lock.Update(h); err != nil {
+	go a.heartbeat(recCtx)
+	var lost <-chan struct{}
+	if a.owner != nil {
+		if err := a.owner.SetListen(ctx, "http://"+ln.Addr().String()); err != nil {
 			a.Log.Warn("database lock record", "err", err)
 		}
+		lost = a.owner.Lost()
 	}
 	a.Log.Info("ingot serving", "api", "http://"+ln.Addr().String()+"/v2.1", "console", "http://"+ln.Addr().String()+"/ui/",
-		"ironic", a.IronicURL, "database", a.Config.Database)
+		"ironic", a.IronicURL, "database", config.RedactDSN(a.Config.Database))
 	select {
 	case <-ctx.Done():
+	case <-lost:
+		// Another ingot may own the database now: stop acting at once.
+		a.Log.Error("database ownership lost (the owner lock's session ended); stopping", "database", config.RedactDSN(a.Config.Database))
+		stopRec()
+		_ = srv.Close()
+		<-recDone
+		return errors.New("database ownership lost: the owner lock's session ended; start ingot again")
 	case err := <-errc:
 		if err != nil && !errors.Is(err, http.ErrServerClosed) && !errors.Is(err, context.Canceled) {
 			stopRec()

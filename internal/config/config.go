@@ -25,8 +25,16 @@ import (
 
 // Config is the whole configuration, as in ingot.yaml.
 type Config struct {
-	Listen           string        `yaml:"listen"`
-	Database         string        `yaml:"database"`
+	Listen string `yaml:"listen"`
+	// Database is a SQLite file path, or a postgres:// (postgresql://)
+	// URL for the PostgreSQL store.
+	Database string `yaml:"database"`
+	// DatabaseMaxConns bounds the PostgreSQL connection pool (SQLite: unused).
+	DatabaseMaxConns int `yaml:"database_max_conns"`
+	// Host names this replica: its compute service's host in os-services
+	// and os-hypervisors, and the holder of its shard leases (default: the
+	// machine's hostname); unique among the replicas of one database.
+	Host             string        `yaml:"host"`
 	Ironic           Ironic        `yaml:"ironic"`
 	PollInterval     time.Duration `yaml:"poll_interval"`
 	DriftInterval    time.Duration `yaml:"drift_interval"`
@@ -44,9 +52,6 @@ type Config struct {
 	Flavors          []Flavor      `yaml:"flavors"`
 	Images           []Image       `yaml:"images"`
 	Networks         []Network     `yaml:"networks"`
-	// Host names this replica (default: the machine's hostname): the holder
-	// of its shard leases, unique among the replicas of one database.
-	Host string `yaml:"host"`
 	// Shards and LeaseTTL divide the servers among replicas (replicas.go):
 	// every replica must use the same shard count.
 	Shards   int           `yaml:"shards"`
@@ -135,6 +140,9 @@ func Default() Config {
 	c := Config{
 		Listen:   "127.0.0.1:8774",
 		Database: "ingot.db",
+		// The API's handlers and the reconciler's workers each hold a
+		// connection for one statement or one short transaction.
+		DatabaseMaxConns: 16,
 		Ironic: Ironic{URL: "http://127.0.0.1:6385", Microversion: "1.78", Timeout: 30 * time.Second,
 			Sim: Sim{Nodes: 8, ResourceClass: "baremetal", DeployTime: 3 * time.Second, UndeployTime: time.Second}},
 		PollInterval:     2 * time.Second,
@@ -209,10 +217,14 @@ func (c *Config) Normalize() error {
 	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
 		bad("listen", "want host:port, got %q", c.Listen)
 	}
-	if c.Database == "" {
-		bad("database", "must not be empty")
-	} else if strings.HasPrefix(c.Database, "postgres://") || strings.HasPrefix(c.Database, "postgresql://") {
-		bad("database", "PostgreSQL is not supported yet; use a SQLite file path")
+	c.checkDatabase(bad)
+	if c.Host == "" {
+		c.Host, _ = os.Hostname()
+		if c.Host == "" {
+			c.Host = "ingot"
+		}
+	} else if len(c.Host) > 255 || hasSpaceOrControl(c.Host) {
+		bad("host", "want a host name (at most 255 characters, no spaces), got %q", c.Host)
 	}
 	if c.Ironic.URL != "sim" && !(c.Ironic.URL == "catalog" && c.Ironic.Auth == "keystone") {
 		if u, err := url.Parse(c.Ironic.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -325,6 +337,53 @@ func (c *Config) Normalize() error {
 		seen["n"+n.ID], seen["nn"+n.Name] = true, true
 	}
 	return errors.Join(errs...)
+}
+
+// IsPostgres reports whether dsn selects the PostgreSQL store (a
+// postgres:// or postgresql:// URL); anything else is a SQLite path.
+func IsPostgres(dsn string) bool {
+	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
+}
+
+// checkDatabase validates database and database_max_conns.
+func (c *Config) checkDatabase(bad func(key, format string, args ...any)) {
+	switch {
+	case c.Database == "":
+		bad("database", "must not be empty: want a SQLite file path or a postgres:// URL")
+	case IsPostgres(c.Database):
+		u, err := url.Parse(c.Database)
+		if err != nil {
+			// url's error quotes the URL, password included: say only what is wrong.
+			var ue *url.Error
+			if errors.As(err, &ue) {
+				err = ue.Err
+			}
+			bad("database", "want a postgres://user@host:port/dbname URL: %v", err)
+		} else if strings.TrimPrefix(u.Path, "/") == "" && u.Query().Get("dbname") == "" {
+			bad("database", "%s names no database (want postgres://user@host:port/dbname)", u.Redacted())
+		}
+		if c.Ironic.URL == "sim" && c.Ironic.Sim.State == "" {
+			bad("ironic.sim.state", "must be set with a PostgreSQL database: the built-in simulator keeps its nodes in that file")
+		}
+	case strings.Contains(c.Database, "://"):
+		bad("database", "want a SQLite file path or a postgres:// URL, got %q", RedactDSN(c.Database))
+	}
+	if c.DatabaseMaxConns < 1 {
+		bad("database_max_conns", "must be at least 1, got %d", c.DatabaseMaxConns)
+	}
+}
+
+// RedactDSN is a database setting fit for a log line: a URL's password
+// replaced by xxxxx.
+func RedactDSN(dsn string) string {
+	if !strings.Contains(dsn, "://") {
+		return dsn
+	}
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return "(unparsable database URL)"
+	}
+	return u.Redacted()
 }
 
 // SimStatePath is where the built-in simulator keeps its state: ironic.sim.state,

@@ -102,7 +102,11 @@ func TestParseErrorsNameTheKey(t *testing.T) {
 		{"networks: [{name: a, cidr: 10.0.0.0/24}, {name: a, cidr: 10.0.1.0/24}]", "networks[1]"},
 		{"pol_interval: 2s", "pol_interval"},
 		{"build_timeout: soon", "build_timeout"},
-		{"database: postgres://u@h/db", "database"},
+		{"database: postgres://u@h", "database"},
+		{"database: 'postgres://u:p@h:port/db'", "database"},
+		{"database: mysql://u@h/db", "database"},
+		{"database: postgres://u@h/db\nironic: {url: sim}", "ironic.sim.state"},
+		{"database_max_conns: 0", "database_max_conns"},
 		{"networks: [{name: a, cidr: 10.0.0.0/24, mtu: 20}]", "networks[0].mtu"},
 		{"networks: [{name: a, cidr: 10.0.0.0/24, dns_nameservers: [10.0.0.1, nope]}]", "networks[0].dns_nameservers[1]"},
 		{"networks: [{name: a, cidr: 10.0.0.0/24, dns_nameservers: [10.0.0.1, 10.0.0.1]}]", "networks[0].dns_nameservers[1]"},
@@ -182,6 +186,30 @@ func TestLoadOverDev(t *testing.T) {
 	}
 	if c.Ironic.URL != "sim" || c.Database != dev.Database || len(c.Flavors) != 1 || c.Ironic.Sim.DeployTime != 3*time.Second {
 		t.Errorf("dev defaults lost: %+v", c)
+	}
+}
+
+// TestPostgresDatabase: a postgres:// or postgresql:// URL is accepted (the
+// PostgreSQL store); its password never shows in an error or a log line.
+func TestPostgresDatabase(t *testing.T) {
+	for _, dsn := range []string{"postgres://ingot@db.example:5432/ingot?sslmode=require", "postgresql://ingot:secret@db/ingot"} {
+		c, err := Parse([]byte("database: " + dsn + "\ndatabase_max_conns: 4\n"))
+		if err != nil {
+			t.Fatalf("%s: %v", dsn, err)
+		}
+		if !IsPostgres(c.Database) || c.DatabaseMaxConns != 4 {
+			t.Errorf("%s: IsPostgres %v, max conns %d", dsn, IsPostgres(c.Database), c.DatabaseMaxConns)
+		}
+	}
+	if IsPostgres("/var/lib/ingot/ingot.db") {
+		t.Error("a path is not PostgreSQL")
+	}
+	if got := RedactDSN("postgres://ingot:secret@db/ingot"); strings.Contains(got, "secret") {
+		t.Errorf("RedactDSN kept the password: %s", got)
+	}
+	_, err := Parse([]byte("database: 'postgres://ingot:secret@db:port/ingot'\n"))
+	if err == nil || strings.Contains(err.Error(), "secret") {
+		t.Errorf("bad URL: error %v (want one, without the password)", err)
 	}
 }
 

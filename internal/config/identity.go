@@ -59,8 +59,9 @@ type API struct {
 	WriteTimeout      time.Duration `yaml:"write_timeout"`
 	IdleTimeout       time.Duration `yaml:"idle_timeout"`
 	MaxConnections    int           `yaml:"max_connections"`
-	// EnableInstancePassword puts the password in the answers of rescue and
-	// rebuild (adminPass), as Nova's [api] enable_instance_password.
+	// EnableInstancePassword generates an admin password at a create that
+	// gives none and puts it in the answers of create, rescue and rebuild
+	// (adminPass), as Nova's [api] enable_instance_password.
 	EnableInstancePassword bool `yaml:"enable_instance_password"`
 }
 

@@ -1,9 +1,6 @@
 package config
 
-import (
-	"os"
-	"time"
-)
+import "time"
 
 // Replica settings (docs/DESIGN.md §2.10): the replica's identity and how
 // the servers are divided among replicas on one database.
@@ -13,18 +10,9 @@ const (
 	maxShards       = 4096
 )
 
-// normalizeReplicas fills host, shards and lease_ttl and checks them.
+// normalizeReplicas fills shards and lease_ttl and checks them (host is
+// Normalize's).
 func (c *Config) normalizeReplicas(bad func(key, format string, args ...any)) {
-	if c.Host == "" {
-		h, err := os.Hostname()
-		if err != nil || h == "" {
-			h = "ingot"
-		}
-		c.Host = h
-	}
-	if len(c.Host) > 255 {
-		bad("host", "at most 255 characters, got %d", len(c.Host))
-	}
 	if c.Shards == 0 {
 		c.Shards = defaultShards
 	}

@@ -83,8 +83,13 @@ func MetaData(s *lifecycle.Server, seed []byte) map[string]any {
 		hostname = DefaultHostname(s.Name, s.ID)
 	}
 	meta := map[string]any{
-		"uuid": s.ID, "name": s.Name, "hostname": hostname, "launch_index": 0,
+		"uuid": s.ID, "name": s.Name, "hostname": hostname, "launch_index": s.Spec.LaunchIndex,
 		"availability_zone": AvailabilityZone, "project_id": s.ProjectID, "devices": []any{},
+	}
+	if s.Spec.AdminPass != "" {
+		// Nova's Ironic driver passes the admin password as extra metadata,
+		// which meta_data.json carries as admin_pass (cloud-init sets it).
+		meta["admin_pass"] = s.Spec.AdminPass
 	}
 	if len(s.Spec.Metadata) > 0 {
 		md := make(map[string]any, len(s.Spec.Metadata))

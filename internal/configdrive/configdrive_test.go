@@ -140,13 +140,19 @@ func TestMetaData(t *testing.T) {
 	s := server()
 	s.Spec.Hostname, s.Spec.PublicKey, s.Spec.KeyName, s.Spec.Metadata = "Given-Host", "", "", nil
 	m := MetaData(s, nil)
-	for _, k := range []string{"public_keys", "keys", "meta", "random_seed"} {
+	for _, k := range []string{"public_keys", "keys", "meta", "random_seed", "admin_pass"} {
 		if _, ok := m[k]; ok {
 			t.Errorf("meta_data.json has %s: %v", k, m[k])
 		}
 	}
 	if m["hostname"] != "Given-Host" {
 		t.Errorf("hostname = %v", m["hostname"])
+	}
+	// The admin password and the place in a multiple create, as Nova writes them.
+	p := server()
+	p.Spec.AdminPass, p.Spec.LaunchIndex = "s3cret-Pass", 2
+	if m := MetaData(p, nil); m["admin_pass"] != "s3cret-Pass" || m["launch_index"] != 2 {
+		t.Errorf("admin_pass %v, launch_index %v", m["admin_pass"], m["launch_index"])
 	}
 }
 

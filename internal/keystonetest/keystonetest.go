@@ -241,3 +241,70 @@ func call(hc *http.Client, token, method, url string, body, out any) error {
 	}
 	return nil
 }
+
+// AddUser makes a user in project (created when missing) with roles (which
+// must exist: admin, member, reader, service), password Password, and adds
+// it to Users. Tempest's pre-provisioned accounts are made this way.
+func (e *Env) AddUser(t testing.TB, name, project string, roles ...string) User {
+	t.Helper()
+	u, err := e.addUser(name, project, roles)
+	if err != nil {
+		t.Fatalf("keystonetest: add user %s: %v", name, err)
+	}
+	e.Users[name] = u
+	return u
+}
+
+func (e *Env) addUser(name, project string, roles []string) (User, error) {
+	admin, err := issue(e.hc, e.URL, "admin", "admin")
+	if err != nil {
+		return User{}, err
+	}
+	var rl struct {
+		Roles []struct{ ID, Name string } `json:"roles"`
+	}
+	if err := call(e.hc, admin, http.MethodGet, e.URL+"/roles", nil, &rl); err != nil {
+		return User{}, err
+	}
+	roleID := map[string]string{}
+	for _, r := range rl.Roles {
+		roleID[r.Name] = r.ID
+	}
+	var found struct {
+		Projects []struct{ ID string } `json:"projects"`
+	}
+	if err := call(e.hc, admin, http.MethodGet, e.URL+"/projects?name="+project, nil, &found); err != nil {
+		return User{}, err
+	}
+	var projectID string
+	if len(found.Projects) == 1 {
+		projectID = found.Projects[0].ID
+	} else {
+		var out struct {
+			Project struct{ ID string } `json:"project"`
+		}
+		if err := call(e.hc, admin, http.MethodPost, e.URL+"/projects", map[string]any{"project": map[string]any{
+			"name": project, "domain_id": "default", "enabled": true}}, &out); err != nil {
+			return User{}, err
+		}
+		projectID = out.Project.ID
+	}
+	var out struct {
+		User struct{ ID string } `json:"user"`
+	}
+	if err := call(e.hc, admin, http.MethodPost, e.URL+"/users", map[string]any{"user": map[string]any{
+		"name": name, "domain_id": "default", "password": Password, "enabled": true,
+		"default_project_id": projectID}}, &out); err != nil {
+		return User{}, err
+	}
+	for _, r := range roles {
+		if roleID[r] == "" {
+			return User{}, fmt.Errorf("no role %q in Keystone", r)
+		}
+		if err := call(e.hc, admin, http.MethodPut, fmt.Sprintf("%s/projects/%s/users/%s/roles/%s",
+			e.URL, projectID, out.User.ID, roleID[r]), nil, nil); err != nil {
+			return User{}, err
+		}
+	}
+	return User{Name: name, ID: out.User.ID, ProjectName: project, ProjectID: projectID, Roles: roles}, nil
+}

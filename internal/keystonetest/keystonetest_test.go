@@ -20,4 +20,14 @@ func TestStart(t *testing.T) {
 	if e.Validate(t, tok) {
 		t.Fatal("a revoked token still validates")
 	}
+	// AddUser: a new user in a new project gets a token scoped to it, and a
+	// second user joins the same project.
+	u := e.AddUser(t, "extra-1", "extra", "member")
+	v := e.AddUser(t, "extra-2", "extra", "reader")
+	if u.ProjectID == "" || u.ProjectID != v.ProjectID || u.ProjectID == e.Users["member-a"].ProjectID {
+		t.Fatalf("AddUser: %+v %+v", u, v)
+	}
+	if !e.Validate(t, e.Token(t, "extra-1")) {
+		t.Fatal("the added user's token does not validate")
+	}
 }

@@ -130,6 +130,9 @@ func Decide(in Input, cfg Config) Action {
 		}
 		return afterRelease(in, cfg)
 	case PhaseError, PhaseDeleted:
+		if s.HeldInError() || (s.Phase == PhaseError && s.OpPending()) {
+			return decideHeldInError(in, cfg)
+		}
 		if s.Holds() {
 			return decideRelease(in)
 		}

@@ -112,6 +112,8 @@ func startOp(in Input, cfg Config) Action {
 	p := s.Phase
 	var next Phase
 	switch s.Op.Kind {
+	case OpReset:
+		return decideReset(in)
 	case OpReboot:
 		if p == PhaseActive || (s.Op.Hard && p == PhaseStopped) {
 			next = PhaseRebooting
@@ -129,7 +131,7 @@ func startOp(in Input, cfg Config) Action {
 			return opFinished(in, p, ResultSuccess, "already running")
 		}
 	case OpRebuild:
-		if p == PhaseActive || p == PhaseStopped {
+		if p == PhaseActive || p == PhaseStopped || s.HeldInError() {
 			next = PhaseRebuilding
 		}
 	case OpRescue:
@@ -147,6 +149,7 @@ func startOp(in Input, cfg Config) Action {
 		return opFinished(in, p, ResultError, fmt.Sprintf("%s is not possible while the server is %s", s.Op.Kind, p))
 	}
 	n := toPhase(s, next, in.Now)
+	n.Fault = nil // a rebuild from a reset-to-error server leaves that fault behind
 	n.Deadline = in.Now.Add(cfg.timeout(s.Op.Kind))
 	n.OpSent, n.OpFallback = false, false
 	n.StopAfterRebuild = s.Op.Kind == OpRebuild && p == PhaseStopped

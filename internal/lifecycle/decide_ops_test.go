@@ -30,6 +30,31 @@ func inOp(p Phase, k OpKind, sent bool, mut ...func(*Server)) *Server {
 	return s
 }
 
+// heldInError is a server an admin reset to error, still on node-a, with op
+// k pending.
+func heldInError(k OpKind, mut ...func(*Server)) *Server {
+	s := up(PhaseError, k)
+	s.Fault = &Fault{Reason: ReasonResetState, Message: "reset", Node: "node-a", Step: StepReset, At: t0}
+	for _, m := range mut {
+		m(s)
+	}
+	return s
+}
+
+// failedOp is an ERROR server whose build failed and released everything,
+// with op k recorded just before it failed.
+func failedOp(k OpKind, mut ...func(*Server)) *Server {
+	s := up(PhaseError, k)
+	s.NodeID, s.PortsAllocated, s.DeployRequested = "", false, false
+	s.Fault = &Fault{Reason: ReasonDeployFailed, Message: "deploy failed", Step: StepDeploy, At: t0}
+	for _, m := range mut {
+		m(s)
+	}
+	return s
+}
+
+func resetTo(to string) func(*Server) { return func(s *Server) { s.Op.ResetTo = to } }
+
 var (
 	powerOn  = func(v *NodeView) { v.Power = PowerOn }
 	powerOff = func(v *NodeView) { v.Power = PowerOff }
@@ -117,6 +142,24 @@ func TestDecideOps(t *testing.T) {
 		{"delete during a rebuild", inOp(PhaseRebuilding, OpRebuild, true, deleted), node("deploying"), want{kind: KindSave, phase: PhaseDeleting}},
 		{"delete with a stop pending", up(PhaseActive, OpStop, deleted), node("active"), want{kind: KindSave, phase: PhaseDeleting}},
 		{"deleting a stopped server undeploys", up(PhaseStopped, "", deleted, func(s *Server) { s.Phase = PhaseDeleting }), node("active", powerOff), want{kind: KindUndeploy}},
+		// os-resetState
+		{"reset to error keeps the node", up(PhaseActive, OpReset, resetTo(ResetError)), node("active", powerOn), want{KindSave, PhaseError, ReasonResetState, true, false}},
+		{"reset to error of a stopped server", up(PhaseStopped, OpReset, resetTo(ResetError)), node("active", powerOff), want{KindSave, PhaseError, ReasonResetState, true, false}},
+		{"held in error: nothing to release", heldInError(""), node("active", powerOn), want{kind: KindWait}},
+		{"held in error: reset to active", heldInError(OpReset, resetTo(ResetActive)), node("active", powerOn), want{kind: KindSave, phase: PhaseActive, done: true}},
+		{"held in error: reset to active, node not seen", heldInError(OpReset, resetTo(ResetActive)), NodeView{}, want{kind: KindWait}},
+		{"held in error: reset to active, node in rescue", heldInError(OpReset, resetTo(ResetActive)), node("rescue", powerOn), want{kind: KindSave, phase: PhaseRescued, done: true}},
+		{"held in error: reset to active, node off", heldInError(OpReset, resetTo(ResetActive)), node("active", powerOff), want{kind: KindSave, phase: PhaseStopped, done: true}},
+		{"held in error: reset to error again", heldInError(OpReset, resetTo(ResetError)), node("active"), want{kind: KindSave, phase: PhaseError, reason: ReasonResetState, done: true}},
+		{"held in error: rebuild starts", heldInError(OpRebuild), node("active", powerOn), want{kind: KindSave, phase: PhaseRebuilding}},
+		{"held in error: rebuild of a node in rescue refused", heldInError(OpRebuild), node("rescue"), want{kind: KindSave, phase: PhaseError, reason: ReasonResetState, done: true}},
+		{"held in error: rebuild waits for the node", heldInError(OpRebuild), NodeView{}, want{kind: KindWait}},
+		{"held in error: node deleted", heldInError(OpReset, resetTo(ResetActive)), gone, want{KindSave, PhaseError, ReasonNodeDeleted, true, false}},
+		{"held in error: delete releases", heldInError("", deleted), node("active", powerOn), want{kind: KindSave, phase: PhaseDeleting}},
+		{"reset to active of a stopped server", up(PhaseStopped, OpReset, resetTo(ResetActive)), node("active", powerOff), want{kind: KindSave, phase: PhaseActive, done: true}},
+		{"reset to active of an active server", up(PhaseActive, OpReset, resetTo(ResetActive)), node("active", powerOn), want{kind: KindSave, phase: PhaseActive, done: true}},
+		{"reset on a released ERROR server finishes", failedOp(OpReset, resetTo(ResetActive)), NodeView{}, want{kind: KindSave, phase: PhaseError, reason: ReasonDeployFailed, done: true}},
+		{"rebuild on a released ERROR server finishes", failedOp(OpRebuild), NodeView{}, want{kind: KindSave, phase: PhaseError, reason: ReasonDeployFailed, done: true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

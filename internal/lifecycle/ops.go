@@ -12,6 +12,9 @@ const (
 	OpRebuild  OpKind = "rebuild"
 	OpRescue   OpKind = "rescue"
 	OpUnrescue OpKind = "unrescue"
+	// OpReset is an admin's os-resetState: the recorded state set to ResetTo
+	// (error or active) with no Ironic action (reset.go).
+	OpReset OpKind = "resetState"
 )
 
 // Op is a day-2 operation the user asked for. At most one is pending at a
@@ -23,6 +26,8 @@ type Op struct {
 	At        time.Time `json:"at"`
 	// RescuePassword is given to Ironic's rescue ramdisk; never shown.
 	RescuePassword string `json:"rescue_password,omitempty"`
+	// ResetTo is the state an OpReset sets: ResetError or ResetActive.
+	ResetTo string `json:"reset_to,omitempty"`
 }
 
 // Lock is a server's lock, as Nova keeps it.
@@ -59,6 +64,8 @@ func opStep(k OpKind) Step {
 		return StepRescue
 	case OpUnrescue:
 		return StepUnrescue
+	case OpReset:
+		return StepReset
 	}
 	return StepActive
 }
@@ -78,6 +85,8 @@ func opEventName(k OpKind) string {
 		return "compute_rescue_instance"
 	case OpUnrescue:
 		return "compute_unrescue_instance"
+	case OpReset:
+		return "api_reset_state"
 	}
 	return "compute_" + string(k)
 }
@@ -106,7 +115,11 @@ func Allowed(s *Server, k OpKind, hard bool) *StateConflict {
 		ok = vm == "active"
 	case OpStart:
 		ok = vm == "stopped"
-	case OpRebuild, OpRescue:
+	case OpRebuild:
+		// Nova rebuilds in ERROR too; here only a server that still holds its
+		// deployed node (reset to error by an admin) can be.
+		ok = vm == "active" || vm == "stopped" || (vm == "error" && s.HeldInError())
+	case OpRescue:
 		ok = vm == "active" || vm == "stopped"
 	case OpUnrescue:
 		ok = vm == "rescued"

@@ -327,11 +327,16 @@ func TestConvergesFromAnySchedule(t *testing.T) {
 				s.Desired, s.DeleteRequestedAt, s.DeleteRequestID = DesiredDeleted, m.now, "req-d"
 			}
 			if step < 400 && m.rng.IntN(10) == 0 { // the user asks for a day-2 operation, as the API would
-				kinds := []OpKind{OpReboot, OpStop, OpStart, OpRebuild, OpRescue, OpUnrescue}
+				kinds := []OpKind{OpReboot, OpStop, OpStart, OpRebuild, OpRescue, OpUnrescue, OpReset}
 				k, hard := kinds[m.rng.IntN(len(kinds))], m.rng.IntN(2) == 0
-				if Allowed(s, k, hard) == nil {
+				to := []string{ResetError, ResetActive}[m.rng.IntN(2)]
+				ok := Allowed(s, k, hard) == nil
+				if k == OpReset {
+					ok = AllowedReset(s, to) == nil
+				}
+				if ok {
 					s = s.Clone()
-					s.Op = Op{Kind: k, Hard: hard, RequestID: fmt.Sprintf("req-%d", step), At: m.now}
+					s.Op = Op{Kind: k, Hard: hard, RequestID: fmt.Sprintf("req-%d", step), At: m.now, ResetTo: to}
 					s.OpGen++
 					ops++
 				}
@@ -396,7 +401,7 @@ func TestConvergesFromAnySchedule(t *testing.T) {
 		}
 		opsSeen += ops
 		// I3: nothing held once stable (a built server at rest holds its own node).
-		if !s.Phase.Up() {
+		if !s.Phase.Up() && !s.HeldInError() {
 			if m.ports != 0 {
 				t.Fatalf("seed %d: %d ports leaked by a %s server", seed, m.ports, s.Phase)
 			}

@@ -111,6 +111,10 @@ const (
 	// or not available (the scheduler's view was stale); it is given back and
 	// another chosen without spending an attempt.
 	ReasonNodeUnsuitable Reason = "node_unsuitable"
+	// ReasonResetState: an admin reset the server's state to error
+	// (os-resetState); the server keeps its node until deleted, rebuilt or
+	// reset to active.
+	ReasonResetState Reason = "reset_state"
 )
 
 // Reschedulable reports whether another node may succeed where this failure happened.
@@ -140,6 +144,7 @@ const (
 	StepRebuild  Step = "rebuild"
 	StepRescue   Step = "rescue"
 	StepUnrescue Step = "unrescue"
+	StepReset    Step = "reset_state"
 )
 
 // Fault explains an ERROR (or, while releasing, the failure being handled).
@@ -195,6 +200,33 @@ type Spec struct {
 	// its description (2.19; nil shows null). Neither reaches the node.
 	Tags        []string `json:"tags,omitempty"`
 	Description *string  `json:"description,omitempty"`
+	// AccessIPv4 and AccessIPv6 are the user's access addresses (Nova's
+	// accessIPv4/accessIPv6): shown and updatable, never configured on the
+	// node (Nova does not configure them either).
+	AccessIPv4 string `json:"access_ip_v4,omitempty"`
+	AccessIPv6 string `json:"access_ip_v6,omitempty"`
+	// ReservationID is the create request's reservation (r-xxxxxxxx, one
+	// for every server of a multiple create) and LaunchIndex the server's
+	// place in it (0 for the first).
+	ReservationID string `json:"reservation_id,omitempty"`
+	LaunchIndex   int    `json:"launch_index,omitempty"`
+	// AdminPass is the password Nova writes into the config drive
+	// (meta_data.json admin_pass) at a deploy or rebuild. A secret: it is
+	// kept only for the config drive, answered once (in the create's or
+	// rebuild's 202), and in no other answer, log or event.
+	AdminPass string `json:"admin_pass,omitempty"`
+	// Group is the server group the server was created into (the group
+	// scheduler hint), with the group's policy, which never changes, for
+	// the scheduler.
+	Group *GroupRef `json:"group,omitempty"`
+}
+
+// GroupRef names a server's group and its policy.
+type GroupRef struct {
+	ID     string `json:"id"`
+	Policy string `json:"policy"`
+	// MaxPerHost is the max_server_per_host rule (0: none).
+	MaxPerHost int `json:"max_per_host,omitempty"`
 }
 
 // VolumeRef is a volume requested through block_device_mapping_v2.
@@ -303,10 +335,11 @@ func (s *Server) NeedsWork() bool {
 	if s.Desired == DesiredDeleted && s.Phase != PhaseDeleted {
 		return true
 	}
-	if s.Phase.Up() {
+	if s.Phase.Up() || s.HeldInError() {
+		// Watched for drift on its own cadence (the reconciler's drift check).
 		return s.OpPending()
 	}
-	return s.Holds()
+	return s.Holds() || (s.Phase == PhaseError && s.OpPending())
 }
 
 // Clone returns a deep copy, so decisions never alias the caller's record.

@@ -80,6 +80,9 @@ func novaDay2(s *Server) (NovaState, bool) {
 			st.TaskState = "rescuing"
 		case OpUnrescue:
 			st.TaskState = "unrescuing"
+		case OpReset:
+			// Nova's reset is synchronous: show the state it sets at once.
+			st.Status, st.VMState = resetStatus(s.Op.ResetTo)
 		}
 		return st, true
 	case PhaseRebooting:
@@ -101,6 +104,17 @@ func novaDay2(s *Server) (NovaState, bool) {
 		st.Status, st.VMState, st.TaskState = "ACTIVE", "active", "rescuing"
 	case PhaseUnrescuing:
 		st.Status, st.VMState, st.TaskState = "RESCUE", "rescued", "unrescuing"
+	case PhaseError:
+		if !s.HeldInError() || !s.OpPending() {
+			return NovaState{}, false
+		}
+		st.Status, st.VMState = "ERROR", "error"
+		switch s.Op.Kind {
+		case OpRebuild:
+			st.Status, st.TaskState = "REBUILD", "rebuilding"
+		case OpReset:
+			st.Status, st.VMState = resetStatus(s.Op.ResetTo)
+		}
 	default:
 		return NovaState{}, false
 	}

@@ -27,6 +27,7 @@ const (
 	ServersCreate          = "os_compute_api:servers:create"
 	ServersDelete          = "os_compute_api:servers:delete"
 	ServersForceDelete     = "os_compute_api:os-deferred-delete:force"
+	ServersRestore         = "os_compute_api:os-deferred-delete:restore"
 	ExtendedAttributes     = "os_compute_api:os-extended-server-attributes"
 	ActionsList            = "os_compute_api:os-instance-actions:list"
 	ActionsShow            = "os_compute_api:os-instance-actions:show"
@@ -44,6 +45,7 @@ const (
 	ServersStop            = "os_compute_api:servers:stop"
 	ServersRebuild         = "os_compute_api:servers:rebuild"
 	Rescue                 = "os_compute_api:os-rescue"
+	ResetState             = "os_compute_api:os-admin-actions:reset_state"
 	Unrescue               = "os_compute_api:os-unrescue"
 	Lock                   = "os_compute_api:os-lock-server:lock"
 	Unlock                 = "os_compute_api:os-lock-server:unlock"
@@ -58,6 +60,12 @@ const (
 	ServerTagsDelete       = "os_compute_api:os-server-tags:delete"
 	ServerTagsDeleteAll    = "os_compute_api:os-server-tags:delete_all"
 	VolumeAttachmentsIndex = "os_compute_api:os-volumes-attachments:index"
+	NovaNetworksList       = "os_compute_api:os-networks:list"
+	NovaNetworksShow       = "os_compute_api:os-networks:show"
+	ServerPasswordShow     = "os_compute_api:os-server-password:show"
+	ServerDiagnostics      = "os_compute_api:os-server-diagnostics"
+	ServerExternalEvents   = "os_compute_api:os-server-external-events:create"
+	ServerPasswordClear    = "os_compute_api:os-server-password:clear"
 	AZList                 = "os_compute_api:os-availability-zone:list"
 	AZDetail               = "os_compute_api:os-availability-zone:detail"
 	FlavorExtraSpecsIndex  = "os_compute_api:os-flavor-extra-specs:index"
@@ -73,6 +81,46 @@ const (
 	QuotaDelete            = "os_compute_api:os-quota-sets:delete"
 	Limits                 = "os_compute_api:limits"
 	LimitsOtherProject     = "os_compute_api:limits:other_project"
+	ServersAllowAllFilters = "os_compute_api:servers:allow_all_filters"
+	IPsShow                = "os_compute_api:ips:show"
+	Extensions             = "os_compute_api:extensions"
+	TenantUsageList        = "os_compute_api:os-simple-tenant-usage:list"
+	TenantUsageShow        = "os_compute_api:os-simple-tenant-usage:show"
+	UsageAuditLogList      = "os_compute_api:os-instance-usage-audit-log:list"
+	UsageAuditLogShow      = "os_compute_api:os-instance-usage-audit-log:show"
+	MigrationsIndex        = "os_compute_api:os-migrations:index"
+
+	// The admin compute surface (admin.go lists their defaults).
+	HypervisorsList        = "os_compute_api:os-hypervisors:list"
+	HypervisorsListDetail  = "os_compute_api:os-hypervisors:list-detail"
+	HypervisorsStatistics  = "os_compute_api:os-hypervisors:statistics"
+	HypervisorsShow        = "os_compute_api:os-hypervisors:show"
+	HypervisorsUptime      = "os_compute_api:os-hypervisors:uptime"
+	HypervisorsSearch      = "os_compute_api:os-hypervisors:search"
+	HypervisorsServers     = "os_compute_api:os-hypervisors:servers"
+	ServicesList           = "os_compute_api:os-services:list"
+	ServicesUpdate         = "os_compute_api:os-services:update"
+	ServicesDelete         = "os_compute_api:os-services:delete"
+	HostsList              = "os_compute_api:os-hosts:list"
+	HostsShow              = "os_compute_api:os-hosts:show"
+	HostsUpdate            = "os_compute_api:os-hosts:update"
+	HostsStart             = "os_compute_api:os-hosts:start"
+	HostsShutdown          = "os_compute_api:os-hosts:shutdown"
+	HostsReboot            = "os_compute_api:os-hosts:reboot"
+	FlavorCreate           = "os_compute_api:os-flavor-manage:create"
+	FlavorUpdate           = "os_compute_api:os-flavor-manage:update"
+	FlavorDelete           = "os_compute_api:os-flavor-manage:delete"
+	FlavorAccessList       = "os_compute_api:os-flavor-access"
+	FlavorAccessAdd        = "os_compute_api:os-flavor-access:add_tenant_access"
+	FlavorAccessRemove     = "os_compute_api:os-flavor-access:remove_tenant_access"
+	FlavorExtraSpecsCreate = "os_compute_api:os-flavor-extra-specs:create"
+	FlavorExtraSpecsUpdate = "os_compute_api:os-flavor-extra-specs:update"
+	FlavorExtraSpecsDelete = "os_compute_api:os-flavor-extra-specs:delete"
+	ServerGroupsCreate     = "os_compute_api:os-server-groups:create"
+	ServerGroupsDelete     = "os_compute_api:os-server-groups:delete"
+	ServerGroupsIndex      = "os_compute_api:os-server-groups:index"
+	ServerGroupsIndexAll   = "os_compute_api:os-server-groups:index:all_projects"
+	ServerGroupsShow       = "os_compute_api:os-server-groups:show"
 
 	// Not Nova's: the look-ups ingot answers in Glance, Neutron and
 	// Cinder shapes, and ingot's own routes.
@@ -111,6 +159,7 @@ var Defaults = []Rule{
 	{ServersCreate, ProjectMemberOrAdmin, "Create a server."},
 	{ServersDelete, ProjectMemberOrAdmin, "Delete a server."},
 	{ServersForceDelete, ProjectMemberOrAdmin, "Force-delete a server (the forceDelete action)."},
+	{ServersRestore, ProjectMemberOrAdmin, "Restore a soft-deleted server (the restore action; ingot never soft-deletes, so 409)."},
 	{ExtendedAttributes, Admin, "Show OS-EXT-SRV-ATTR:* (node, user_data, …) in server bodies."},
 	{ActionsList, ProjectReaderOrAdmin, "List a server's instance actions."},
 	{ActionsShow, ProjectReaderOrAdmin, "Show an instance action."},
@@ -128,6 +177,7 @@ var Defaults = []Rule{
 	{ServersStop, ProjectMemberOrAdmin, "Stop a server (os-stop)."},
 	{ServersRebuild, ProjectMemberOrAdmin, "Rebuild a server (the rebuild action)."},
 	{Rescue, ProjectMemberOrAdmin, "Rescue a server (the rescue action)."},
+	{ResetState, Admin, "Reset a server's state to error or active (os-resetState)."},
 	{Unrescue, ProjectMemberOrAdmin, "Unrescue a server (the unrescue action)."},
 	{Lock, ProjectMemberOrAdmin, "Lock a server."},
 	{Unlock, ProjectMemberOrAdmin, "Unlock a server."},
@@ -142,6 +192,12 @@ var Defaults = []Rule{
 	{ServerTagsDelete, ProjectMemberOrAdmin, "Delete one tag of a server."},
 	{ServerTagsDeleteAll, ProjectMemberOrAdmin, "Delete every tag of a server."},
 	{VolumeAttachmentsIndex, ProjectReaderOrAdmin, "List a server's volume attachments."},
+	{NovaNetworksList, ProjectReaderOrAdmin, "List networks through Nova's network proxy (os-networks, up to 2.35)."},
+	{NovaNetworksShow, ProjectReaderOrAdmin, "Show a network through Nova's network proxy (os-networks, up to 2.35)."},
+	{ServerDiagnostics, Admin, "Show a server's diagnostics (what ingot knows of its machine)."},
+	{ServerExternalEvents, Admin, "Send external events about servers (acknowledged; ingot reads Ironic itself)."},
+	{ServerPasswordShow, ProjectReaderOrAdmin, "Show a server's password posted to the metadata service (always empty: ingot has none)."},
+	{ServerPasswordClear, ProjectMemberOrAdmin, "Clear a server's password posted to the metadata service."},
 	{AZList, "@", "List availability zones."},
 	{AZDetail, Admin, "List availability zones with their hosts."},
 	{FlavorExtraSpecsIndex, ProjectReaderOrAdmin, "List a flavor's extra specs."},
@@ -157,6 +213,14 @@ var Defaults = []Rule{
 	{QuotaDelete, Admin, "Revert a project's quotas to the defaults."},
 	{Limits, "@", "Show the caller's limits and usage."},
 	{LimitsOtherProject, Admin, "Show another project's limits (tenant_id=)."},
+	{ServersAllowAllFilters, Admin, "List servers with the admin-only filters (host, node; ip6 below 2.5)."},
+	{IPsShow, ProjectReaderOrAdmin, "List a server's addresses on one network."},
+	{Extensions, "@", "List and show the API extensions (GET /extensions)."},
+	{TenantUsageList, Admin, "List every project's usage (os-simple-tenant-usage)."},
+	{TenantUsageShow, ProjectReaderOrAdmin, "Show a project's usage (os-simple-tenant-usage/{project})."},
+	{UsageAuditLogList, Admin, "List the instance usage audit log."},
+	{UsageAuditLogShow, Admin, "Show the instance usage audit log before a time."},
+	{MigrationsIndex, Admin, "List migrations (always empty: bare metal does not migrate)."},
 
 	{Flavors, "@", "List and show flavors (Nova checks no policy there)."},
 	{Images, "@", "The Glance-shaped image look-ups (the configured images are public)."},
@@ -171,3 +235,5 @@ var Defaults = []Rule{
 	{NetworkQuota, ProjectReaderOrAdmin, "The Neutron-shaped quota (what `openstack quota show` reads)."},
 	{NodesIndex, Admin, "List Ironic nodes and their holders (GET /ingot/v1/nodes)."},
 }
+
+func init() { Defaults = append(Defaults, adminDefaults...) }

@@ -211,14 +211,15 @@ func (r *Reconciler) Tick(ctx context.Context) (TickStats, error) {
 	}
 	if r.driftNow.Swap(false) || start.Sub(r.lastDrift) >= r.cfg.DriftInterval {
 		// Built servers at rest are checked for drift on their own cadence
-		// (those with an operation pending already need work).
-		for _, p := range []lifecycle.Phase{lifecycle.PhaseActive, lifecycle.PhaseStopped, lifecycle.PhaseRescued} {
+		// (those with an operation pending already need work), and so are
+		// servers an admin reset to error: they keep their node.
+		for _, p := range []lifecycle.Phase{lifecycle.PhaseActive, lifecycle.PhaseStopped, lifecycle.PhaseRescued, lifecycle.PhaseError} {
 			resting, err := r.allInPhase(ctx, p)
 			if err != nil {
 				return TickStats{}, err
 			}
 			for _, s := range resting {
-				if !s.NeedsWork() {
+				if !s.NeedsWork() && (p != lifecycle.PhaseError || s.HeldInError()) {
 					servers = append(servers, s)
 				}
 			}

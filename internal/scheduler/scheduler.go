@@ -21,6 +21,7 @@ import (
 	"github.com/ingot-dev/ingot/internal/lifecycle"
 	"github.com/ingot-dev/ingot/internal/network"
 	"github.com/ingot-dev/ingot/internal/portbind"
+	"github.com/ingot-dev/ingot/internal/store"
 )
 
 // ErrNoCandidate: no node fits the server, even in a freshly listed inventory.
@@ -69,6 +70,12 @@ type Options struct {
 	Logger *slog.Logger
 	// Networks name the physical network of each network a server asks for.
 	Networks network.Networks
+	// Schedulable says whether some compute service takes new builds
+	// (nil: always); when it says no, Pick finds no candidate.
+	Schedulable func(ctx context.Context) (bool, error)
+	// GroupMembers lists a server group's live members (nil: groups are
+	// not enforced), for the group policies (groups.go).
+	GroupMembers func(ctx context.Context, groupID string) ([]store.ServerGroupMember, error)
 }
 
 // burstGap is how long no build may wait for a node of a class before the
@@ -92,6 +99,8 @@ type Scheduler struct {
 	// refreshing serializes inventory listings per resource class, so a
 	// burst of builds lists the inventory once, not once per worker.
 	refreshing sync.Map // resource class -> *sync.Mutex
+
+	all allNodes // the whole inventory, for os-hypervisors (inventory.go)
 }
 
 type class struct {
@@ -129,12 +138,16 @@ func New(inv Inventory, clk clock.Clock, opts Options) *Scheduler {
 // fits even after a fresh inventory; Ironic errors are returned as they come.
 func (sc *Scheduler) Pick(ctx context.Context, s *lifecycle.Server) (string, error) {
 	rc := s.Spec.ResourceClass
+	avoid, err := sc.admit(ctx, s)
+	if err != nil {
+		return "", err
+	}
 	if len(s.Spec.Networks) > 0 {
 		if err := sc.refreshPorts(ctx, sc.opts.Refresh); err != nil {
 			return "", err
 		}
 	}
-	if node, ok := sc.pickCached(s, false); ok {
+	if node, ok := sc.pickCached(s, false, avoid); ok {
 		return node, nil
 	}
 	refreshed, err := sc.refresh(ctx, rc, true)
@@ -146,7 +159,7 @@ func (sc *Scheduler) Pick(ctx context.Context, s *lifecycle.Server) (string, err
 			return "", err
 		}
 	}
-	if node, ok := sc.pickCached(s, true); ok {
+	if node, ok := sc.pickCached(s, true, avoid); ok {
 		return node, nil
 	}
 	if !refreshed {
@@ -197,7 +210,7 @@ func (sc *Scheduler) logWait(ctx context.Context, s *lifecycle.Server) {
 	sc.opts.Logger.DebugContext(ctx, "build waits for a free node", "resource_class", rc, "server", s.ID)
 }
 
-func (sc *Scheduler) pickCached(s *lifecycle.Server, fresh bool) (string, bool) {
+func (sc *Scheduler) pickCached(s *lifecycle.Server, fresh bool, avoid map[string]bool) (string, bool) {
 	now := sc.clock.Now()
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
@@ -223,7 +236,7 @@ func (sc *Scheduler) pickCached(s *lifecycle.Server, fresh bool) (string, bool) 
 		if cl, ok := sc.claims[n.UUID]; ok && cl.server != s.ID && now.Sub(cl.at) < sc.opts.ClaimTTL {
 			continue
 		}
-		if slices.Contains(s.Excluded, n.UUID) || sc.misfit(n, s, physnets) != "" {
+		if avoid[n.UUID] || slices.Contains(s.Excluded, n.UUID) || sc.misfit(n, s, physnets) != "" {
 			continue
 		}
 		sc.claims[n.UUID] = claim{server: s.ID, at: now}

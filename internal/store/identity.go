@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 
@@ -75,6 +76,57 @@ func (u Usage) Of(res string) int {
 		return u.ByClass[rc]
 	}
 	return 0
+}
+
+// MultiCreator is what a store implements to create the servers of one
+// multiple create atomically (Nova's min_count/max_count); the API refuses
+// max_count > 1 on a store without it rather than create them one by one.
+type MultiCreator interface {
+	// CreateServersWithin is CreateServerWithin for the servers of one
+	// multiple create (all of one project): in one transaction it creates
+	// the first n of them, n the largest count from minCount to
+	// len(servers) the quota allows; a *QuotaExceededError (counting
+	// minCount servers) when not even minCount fit. On any error nothing
+	// is written.
+	CreateServersWithin(ctx context.Context, servers []*lifecycle.Server, minCount int, defaults Limits) (int, error)
+}
+
+// FitServers is how many of servers (the first n, n from minCount to
+// len(servers)) fit in the limits on top of the usage; a
+// *QuotaExceededError for minCount of them when fewer fit. Each server
+// counts its own sizes.
+func FitServers(u Usage, l Limits, servers []*lifecycle.Server, minCount int) (int, error) {
+	u.ByClass = maps.Clone(u.ByClass)
+	if u.ByClass == nil {
+		u.ByClass = map[string]int{}
+	}
+	for i, s := range servers {
+		if err := CheckServer(u, l, s.Spec.VCPUs, s.Spec.RAMMB, s.Spec.ResourceClass); err != nil {
+			if i >= minCount {
+				return i, nil
+			}
+			var qe *QuotaExceededError
+			if errors.As(err, &qe) {
+				// Nova's words for a multiple create: what the first
+				// minCount servers would need in all.
+				per := 1
+				switch {
+				case qe.Resource == ResCores:
+					per = s.Spec.VCPUs
+				case qe.Resource == ResRAM:
+					per = s.Spec.RAMMB
+				}
+				qe.Requested = per * minCount
+				qe.Used = qe.Used - i*per
+			}
+			return 0, err
+		}
+		u.Instances++
+		u.Cores += s.Spec.VCPUs
+		u.RAM += s.Spec.RAMMB
+		u.ByClass[s.Spec.ResourceClass]++
+	}
+	return len(servers), nil
 }
 
 // CheckServer compares a new server of vcpus, ram and resource class with

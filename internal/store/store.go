@@ -259,6 +259,11 @@ type Store interface {
 	// Quotas and Keypairs belong to projects and users (identity.go).
 	Quotas
 	Keypairs
+	// Flavors, ServerGroups and Services are what admins manage
+	// (flavors.go, servergroups.go, services.go).
+	Flavors
+	ServerGroups
+	Services
 
 	// Ping checks the database answers (for /readyz).
 	Ping(ctx context.Context) error

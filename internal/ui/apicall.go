@@ -51,6 +51,8 @@ func (a *apiClient) do(method, path string, body, out any) error {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	req.Header.Set("OpenStack-API-Version", apiMicroversion)
+	// ingot:phase, ingot:fault and ingot:attempts are opt-in members.
+	req.Header.Set("X-Ingot-Extensions", "true")
 	if a.token != "" {
 		req.Header.Set("X-Auth-Token", a.token)
 	}

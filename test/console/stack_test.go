@@ -148,6 +148,7 @@ func (s *stack) call(method, url string, body, out any) int {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	req.Header.Set("OpenStack-API-Version", "compute 2.90")
+	req.Header.Set("X-Ingot-Extensions", "true")
 	if s.token != "" {
 		req.Header.Set("X-Auth-Token", s.token)
 	}

@@ -13,7 +13,8 @@ import (
 	"time"
 
 	"github.com/ingot-dev/ingot/internal/lifecycle"
-	"github.com/ingot-dev/ingot/internal/store/sqlite"
+	"github.com/ingot-dev/ingot/internal/pgtest"
+	"github.com/ingot-dev/ingot/internal/store/backend"
 )
 
 // ironicSide is the Ironic a case runs against (simulated or real), seen
@@ -97,6 +98,10 @@ func newIngot(t testing.TB, ir *ironicSide, rc string, nodes []string) *ingot {
 	t.Helper()
 	dir := t.TempDir()
 	in := &ingot{t: t, dir: dir, config: filepath.Join(dir, "ingot.yaml"), db: filepath.Join(dir, "ingot.db"), ir: ir, nodes: nodes}
+	if os.Getenv("INGOT_TEST_STORE") == "postgres" {
+		// The crash cases on the PostgreSQL store, one fresh database each.
+		in.db = pgtest.DSN(t)
+	}
 	poll := "100ms"
 	if ir.real {
 		poll = "200ms"
@@ -140,6 +145,7 @@ func (in *ingot) call(method, path string, body any, out any) (int, error) {
 	req, _ := http.NewRequest(method, in.p.api+path, rd)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-OpenStack-Nova-API-Version", "2.90")
+	req.Header.Set("X-Ingot-Extensions", "true")
 	resp, err := hc.Do(req)
 	if err != nil {
 		return 0, err
@@ -251,7 +257,7 @@ func (in *ingot) checkReleased(ids ...string) {
 	in.t.Helper()
 	in.p.stop()
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, in.db)
+	st, err := backend.Open(ctx, in.db, backend.Options{})
 	if err != nil {
 		in.t.Fatal(err)
 	}

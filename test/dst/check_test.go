@@ -137,7 +137,7 @@ func (w *world) checkFinal() {
 			w.violate("ports of %s: %v", name, err)
 			continue
 		}
-		if s.Phase.Up() {
+		if s.Phase.Up() || s.HeldInError() { // an admin's reset to error keeps the machine
 			live[id] = s
 			if len(ports) != len(s.Spec.Networks) {
 				w.violate("active %s has %d ports, want %d", name, len(ports), len(s.Spec.Networks))
@@ -184,8 +184,8 @@ func (w *world) checkFinal() {
 		}
 		holders[n.InstanceUUID] = nn
 		want := "active"
-		if s.Phase == lifecycle.PhaseRescued {
-			want = "rescue"
+		if s.Phase == lifecycle.PhaseRescued || (s.HeldInError() && n.ProvisionState == "rescue") {
+			want = "rescue" // reset to error keeps a rescued machine as it is
 		}
 		if s.NodeID != n.UUID || n.ProvisionState != want {
 			w.violate("node %s (%s) carries %s which holds %s", nn, n.ProvisionState, w.sname(s.ID), w.nname(s.NodeID))

@@ -201,17 +201,22 @@ func evOperation(ctx context.Context, w *world) (string, error) {
 	}
 	id := live[w.rng.IntN(len(live))]
 	kinds := []lifecycle.OpKind{lifecycle.OpReboot, lifecycle.OpStop, lifecycle.OpStart, lifecycle.OpRebuild,
-		lifecycle.OpRescue, lifecycle.OpUnrescue}
+		lifecycle.OpRescue, lifecycle.OpUnrescue, lifecycle.OpReset}
 	k, hard := kinds[w.rng.IntN(len(kinds))], w.rng.IntN(2) == 0
+	to := []string{lifecycle.ResetError, lifecycle.ResetActive}[w.rng.IntN(2)]
 	now := w.clk.Now().UTC()
 	req := fmt.Sprintf("req-%s-%d", k, w.hooks)
 	act := &store.ActionRecord{RequestID: req, Action: string(k), StartTime: now}
 	refused := errors.New("refused")
 	_, err := w.st.UpdateServer(ctx, id, act, func(s *lifecycle.Server) error {
-		if lifecycle.Allowed(s, k, hard) != nil {
+		if k == lifecycle.OpReset {
+			if lifecycle.AllowedReset(s, to) != nil {
+				return refused
+			}
+		} else if lifecycle.Allowed(s, k, hard) != nil {
 			return refused
 		}
-		s.Op = lifecycle.Op{Kind: k, Hard: hard, RequestID: req, At: now, RescuePassword: "pw"}
+		s.Op = lifecycle.Op{Kind: k, Hard: hard, RequestID: req, At: now, RescuePassword: "pw", ResetTo: to}
 		s.OpGen++
 		s.UpdatedAt = now
 		if k == lifecycle.OpRebuild {

@@ -11,6 +11,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,6 +20,7 @@ import (
 	"github.com/ingot-dev/ingot/internal/app"
 	"github.com/ingot-dev/ingot/internal/config"
 	"github.com/ingot-dev/ingot/internal/keystonetest"
+	"github.com/ingot-dev/ingot/internal/pgtest"
 )
 
 const baseConfig = `
@@ -66,6 +68,12 @@ func startStack(t testing.TB, ks *keystonetest.Env, edit func(*config.Config)) *
 		t.Fatal(err)
 	}
 	cfg.Database = filepath.Join(t.TempDir(), "ingot.db")
+	if os.Getenv("INGOT_TEST_STORE") == "postgres" {
+		// The tenancy suite on the PostgreSQL store, one fresh database per stack.
+		cfg.Database = pgtest.DSN(t)
+		cfg.Ironic.Sim.State = filepath.Join(t.TempDir(), "sim.json")
+	}
+	cfg.Host = "ingot-matrix" // the replica the matrix's os-services and os-hosts rows name
 	if ks != nil {
 		cfg.Auth.Strategy = "keystone"
 		cfg.Auth.Keystone.AuthURL = ks.URL

@@ -36,12 +36,13 @@ type victim struct {
 	keypair, keyFingerprint string
 	port                    string
 	memberA                 string // user id
+	group                   string // A's server group (matrix_admin_test.go)
 }
 
 // secrets are strings only project A may see; a 2xx answer to an
 // attacker must contain none of them.
 func (v victim) secrets() []string {
-	return []string{v.server, v.request, v.volume, v.heldVolume, v.keyFingerprint, v.port, "secret-of-a", "tag-a"}
+	return []string{v.server, v.request, v.volume, v.heldVolume, v.keyFingerprint, v.port, v.group, "secret-of-a", "tag-a"}
 }
 
 // attempt is one request of the matrix.
@@ -98,8 +99,21 @@ func attacks(v victim) map[string][]attempt {
 		"GET /v2.1/servers/{id}/os-interface":              {get("/v2.1/servers/" + v.server + "/os-interface")},
 		"GET /v2.1/servers/{id}/tags":                      {get("/v2.1/servers/" + v.server + "/tags")},
 		"GET /v2.1/servers/{id}/os-volume_attachments":     {get("/v2.1/servers/" + v.server + "/os-volume_attachments")},
+		"GET /v2.1/servers/{id}/os-server-password":        {get("/v2.1/servers/" + v.server + "/os-server-password")},
+		"DELETE /v2.1/servers/{id}/os-server-password":     {{method: "DELETE", path: "/v2.1/servers/" + v.server + "/os-server-password", write: true}},
 		"GET /v2.1/os-availability-zone":                   {get("/v2.1/os-availability-zone")},
 		"GET /v2.1/os-availability-zone/detail":            {get("/v2.1/os-availability-zone/detail")},
+		"GET /v2.1/servers/{id}/ips/{network}":             {get("/v2.1/servers/" + v.server + "/ips/provisioning")},
+		"GET /v2.1/extensions":                             {get("/v2.1/extensions")},
+		"GET /v2.1/extensions/{alias}":                     {get("/v2.1/extensions/os-consoles")},
+		"GET /v2.1/os-migrations":                          {get("/v2.1/os-migrations")},
+		"GET /v2.1/servers/{id}/diagnostics":               {get("/v2.1/servers/" + v.server + "/diagnostics")},
+		"POST /v2.1/os-server-external-events": {{method: "POST", path: "/v2.1/os-server-external-events", write: true,
+			body: map[string]any{"events": []any{map[string]any{"name": "network-changed", "server_uuid": v.server}}}}},
+		"GET /v2.1/os-simple-tenant-usage":               {get("/v2.1/os-simple-tenant-usage?detailed=1")},
+		"GET /v2.1/os-simple-tenant-usage/{tenant}":      {get("/v2.1/os-simple-tenant-usage/" + a + "?start=2000-01-01T00:00:00")},
+		"GET /v2.1/os-instance_usage_audit_log":          {get("/v2.1/os-instance_usage_audit_log")},
+		"GET /v2.1/os-instance_usage_audit_log/{before}": {get("/v2.1/os-instance_usage_audit_log/2026-01-01%2000:00:00")},
 
 		// The catalogue is shared: reading it is allowed and shows nothing of A.
 		"GET /v2.1/flavors":                               {get("/v2.1/flavors")},
@@ -117,6 +131,8 @@ func attacks(v victim) map[string][]attempt {
 		"GET /v2.1/v2.0/networks/{id}":                    {get("/v2.1/v2.0/networks/x")},
 		"GET /network/v2.0/networks":                      {get("/network/v2.0/networks")},
 		"GET /network/v2.0/networks/{id}":                 {get("/network/v2.0/networks/x")},
+		"GET /v2.1/os-networks":                           {{method: "GET", path: "/v2.1/os-networks", mv: "2.35"}},
+		"GET /v2.1/os-networks/{id}":                      {{method: "GET", path: "/v2.1/os-networks/x", mv: "2.35"}},
 		"GET /v2.1/ports/{id}":                            {get("/v2.1/ports/" + v.port)},
 		"GET /v2.1/v2.0/ports/{id}":                       {get("/v2.1/v2.0/ports/" + v.port)},
 		"GET /network/v2.0/ports/{id}":                    {get("/network/v2.0/ports/" + v.port)},
@@ -145,6 +161,9 @@ func attacks(v victim) map[string][]attempt {
 		"GET /v2.1/v2.0/quotas/{project}":                 {get("/v2.1/v2.0/quotas/" + a)},
 		"GET /network/v2.0/quotas/{project}":              {get("/network/v2.0/quotas/" + a)},
 	}
+	for route, more := range adminAttacks(v) {
+		out[route] = append(out[route], more...)
+	}
 	return out
 }
 
@@ -154,7 +173,7 @@ func serverActions(server string) []attempt {
 	for _, body := range []map[string]any{
 		{"forceDelete": nil}, {"reboot": map[string]any{"type": "HARD"}}, {"os-stop": nil}, {"os-start": nil},
 		{"rebuild": map[string]any{"imageRef": imageID}}, {"rescue": nil}, {"unrescue": nil},
-		{"lock": nil}, {"unlock": nil},
+		{"lock": nil}, {"unlock": nil}, {"os-resetState": map[string]any{"state": "error"}},
 	} {
 		out = append(out, attempt{method: "POST", path: "/v2.1/servers/" + server + "/action", body: body, write: true})
 	}
@@ -163,13 +182,14 @@ func serverActions(server string) []attempt {
 
 // publicRoutes answer anyone; a new public route must be added here on
 // purpose.
-var publicRoutes = []string{"GET /{$}", "GET /v2.1", "GET /v2.1/{$}", "GET /image", "GET /image/{$}",
+var publicRoutes = []string{"GET /{$}", "GET /v2.1", "GET /v2.1/{$}", "GET /v2", "GET /v2/{$}", "GET /image", "GET /image/{$}",
 	"GET /network", "GET /network/{$}", "GET /volume", "GET /volume/{$}", "GET /volume/v3", "GET /volume/v3/{$}",
 	"GET /healthz", "GET /readyz", "GET /metrics"}
 
 // setUpVictim makes project A's resources as member-a (and one server of B).
 func setUpVictim(t *testing.T, s *stack) victim {
 	v := victim{project: s.project("a"), projectB: s.project("b"), keypair: "kp-a", memberA: s.userID("member-a")}
+	setUpVictimGroup(t, s, &v)
 	var kp struct{ Keypair struct{ Fingerprint string } }
 	s.must("member-a", "POST", "/v2.1/os-keypairs", map[string]any{"keypair": map[string]any{"name": v.keypair, "public_key": ed25519Key(t)}}, 201).decode(t, &kp)
 	v.keyFingerprint = kp.Keypair.Fingerprint
@@ -265,7 +285,13 @@ func runMatrix(t *testing.T, s *stack) {
 // ownerReads: the same reads by A's member succeed (the refusals above are
 // not an artifact of broken routes), except the admin-only ones.
 func ownerReads(t *testing.T, s *stack, v victim, table map[string][]attempt, guarded []string) {
-	adminOnly := map[string]bool{"GET /ingot/v1/nodes": true, "GET /v2.1/os-availability-zone/detail": true}
+	adminOnly := map[string]bool{"GET /ingot/v1/nodes": true, "GET /v2.1/os-availability-zone/detail": true,
+		"GET /v2.1/os-migrations": true, "GET /v2.1/os-simple-tenant-usage": true,
+		"GET /v2.1/os-instance_usage_audit_log": true, "GET /v2.1/os-instance_usage_audit_log/{before}": true,
+		"GET /v2.1/servers/{id}/diagnostics": true}
+	for _, r := range adminOnlyReads {
+		adminOnly[r] = true
+	}
 	swap := strings.NewReplacer("/volume/v3/"+v.projectB+"/", "/volume/v3/"+v.project+"/", "/os-quota-sets/"+v.projectB, "/os-quota-sets/"+v.project)
 	n := 0
 	for _, pattern := range guarded {
@@ -275,11 +301,15 @@ func ownerReads(t *testing.T, s *stack, v victim, table map[string][]attempt, gu
 		at := table[pattern][0]
 		path := swap.Replace(at.path)
 		if strings.Contains(path, "all_tenants") || strings.Contains(path, "tenant_id=") || strings.Contains(path, "/v2.1/networks/x") ||
-			strings.Contains(path, "/v2.0/networks/x") {
+			strings.Contains(path, "/v2.0/networks/x") || strings.Contains(path, "/os-networks/x") {
 			continue
 		}
 		n++
-		if r := s.do("member-a", "GET", path, "2.90", nil); r.status != 200 && r.status != http.StatusNoContent {
+		mv := "2.90"
+		if at.mv != "" {
+			mv = at.mv // a proxy gone at 2.90 (os-networks)
+		}
+		if r := s.do("member-a", "GET", path, mv, nil); r.status != 200 && r.status != http.StatusNoContent {
 			t.Errorf("owner read %s: %d %s", path, r.status, r.body)
 		}
 	}
@@ -315,6 +345,11 @@ func memberAdminRoutes(t *testing.T, s *stack, v victim) {
 		{method: "PUT", path: "/v2.1/os-quota-sets/" + v.project, body: map[string]any{"quota_set": map[string]any{"instances": 50}}},
 		{method: "DELETE", path: "/v2.1/os-quota-sets/" + v.project},
 		get("/v2.1/os-keypairs?user_id=" + s.userID("reader-a")),
+		get("/v2.1/os-migrations"), get("/v2.1/os-simple-tenant-usage"), get("/v2.1/os-simple-tenant-usage/" + v.projectB),
+		get("/v2.1/os-instance_usage_audit_log"), get("/v2.1/os-instance_usage_audit_log/2026-01-01%2000:00:00"),
+		get("/v2.1/servers/" + v.server + "/diagnostics"),
+		{method: "POST", path: "/v2.1/os-server-external-events", body: map[string]any{"events": []any{map[string]any{"name": "network-changed", "server_uuid": v.server}}}},
+		{method: "POST", path: "/v2.1/servers/" + v.server + "/action", body: map[string]any{"os-resetState": map[string]any{"state": "error"}}},
 	} {
 		if r := s.do("member-a", at.method, at.path, "2.90", at.body); r.status != http.StatusForbidden {
 			t.Errorf("member %s %s: %d %s, want 403", at.method, at.path, r.status, r.body)

@@ -1,5 +1,3 @@
-//go:build replicas_pg
-
 package replicas
 
 import (

@@ -184,6 +184,10 @@ func TestS17Rebuild(t *testing.T) {
 	}
 	cd, _ := n.InstanceInfo["configdrive"].(map[string]any)
 	meta, _ := cd["meta_data"].(map[string]any)
+	srv, _ := out["server"].(map[string]any)
+	if meta["admin_pass"] != srv["adminPass"] {
+		t.Errorf("config drive after the rebuild: admin_pass %v, the rebuild answered %v", meta["admin_pass"], srv["adminPass"])
+	}
 	if meta["name"] != "after" || meta["hostname"] != "db-1" || fmt.Sprint(meta["meta"]) != "map[role:db]" || cd["user_data"] != "#cloud-config\n" {
 		t.Errorf("config drive after the rebuild: meta_data %v, user_data %q", meta, cd["user_data"])
 	}
@@ -373,6 +377,7 @@ func TestLockRefusesMembers(t *testing.T) {
 		req, _ := http.NewRequest(method, e.URL+path, bytes.NewReader(raw))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("X-OpenStack-Nova-API-Version", "2.90")
+		req.Header.Set("X-Ingot-Extensions", "true")
 		req.Header.Set("X-Roles", "member,reader")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {

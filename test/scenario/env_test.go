@@ -11,6 +11,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -24,6 +25,7 @@ import (
 	"github.com/ingot-dev/ingot/internal/config"
 	"github.com/ingot-dev/ingot/internal/ironicsim"
 	"github.com/ingot-dev/ingot/internal/lifecycle"
+	"github.com/ingot-dev/ingot/internal/pgtest"
 )
 
 const rc = "baremetal"
@@ -107,6 +109,10 @@ func newEnv(t *testing.T, o envOpts) *env {
 
 	cfg := config.Default()
 	cfg.Database = filepath.Join(t.TempDir(), "ingot.db")
+	if os.Getenv("INGOT_TEST_STORE") == "postgres" {
+		// The whole catalogue on the PostgreSQL store, one fresh database per scenario.
+		cfg.Database = pgtest.DSN(t)
+	}
 	cfg.Ironic.URL = ironS.URL
 	cfg.Ironic.Timeout = 2 * time.Second
 	cfg.PollInterval = 100 * time.Millisecond
@@ -196,7 +202,7 @@ func (e *env) checkInvariants(ids ...string) {
 		if err != nil {
 			e.t.Fatal(err)
 		}
-		if s.Phase.Up() {
+		if s.Phase.Up() || s.HeldInError() {
 			live[id] = s
 			if len(ports) != len(s.Spec.Networks) {
 				e.t.Errorf("active server %s has %d ports, want %d", id, len(ports), len(s.Spec.Networks))

@@ -31,6 +31,7 @@ func seed(b *testing.B, n, busy int) (*Store, []*lifecycle.Server) {
 		if i >= busy {
 			s.Phase = lifecycle.PhaseActive
 			s.Fault = nil
+			s.OpDone = s.OpGen // no day-2 operation pending: an idle server
 		}
 		if err := st.CreateServer(b.Context(), s); err != nil {
 			b.Fatal(err)

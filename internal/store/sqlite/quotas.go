@@ -87,26 +87,44 @@ func overrides(ctx context.Context, q querier, projectID string) (store.Limits, 
 // create. PostgreSQL needs a lock on the project for the same (e.g. a
 // row in a projects table SELECTed FOR UPDATE).
 func (st *Store) CreateServerWithin(ctx context.Context, s *lifecycle.Server, defaults store.Limits) error {
-	return st.createServer(ctx, s, func(tx txn, c *lifecycle.Server) error {
+	_, err := st.CreateServersWithin(ctx, []*lifecycle.Server{s}, 1, defaults)
+	return err
+}
+
+// CreateServersWithin implements store.Quotas, in one transaction as
+// CreateServerWithin.
+func (st *Store) CreateServersWithin(ctx context.Context, servers []*lifecycle.Server, minCount int, defaults store.Limits) (int, error) {
+	if len(servers) == 0 {
+		return 0, nil
+	}
+	return st.createServers(ctx, servers, func(tx txn, cs []*lifecycle.Server) (int, error) {
 		limits := store.Limits{}
 		for k, v := range defaults {
 			limits[k] = v
 		}
-		over, err := overrides(ctx, tx, c.ProjectID)
+		over, err := overrides(ctx, tx, cs[0].ProjectID)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		for k, v := range over {
 			limits[k] = v
 		}
-		if !anyLimit(limits) {
-			return nil // nothing to count against
-		}
-		u, err := usage(ctx, tx, c.ProjectID)
+		// The servers of one create share their group: as many as it takes.
+		room, err := groupRoom(ctx, tx, cs[0], minCount, limits.Get(store.ResServerGroupMembers))
 		if err != nil {
-			return err
+			return 0, err
 		}
-		return store.CheckServer(u, limits, c.Spec.VCPUs, c.Spec.RAMMB, c.Spec.ResourceClass)
+		if room >= 0 && room < len(cs) {
+			cs = cs[:room]
+		}
+		if !anyLimit(limits) {
+			return len(cs), nil // nothing to count against
+		}
+		u, err := usage(ctx, tx, cs[0].ProjectID)
+		if err != nil {
+			return 0, err
+		}
+		return store.FitServers(u, limits, cs, minCount)
 	})
 }
 

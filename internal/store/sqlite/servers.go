@@ -81,6 +81,22 @@ func (st *Store) CreateServer(ctx context.Context, s *lifecycle.Server) error {
 // createServer is CreateServer; with check set, the project's quota is
 // checked first in the same transaction (quotas.go).
 func (st *Store) createServer(ctx context.Context, s *lifecycle.Server, check func(tx txn, c *lifecycle.Server) error) error {
+	var all func(tx txn, cs []*lifecycle.Server) (int, error)
+	if check != nil {
+		all = func(tx txn, cs []*lifecycle.Server) (int, error) { return 1, check(tx, cs[0]) }
+	}
+	_, err := st.createServers(ctx, []*lifecycle.Server{s}, all)
+	return err
+}
+
+// insertRow is one server prepared for its insert.
+type insertRow struct {
+	c          lifecycle.Server
+	spec, reqs string
+	docs       lifecycleDocs
+}
+
+func prepareInsert(s *lifecycle.Server) (*insertRow, error) {
 	c := *s
 	if c.Desired == "" {
 		c.Desired = lifecycle.DesiredActive
@@ -93,60 +109,97 @@ func (st *Store) createServer(ctx context.Context, s *lifecycle.Server, check fu
 	}
 	c.Version = 1
 	if err := validate(&c); err != nil {
-		return err
+		return nil, err
 	}
 	spec, err := json.Marshal(c.Spec)
 	if err != nil {
-		return fmt.Errorf("sqlite: server %s: spec: %w", c.ID, err)
+		return nil, fmt.Errorf("sqlite: server %s: spec: %w", c.ID, err)
 	}
 	docs, err := encodeDocs(&c)
 	if err != nil {
-		return fmt.Errorf("sqlite: server %s: %w", c.ID, err)
+		return nil, fmt.Errorf("sqlite: server %s: %w", c.ID, err)
 	}
 	reqs, err := requestsOf(&c)
 	if err != nil {
-		return fmt.Errorf("sqlite: server %s: %w", c.ID, err)
+		return nil, fmt.Errorf("sqlite: server %s: %w", c.ID, err)
 	}
-	err = st.write(ctx, func(tx txn) error {
+	return &insertRow{c: c, spec: string(spec), reqs: reqs, docs: docs}, nil
+}
+
+// createServers inserts servers in one transaction. check, when set, runs
+// first in it and says how many of them (the first n) to insert; by default
+// all. It returns the number inserted; on any error nothing is written.
+func (st *Store) createServers(ctx context.Context, servers []*lifecycle.Server, check func(tx txn, cs []*lifecycle.Server) (int, error)) (int, error) {
+	rows := make([]*insertRow, len(servers))
+	cs := make([]*lifecycle.Server, len(servers))
+	for i, s := range servers {
+		row, err := prepareInsert(s)
+		if err != nil {
+			return 0, err
+		}
+		rows[i], cs[i] = row, &row.c
+	}
+	n := len(rows)
+	err := st.write(ctx, func(tx txn) error {
 		if check != nil {
-			if err := check(tx, &c); err != nil {
+			k, err := check(tx, cs)
+			if err != nil {
+				return err
+			}
+			n = k
+		}
+		for _, row := range rows[:n] {
+			if err := insertServer(ctx, tx, row); err != nil {
 				return err
 			}
 		}
-		_, err := tx.ExecContext(ctx, qInsertServer,
-			c.ID, c.Name, c.ProjectID, c.UserID, string(spec), string(c.Desired), string(c.Phase), c.NodeID,
-			docs.ext, c.DeployRequested, c.PortsAllocated, docs.excluded, docs.attempts, docs.fault,
-			encTime(c.MaintenanceSince), encTimeNN(c.CreatedAt), encTime(c.UpdatedAt), encTime(c.PhaseSince),
-			encTime(c.Deadline), encTime(c.DeleteRequestedAt), encTime(c.LaunchedAt),
-			c.CreateRequestID, c.DeleteRequestID, c.Version, c.VolumesOnNode, c.VolumesReleased, reqs, c.NeedsWork(),
-			c.Spec.VCPUs, c.Spec.RAMMB, c.Spec.ResourceClass)
-		if err != nil {
-			switch constraint(err) {
-			case "servers.id":
-				return fmt.Errorf("server %s: %w", c.ID, store.ErrExists)
-			case "servers.node_id":
-				// SQLite may check the node index before the primary key.
-				var one int
-				if tx.QueryRowContext(ctx, qServerExists, c.ID).Scan(&one) == nil {
-					return fmt.Errorf("server %s: %w", c.ID, store.ErrExists)
-				}
-				return fmt.Errorf("server %s, node %s: %w", c.ID, c.NodeID, store.ErrNodeTaken)
-			}
-			return fmt.Errorf("sqlite: insert server %s: %w", c.ID, err)
-		}
-		if err := reserveVolumes(ctx, tx, &c); err != nil {
-			return err
-		}
-		return insertAction(ctx, tx, store.ActionRecord{
-			ServerID: c.ID, RequestID: c.CreateRequestID, Action: lifecycle.ActionCreate,
-			StartTime: c.CreatedAt, ProjectID: c.ProjectID, UserID: c.UserID,
-		})
+		return nil
 	})
 	if err != nil {
+		return 0, err
+	}
+	for i, row := range rows[:n] {
+		c := &row.c
+		servers[i].Desired, servers[i].Phase, servers[i].CreatedAt, servers[i].Version = c.Desired, c.Phase, c.CreatedAt, c.Version
+	}
+	return n, nil
+}
+
+// insertServer writes one prepared server, its volume reservations and its
+// create action.
+func insertServer(ctx context.Context, tx txn, row *insertRow) error {
+	c, docs := &row.c, row.docs
+	_, err := tx.ExecContext(ctx, qInsertServer,
+		c.ID, c.Name, c.ProjectID, c.UserID, row.spec, string(c.Desired), string(c.Phase), c.NodeID,
+		docs.ext, c.DeployRequested, c.PortsAllocated, docs.excluded, docs.attempts, docs.fault,
+		encTime(c.MaintenanceSince), encTimeNN(c.CreatedAt), encTime(c.UpdatedAt), encTime(c.PhaseSince),
+		encTime(c.Deadline), encTime(c.DeleteRequestedAt), encTime(c.LaunchedAt),
+		c.CreateRequestID, c.DeleteRequestID, c.Version, c.VolumesOnNode, c.VolumesReleased, row.reqs, c.NeedsWork(),
+		c.Spec.VCPUs, c.Spec.RAMMB, c.Spec.ResourceClass)
+	if err != nil {
+		switch constraint(err) {
+		case "servers.id":
+			return fmt.Errorf("server %s: %w", c.ID, store.ErrExists)
+		case "servers.node_id":
+			// SQLite may check the node index before the primary key.
+			var one int
+			if tx.QueryRowContext(ctx, qServerExists, c.ID).Scan(&one) == nil {
+				return fmt.Errorf("server %s: %w", c.ID, store.ErrExists)
+			}
+			return fmt.Errorf("server %s, node %s: %w", c.ID, c.NodeID, store.ErrNodeTaken)
+		}
+		return fmt.Errorf("sqlite: insert server %s: %w", c.ID, err)
+	}
+	if err := reserveVolumes(ctx, tx, c); err != nil {
 		return err
 	}
-	s.Desired, s.Phase, s.CreatedAt, s.Version = c.Desired, c.Phase, c.CreatedAt, c.Version
-	return nil
+	if err := joinGroup(ctx, tx, c); err != nil {
+		return err
+	}
+	return insertAction(ctx, tx, store.ActionRecord{
+		ServerID: c.ID, RequestID: c.CreateRequestID, Action: lifecycle.ActionCreate,
+		StartTime: c.CreatedAt, ProjectID: c.ProjectID, UserID: c.UserID,
+	})
 }
 
 // GetServer returns the server, deleted or not. ErrNotFound when unknown.

@@ -70,6 +70,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Concurrency", testConcurrency},
 		{"ListProject", testListProject},
 		{"QuotaCreate", testQuotaCreate},
+		{"QuotaCreateMany", testQuotaCreateMany},
 		{"QuotaRace", testQuotaRace},
 		{"ProjectVolumes", testProjectVolumes},
 		{"Keypairs", testKeypairs},
@@ -77,6 +78,10 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"LeaseClaim", testLeaseClaim},
 		{"LeaseExpiry", testLeaseExpiry},
 		{"LeaseFence", testLeaseFence},
+		{"Flavors", testFlavors},
+		{"FlavorSeed", testFlavorSeed},
+		{"ServerGroups", testServerGroups},
+		{"Services", testServices},
 		{"Ping", func(t *testing.T, st store.Store) {
 			if err := st.Ping(t.Context()); err != nil {
 				t.Fatal(err)

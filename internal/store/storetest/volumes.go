@@ -319,6 +319,7 @@ func testVolumesServer(t *testing.T, st store.Store) {
 
 	// Held volumes keep a stable failure in ServersNeedingWork until released.
 	s.Phase, s.NodeID, s.PortsAllocated, s.VolumesOnNode = lifecycle.PhaseError, "", false, false
+	s.OpDone = s.OpGen // an operation still pending keeps an ERROR server in the list until finished
 	mustSave(t, st, s)
 	if !slices.Contains(ids(mustNeedingWork(t, st)), "s1") {
 		t.Fatal("ERROR server holding volumes is not in ServersNeedingWork")

@@ -1,0 +1,37 @@
+package policy
+
+// adminDefaults are the rules of the admin compute surface (hypervisors,
+// services, hosts, flavor management, server groups), Nova 2023.1's
+// defaults; Defaults ends with them.
+var adminDefaults = []Rule{
+	{HypervisorsList, Admin, "List hypervisors (one per Ironic node)."},
+	{HypervisorsListDetail, Admin, "List hypervisors with details."},
+	{HypervisorsStatistics, Admin, "Show the hypervisors' statistics (until 2.87)."},
+	{HypervisorsShow, Admin, "Show a hypervisor."},
+	{HypervisorsUptime, Admin, "Show a hypervisor's uptime (until 2.87; 501 for Ironic nodes)."},
+	{HypervisorsSearch, Admin, "Search hypervisors by host name pattern."},
+	{HypervisorsServers, Admin, "List the servers of hypervisors."},
+	{ServicesList, Admin, "List compute services (each ingot replica's)."},
+	{ServicesUpdate, Admin, "Enable, disable or force down a service."},
+	{ServicesDelete, Admin, "Delete a service record."},
+	{HostsList, Admin, "List hosts (until 2.42)."},
+	{HostsShow, Admin, "Show a host's resources (until 2.42)."},
+	{HostsUpdate, Admin, "Update a host (until 2.42; 501 for Ironic)."},
+	{HostsStart, Admin, "Start a host (until 2.42; 501 for Ironic)."},
+	{HostsShutdown, Admin, "Shut a host down (until 2.42; 501 for Ironic)."},
+	{HostsReboot, Admin, "Reboot a host (until 2.42; 501 for Ironic)."},
+	{FlavorCreate, Admin, "Create a flavor."},
+	{FlavorUpdate, Admin, "Update a flavor's description (2.55+)."},
+	{FlavorDelete, Admin, "Delete a flavor."},
+	{FlavorAccessList, Admin, "List the projects with access to a flavor."},
+	{FlavorAccessAdd, Admin, "Give a project access to a private flavor."},
+	{FlavorAccessRemove, Admin, "Take a project's access to a private flavor away."},
+	{FlavorExtraSpecsCreate, Admin, "Create or merge a flavor's extra specs."},
+	{FlavorExtraSpecsUpdate, Admin, "Set one extra spec of a flavor."},
+	{FlavorExtraSpecsDelete, Admin, "Delete one extra spec of a flavor."},
+	{ServerGroupsCreate, ProjectMemberOrAdmin, "Create a server group."},
+	{ServerGroupsDelete, ProjectMemberOrAdmin, "Delete a server group."},
+	{ServerGroupsIndex, ProjectReaderOrAdmin, "List the project's server groups."},
+	{ServerGroupsIndexAll, Admin, "List every project's server groups (all_projects)."},
+	{ServerGroupsShow, ProjectReaderOrAdmin, "Show a server group."},
+}

@@ -1,0 +1,352 @@
+// Package codec is what the SQL stores (internal/store/sqlite and
+// internal/store/postgres) share besides their dialects: how a server's
+// fields map to columns (times as fixed-width UTC text, the JSON documents)
+// and the listing's order and status conditions, which are standard SQL.
+// Pure code: no database, no driver.
+package codec
+
+import (
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/ingot-dev/ingot/internal/lifecycle"
+	"github.com/ingot-dev/ingot/internal/store"
+)
+
+// TimeLayout is fixed-width UTC with nanoseconds: it sorts as text in time
+// order (RFC3339Nano drops trailing zeros and would not) and reads back to
+// an equal time.Time.
+const TimeLayout = "2006-01-02T15:04:05.000000000Z"
+
+// Time encodes t for a nullable column: nil (NULL) for the zero time.
+func Time(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t.UTC().Format(TimeLayout)
+}
+
+// TimeNN encodes t for a NOT NULL column.
+func TimeNN(t time.Time) string {
+	return t.UTC().Format(TimeLayout)
+}
+
+// ParseTime decodes a time column (NULL or "": the zero time).
+func ParseTime(ns sql.NullString) (time.Time, error) {
+	if !ns.Valid || ns.String == "" {
+		return time.Time{}, nil
+	}
+	t, err := time.Parse(TimeLayout, ns.String)
+	if err != nil {
+		if t2, err2 := time.Parse(time.RFC3339Nano, ns.String); err2 == nil {
+			return t2.UTC(), nil
+		}
+		return time.Time{}, fmt.Errorf("bad time %q: %w", ns.String, err)
+	}
+	return t.UTC(), nil
+}
+
+// ServerCols is the column list every server query selects, in ScanServer's order.
+const ServerCols = `id, name, project_id, user_id, spec, desired, phase, node_id,
+	ext, deploy_requested, ports_allocated, excluded, attempts, fault,
+	maintenance_since, created_at, updated_at, phase_since, deadline,
+	delete_requested_at, launched_at, create_request_id, delete_request_id, version,
+	volumes_on_node, volumes_released, requests`
+
+// Scanner is a row (database/sql's and pgx's both fit).
+type Scanner interface{ Scan(dest ...any) error }
+
+// ScanServer reads one row of ServerCols.
+func ScanServer(sc Scanner) (*lifecycle.Server, error) {
+	var (
+		s                                             lifecycle.Server
+		spec, excluded, attempts, ext, requests       string
+		fault                                         sql.NullString
+		maint, created, updated, phaseSince, deadline sql.NullString
+		delReq, launched                              sql.NullString
+		desired, phase                                string
+	)
+	err := sc.Scan(&s.ID, &s.Name, &s.ProjectID, &s.UserID, &spec, &desired, &phase, &s.NodeID,
+		&ext, &s.DeployRequested, &s.PortsAllocated, &excluded, &attempts, &fault,
+		&maint, &created, &updated, &phaseSince, &deadline,
+		&delReq, &launched, &s.CreateRequestID, &s.DeleteRequestID, &s.Version,
+		&s.VolumesOnNode, &s.VolumesReleased, &requests)
+	if err != nil {
+		return nil, err
+	}
+	s.Desired, s.Phase = lifecycle.Desired(desired), lifecycle.Phase(phase)
+	if err := json.Unmarshal([]byte(spec), &s.Spec); err != nil {
+		return nil, fmt.Errorf("server %s: spec: %w", s.ID, err)
+	}
+	if requests != "{}" {
+		var r serverRequests
+		if err := json.Unmarshal([]byte(requests), &r); err != nil {
+			return nil, fmt.Errorf("server %s: requests: %w", s.ID, err)
+		}
+		s.Op, s.OpGen, s.Lock = r.Op, r.OpGen, r.Lock
+		s.Op.At = s.Op.At.UTC()
+	}
+	if ext != "{}" { // the common case skips the decoder
+		var e serverExt
+		if err := json.Unmarshal([]byte(ext), &e); err != nil {
+			return nil, fmt.Errorf("server %s: ext: %w", s.ID, err)
+		}
+		e.to(&s)
+	}
+	if excluded != "null" { // the common case skips the decoder
+		if err := json.Unmarshal([]byte(excluded), &s.Excluded); err != nil {
+			return nil, fmt.Errorf("server %s: excluded: %w", s.ID, err)
+		}
+	}
+	if attempts != "null" {
+		if err := json.Unmarshal([]byte(attempts), &s.Attempts); err != nil {
+			return nil, fmt.Errorf("server %s: attempts: %w", s.ID, err)
+		}
+	}
+	for i := range s.Attempts {
+		s.Attempts[i].At = s.Attempts[i].At.UTC()
+	}
+	if fault.Valid {
+		var f lifecycle.Fault
+		if err := json.Unmarshal([]byte(fault.String), &f); err != nil {
+			return nil, fmt.Errorf("server %s: fault: %w", s.ID, err)
+		}
+		f.At = f.At.UTC()
+		s.Fault = &f
+	}
+	for _, t := range []struct {
+		dst *time.Time
+		src sql.NullString
+	}{
+		{&s.MaintenanceSince, maint}, {&s.CreatedAt, created}, {&s.UpdatedAt, updated},
+		{&s.PhaseSince, phaseSince}, {&s.Deadline, deadline}, {&s.DeleteRequestedAt, delReq},
+		{&s.LaunchedAt, launched},
+	} {
+		if *t.dst, err = ParseTime(t.src); err != nil {
+			return nil, fmt.Errorf("server %s: %w", s.ID, err)
+		}
+	}
+	return &s, nil
+}
+
+// serverExt is the ext column: lifecycle fields no query filters on. A
+// field added here needs no migration (absent reads as its zero value).
+type serverExt struct {
+	VolumesStrandedOn string          `json:"volumes_stranded_on,omitempty"`
+	CapacityWaitSince *time.Time      `json:"capacity_wait_since,omitempty"`
+	OpDone            int64           `json:"op_done,omitempty"`
+	OpSent            bool            `json:"op_sent,omitempty"`
+	OpFallback        bool            `json:"op_fallback,omitempty"`
+	StopAfterRebuild  bool            `json:"stop_after_rebuild,omitempty"`
+	PowerSeen         lifecycle.Power `json:"power_seen,omitempty"`
+}
+
+// serverRequests is the requests column: what the API records besides the
+// create and the delete (UpdateServer writes it, SaveServer never does).
+type serverRequests struct {
+	Op    lifecycle.Op   `json:"op,omitzero"`
+	OpGen int64          `json:"op_gen,omitempty"`
+	Lock  lifecycle.Lock `json:"lock,omitzero"`
+}
+
+// Requests is the requests column of s.
+func Requests(s *lifecycle.Server) (string, error) {
+	r := serverRequests{Op: s.Op, OpGen: s.OpGen, Lock: s.Lock}
+	r.Op.At = r.Op.At.UTC()
+	b, err := json.Marshal(r)
+	return string(b), err
+}
+
+func extOf(s *lifecycle.Server) serverExt {
+	e := serverExt{VolumesStrandedOn: s.VolumesStrandedOn, OpDone: s.OpDone, OpSent: s.OpSent, OpFallback: s.OpFallback,
+		StopAfterRebuild: s.StopAfterRebuild, PowerSeen: s.PowerSeen}
+	if !s.CapacityWaitSince.IsZero() {
+		t := s.CapacityWaitSince.UTC()
+		e.CapacityWaitSince = &t
+	}
+	return e
+}
+
+func (e serverExt) to(s *lifecycle.Server) {
+	s.VolumesStrandedOn = e.VolumesStrandedOn
+	s.OpDone, s.OpSent, s.OpFallback, s.StopAfterRebuild, s.PowerSeen = e.OpDone, e.OpSent, e.OpFallback, e.StopAfterRebuild, e.PowerSeen
+	if e.CapacityWaitSince != nil {
+		s.CapacityWaitSince = e.CapacityWaitSince.UTC()
+	}
+}
+
+// Docs holds the JSON columns SaveServer and CreateServer write.
+type Docs struct {
+	Ext, Excluded, Attempts string
+	Fault                   any // nil or string
+}
+
+// EncodeDocs encodes the lifecycle documents of s.
+func EncodeDocs(s *lifecycle.Server) (Docs, error) {
+	var d Docs
+	b, err := json.Marshal(extOf(s))
+	if err != nil {
+		return d, err
+	}
+	d.Ext = string(b)
+	if b, err = json.Marshal(s.Excluded); err != nil {
+		return d, err
+	}
+	d.Excluded = string(b)
+	// Times inside the documents are written in UTC, so they read back
+	// equal to the UTC times of the plain columns.
+	var attempts []lifecycle.Attempt
+	if s.Attempts != nil {
+		attempts = make([]lifecycle.Attempt, len(s.Attempts))
+		for i, a := range s.Attempts {
+			a.At = a.At.UTC()
+			attempts[i] = a
+		}
+	}
+	if b, err = json.Marshal(attempts); err != nil {
+		return d, err
+	}
+	d.Attempts = string(b)
+	if s.Fault != nil {
+		f := *s.Fault
+		f.At = f.At.UTC()
+		if b, err = json.Marshal(f); err != nil {
+			return d, err
+		}
+		d.Fault = string(b)
+	}
+	return d, nil
+}
+
+// NeedsWork returns NeedsWork() of s for each value the stored desired may
+// have. SaveServer never writes desired, so it picks the one matching the
+// stored row in SQL (CASE), which keeps needs_work right even if the caller
+// changed s.Desired locally.
+func NeedsWork(s *lifecycle.Server) (ifDeleted, ifActive bool) {
+	c := *s
+	c.Desired = lifecycle.DesiredDeleted
+	ifDeleted = c.NeedsWork()
+	c.Desired = lifecycle.DesiredActive
+	ifActive = c.NeedsWork()
+	return ifDeleted, ifActive
+}
+
+// Validate checks what CreateServer needs of a server.
+func Validate(s *lifecycle.Server) error {
+	if s.ID == "" {
+		return errors.New("server without id")
+	}
+	if !s.Phase.Valid() {
+		return fmt.Errorf("server %s: invalid phase %q", s.ID, s.Phase)
+	}
+	if s.Desired != lifecycle.DesiredActive && s.Desired != lifecycle.DesiredDeleted {
+		return fmt.Errorf("server %s: invalid desired state %q", s.ID, s.Desired)
+	}
+	return nil
+}
+
+// StatusCond is a Nova status as an SQL condition on (desired, phase),
+// from store.StatusPhases; rows in phase deleted are excluded before these
+// apply (unless the listing includes deleted servers: DELETED covers them).
+func StatusCond(st string) (string, bool) {
+	if st == "DELETED" {
+		return "(desired = 'deleted' OR phase IN ('deleting', 'deleted'))", true
+	}
+	phases := store.StatusPhases(st)
+	if phases == nil {
+		return "", false
+	}
+	q := make([]string, len(phases))
+	for i, p := range phases {
+		q[i] = "'" + string(p) + "'"
+	}
+	return "(desired <> 'deleted' AND phase IN (" + strings.Join(q, ", ") + "))", true
+}
+
+// SortExpr is the SQL of a sort field: NULL times compare as ” (before
+// any time), so the marker predicate holds for them too.
+var SortExpr = map[store.SortField]string{
+	store.SortCreatedAt: "created_at", store.SortUpdatedAt: "COALESCE(updated_at, '')",
+	store.SortLaunchedAt: "COALESCE(launched_at, '')", store.SortName: "name", store.SortID: "id",
+	store.SortProjectID: "project_id", store.SortUserID: "user_id", store.SortNodeID: "node_id",
+}
+
+// SortKeys is the full order of a listing: the given keys (default
+// created_at), then id in the last key's direction unless already there.
+func SortKeys(sort []store.SortKey) ([]store.SortKey, error) {
+	keys := []store.SortKey{{Field: store.SortCreatedAt}}
+	if len(sort) > 0 {
+		keys = append([]store.SortKey(nil), sort...)
+	}
+	hasID := false
+	for _, k := range keys {
+		if !k.Field.Valid() {
+			return nil, fmt.Errorf("list servers: unknown sort field %q", k.Field)
+		}
+		hasID = hasID || k.Field == store.SortID
+	}
+	if !hasID {
+		keys = append(keys, store.SortKey{Field: store.SortID, Desc: keys[len(keys)-1].Desc})
+	}
+	return keys, nil
+}
+
+// Dir is the SQL of a key's direction.
+func Dir(desc bool) string {
+	if desc {
+		return " DESC"
+	}
+	return ""
+}
+
+// Binding is the ports.binding column: "" when unbound, else JSON.
+func Binding(b store.Binding) (string, error) {
+	if !b.Bound() {
+		return "", nil
+	}
+	raw, err := json.Marshal(b)
+	return string(raw), err
+}
+
+// ParseBinding decodes the ports.binding column.
+func ParseBinding(s string) (store.Binding, error) {
+	var b store.Binding
+	if s == "" {
+		return b, nil
+	}
+	err := json.Unmarshal([]byte(s), &b)
+	return b, err
+}
+
+// HeldStatus reports whether status is one a held volume may have.
+func HeldStatus(status string) bool {
+	return status == store.VolumeReserved || status == store.VolumeInUse || status == store.VolumeDeleting ||
+		status == store.VolumeError
+}
+
+// AnyLimit reports whether a server could pass one of the limits.
+func AnyLimit(l store.Limits) bool {
+	for res, v := range l {
+		if v >= 0 && (res == store.ResInstances || res == store.ResCores || res == store.ResRAM ||
+			strings.HasPrefix(res, store.ClassPrefix)) {
+			return true
+		}
+	}
+	return false
+}
+
+// Merge overlays limits: the defaults, then the overrides.
+func Merge(defaults, overrides store.Limits) store.Limits {
+	out := store.Limits{}
+	for k, v := range defaults {
+		out[k] = v
+	}
+	for k, v := range overrides {
+		out[k] = v
+	}
+	return out
+}

@@ -1,0 +1,128 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/ingot-dev/ingot/internal/store"
+)
+
+const serviceCols = "id, uuid, host, binary_name, disabled, disabled_reason, forced_down, created_at, updated_at"
+
+func scanService(sc scanner) (store.Service, error) {
+	var s store.Service
+	var reason, created, updated sql.NullString
+	if err := sc.Scan(&s.ID, &s.UUID, &s.Host, &s.Binary, &s.Disabled, &reason, &s.ForcedDown, &created, &updated); err != nil {
+		return s, err
+	}
+	if reason.Valid {
+		r := reason.String
+		s.DisabledReason = &r
+	}
+	var err error
+	if s.CreatedAt, err = decTime(created); err != nil {
+		return s, err
+	}
+	s.UpdatedAt, err = decTime(updated)
+	return s, err
+}
+
+// RegisterService implements store.Services.
+func (st *Store) RegisterService(ctx context.Context, host, binary string, at time.Time) (store.Service, error) {
+	var out store.Service
+	err := st.write(ctx, func(tx txn) error {
+		res, err := tx.ExecContext(ctx, "UPDATE services SET updated_at = ? WHERE host = ? AND binary_name = ?",
+			encTimeNN(at), host, binary)
+		if err != nil {
+			return fmt.Errorf("sqlite: register service %s on %s: %w", binary, host, err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO services (uuid, host, binary_name, created_at, updated_at)
+				VALUES (?, ?, ?, ?, ?)`, uuid.NewString(), host, binary, encTimeNN(at), encTimeNN(at)); err != nil {
+				return fmt.Errorf("sqlite: register service %s on %s: %w", binary, host, err)
+			}
+		}
+		out, err = scanService(tx.QueryRowContext(ctx, "SELECT "+serviceCols+" FROM services WHERE host = ? AND binary_name = ?",
+			host, binary))
+		return err
+	})
+	return out, err
+}
+
+// Heartbeat implements store.Services.
+func (st *Store) Heartbeat(ctx context.Context, host string, at time.Time) error {
+	return st.write(ctx, func(tx txn) error {
+		res, err := tx.ExecContext(ctx, "UPDATE services SET updated_at = ? WHERE host = ?", encTimeNN(at), host)
+		if err != nil {
+			return fmt.Errorf("sqlite: heartbeat of %s: %w", host, err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return fmt.Errorf("services of %s: %w", host, store.ErrNotFound)
+		}
+		return nil
+	})
+}
+
+// ListServices implements store.Services.
+func (st *Store) ListServices(ctx context.Context) ([]store.Service, error) {
+	rows, err := st.query(ctx, "SELECT "+serviceCols+" FROM services ORDER BY id")
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: list services: %w", err)
+	}
+	defer rows.Close()
+	var out []store.Service
+	for rows.Next() {
+		s, err := scanService(rows)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: list services: %w", err)
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+// UpdateService implements store.Services.
+func (st *Store) UpdateService(ctx context.Context, id string, u store.ServiceUpdate) (store.Service, error) {
+	var out store.Service
+	err := st.write(ctx, func(tx txn) error {
+		s, err := scanService(tx.QueryRowContext(ctx, "SELECT "+serviceCols+" FROM services WHERE uuid = ?", id))
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("service %s: %w", id, store.ErrNotFound)
+		}
+		if err != nil {
+			return fmt.Errorf("sqlite: update service %s: %w", id, err)
+		}
+		if u.Disabled != nil {
+			s.Disabled = *u.Disabled
+		}
+		if u.DisabledReason != nil {
+			s.DisabledReason = *u.DisabledReason
+		}
+		if u.ForcedDown != nil {
+			s.ForcedDown = *u.ForcedDown
+		}
+		var reason any
+		if s.DisabledReason != nil {
+			reason = *s.DisabledReason
+		}
+		if _, err := tx.ExecContext(ctx, "UPDATE services SET disabled = ?, disabled_reason = ?, forced_down = ? WHERE uuid = ?",
+			s.Disabled, reason, s.ForcedDown, id); err != nil {
+			return fmt.Errorf("sqlite: update service %s: %w", id, err)
+		}
+		out = s
+		return nil
+	})
+	return out, err
+}
+
+// DeleteService implements store.Services.
+func (st *Store) DeleteService(ctx context.Context, id string) error {
+	return st.write(ctx, func(tx txn) error {
+		return deleteOne(ctx, tx, "DELETE FROM services WHERE uuid = ?", id, "service")
+	})
+}

@@ -1,0 +1,119 @@
+package serve
+
+import (
+	"context"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/ingot-dev/ingot/internal/apitest"
+	"github.com/ingot-dev/ingot/internal/config"
+	"github.com/ingot-dev/ingot/internal/pgtest"
+)
+
+// TestServeOnPostgres: `ingot serve --config` with database: postgres://…
+// migrates a fresh PostgreSQL database, builds a server on the built-in
+// simulator to ACTIVE, refuses a second serve on the same database naming
+// the first (S25, by PostgreSQL's advisory lock), and after a restart still
+// shows the server ACTIVE (it was in PostgreSQL, not in a file); when its
+// owner session ends under it, it stops.
+func TestServeOnPostgres(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	dir := t.TempDir()
+	yaml := "database: " + dsn + "\n" +
+		"poll_interval: 100ms\ndrift_interval: " + driftInterval.String() + "\n" +
+		"ironic: {url: sim, sim: {nodes: 4, deploy_time: 1s, undeploy_time: 200ms, state: " + filepath.Join(dir, "sim.json") + "}}\n" +
+		"flavors: [{name: bm.small, resource_class: baremetal, vcpus: 8, ram_mb: 16384, disk_gb: 100}]\n" +
+		"images: [{name: debian-12, url: http://images.example/debian-12.qcow2}]\n" +
+		"networks: [{name: provisioning, cidr: 10.0.0.0/24}]\n"
+	cfgPath := filepath.Join(dir, "ingot.yaml")
+	if err := os.WriteFile(cfgPath, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Parse([]byte(yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := 0
+	start := func() *proc {
+		runs++
+		return launch(t, filepath.Join(t.TempDir(), "ingot-"+strconv.Itoa(runs)+".log"),
+			"serve", "--config", cfgPath, "--listen", "127.0.0.1:0")
+	}
+	first := start().serving()
+	c := apitest.New(t, first.api)
+	id := c.Create(map[string]any{"name": "pg1", "flavorRef": "bm.small", "imageRef": cfg.Images[0].ID,
+		"networks": []map[string]string{{"uuid": cfg.Networks[0].ID}}})
+	c.WaitStatus(id, "ACTIVE", 60*time.Second)
+	if nodes := nodesOf(t, first, id); len(nodes) != 1 || nodes[0].ProvisionState != "active" {
+		t.Fatalf("the simulator's node for %s: %+v", id, nodes)
+	}
+
+	second := start()
+	select {
+	case <-second.done:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("a second serve on the same PostgreSQL database still runs after 30s:\n%s", tail(readFile(second.log), 20))
+	}
+	out := readFile(second.log)
+	if second.exitCode() == 0 || strings.Contains(out, "ingot serving") {
+		t.Fatalf("second serve: exit %d, want non-zero before serving:\n%s", second.exitCode(), out)
+	}
+	for _, want := range []string{"is in use by another ingot", "pid " + strconv.Itoa(first.cmd.Process.Pid), "serving " + first.api} {
+		if !strings.Contains(out, want) {
+			t.Errorf("second serve's message lacks %q:\n%s", want, out)
+		}
+	}
+
+	first.signal(syscall.SIGTERM)
+	again := start().serving()
+	c = apitest.New(t, again.api)
+	if s, _ := c.Get(id); s.Status != "ACTIVE" {
+		t.Fatalf("after a restart on PostgreSQL, %s is %q, want ACTIVE", id, s.Status)
+	}
+	if out := readFile(again.log); strings.Contains(out, "password") {
+		t.Errorf("the log names a password:\n%s", out)
+	}
+
+	// The owner's session ends under it (a PostgreSQL restart, a broken
+	// connection, an admin): its lock is gone, so serve stops rather than
+	// go on acting beside whoever takes the database next.
+	terminateOwner(t, dsn)
+	select {
+	case <-again.done:
+	case <-time.After(time.Minute):
+		t.Fatalf("serve still runs a minute after its owner session ended:\n%s", tail(readFile(again.log), 20))
+	}
+	if out := readFile(again.log); again.exitCode() == 0 || !strings.Contains(out, "database ownership lost") {
+		t.Fatalf("serve after losing its owner session: exit %d:\n%s", again.exitCode(), tail(out, 20))
+	}
+}
+
+// terminateOwner ends the session holding dsn's owner lock.
+func terminateOwner(t *testing.T, dsn string) {
+	t.Helper()
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(t.Context(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var n int
+	if err := conn.QueryRow(t.Context(), `SELECT COUNT(pg_terminate_backend(pid)) FROM pg_stat_activity
+		WHERE datname = $1 AND application_name LIKE 'ingot pid % serving %'`, strings.TrimPrefix(u.Path, "/")).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 1 {
+		t.Fatalf("%d owner sessions terminated, want 1", n)
+	}
+}
