@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -25,13 +26,20 @@ import (
 )
 
 // The cluster's settings: short leases and a quick loop, so a failover
-// takes seconds.
+// takes seconds (INGOT_REPLICAS_LEASE_TTL measures another, e.g. the
+// default 10s).
 const (
 	shards     = 64
-	leaseTTL   = 3 * time.Second
 	deployTime = 4 * time.Second
 	buildLimit = 5 * time.Minute // every wait's bound: far above what a build takes here
 )
+
+var leaseTTL = func() time.Duration {
+	if d, err := time.ParseDuration(os.Getenv("INGOT_REPLICAS_LEASE_TTL")); err == nil && d > 0 {
+		return d
+	}
+	return 3 * time.Second
+}()
 
 var (
 	simRe     = regexp.MustCompile(`ironic simulator listening on (http://\S+) `)
@@ -88,6 +96,7 @@ func newRecorder(t *testing.T, target string) *recorder {
 		t.Fatal(err)
 	}
 	rp := httputil.NewSingleHostReverseProxy(u)
+	rp.ErrorLog = log.New(io.Discard, "", 0) // a killed replica's calls in flight end in errors here
 	r := &recorder{}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
