@@ -121,6 +121,11 @@ func newRecorder(t *testing.T, target string) *recorder {
 // newCluster starts the simulator with nodes nodes and n replicas on a
 // fresh database, and waits until the replicas share every shard.
 func newCluster(t *testing.T, nodes, n int) *cluster {
+	return newClusterPolling(t, nodes, n, 200*time.Millisecond)
+}
+
+// newClusterPolling is newCluster with the replicas' poll_interval.
+func newClusterPolling(t *testing.T, nodes, n int, poll time.Duration) *cluster {
 	c := &cluster{t: t, dir: t.TempDir(), dsn: pgtest.DSN(t)}
 	sim := launch(t, filepath.Join(c.dir, "sim.log"), "sim", "--nodes", fmt.Sprint(nodes), "--listen", "127.0.0.1:0",
 		"--deploy-time", deployTime.String(), "--undeploy-time", "500ms", "--vif-mode", "store", "--ports", "1", "--seed", "1")
@@ -132,14 +137,14 @@ func newCluster(t *testing.T, nodes, n int) *cluster {
 host: %s
 shards: %d
 lease_ttl: %s
-poll_interval: 200ms
-drift_interval: 2s
+poll_interval: %s
+drift_interval: %s
 build_timeout: 10m
 ironic: {url: %s, timeout: 10s}
 flavors: [{name: bm, resource_class: baremetal, vcpus: 8, ram_mb: 16384, disk_gb: 100}]
 images: [{name: debian-12, url: "http://images.example/debian-12.qcow2"}]
 networks: [{name: provisioning, cidr: 10.0.0.0/22}]
-`, c.dsn, r.host, shards, leaseTTL, r.proxy.url)
+`, c.dsn, r.host, shards, leaseTTL, poll, max(2*time.Second, poll), r.proxy.url)
 		if err := os.WriteFile(r.config, []byte(yaml), 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -238,10 +243,15 @@ func (c *cluster) waitBalanced(reps []*replica) {
 
 func (c *cluster) waitFor(what string, cond func() bool) {
 	c.t.Helper()
-	deadline := time.Now().Add(buildLimit)
+	c.waitWithin(buildLimit, what, cond)
+}
+
+func (c *cluster) waitWithin(limit time.Duration, what string, cond func() bool) {
+	c.t.Helper()
+	deadline := time.Now().Add(limit)
 	for !cond() {
 		if time.Now().After(deadline) {
-			c.t.Fatalf("timed out after %s waiting for %s", buildLimit, what)
+			c.t.Fatalf("timed out after %s waiting for %s", limit, what)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

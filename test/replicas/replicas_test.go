@@ -278,3 +278,45 @@ func TestRollingRestart(t *testing.T) {
 	t.Logf("rolling restart during %d creates: every create answered 202, all ACTIVE; SIGTERM → shards held by the others: %v (lease_ttl %s)",
 		len(ids), handoff, leaseTTL)
 }
+
+// TestKickReachesTheHolder: an API write on one replica wakes the replica
+// holding the server's shard (PostgreSQL NOTIFY), so it acts at once, not at
+// its next poll. The poll interval is an hour here: without the kick no
+// build would move.
+func TestKickReachesTheHolder(t *testing.T) {
+	c := newClusterPolling(t, 20, 2, time.Hour)
+	a, b := c.reps[0], c.reps[1]
+	st, _ := a.ready()
+	held := map[int]bool{}
+	for _, l := range st.Leases {
+		held[l.Shard] = true
+	}
+	// Creates through b until a few land in a's shards.
+	var mine []string
+	for i := 0; len(mine) < 5 && i < 40; i++ {
+		id, code := c.create(b, fmt.Sprintf("kick-%02d", i))
+		if code != http.StatusAccepted {
+			t.Fatalf("create through %s: HTTP %d", b.host, code)
+		}
+		if held[store.ShardOf(id, shards)] {
+			mine = append(mine, id)
+		}
+	}
+	start := time.Now()
+	c.waitWithin(time.Minute, "the holder deploying every build created on the other replica", func() bool {
+		on := map[string]bool{}
+		for _, n := range c.nodes() {
+			if n.InstanceUUID != "" && (n.ProvisionState == "deploying" || n.ProvisionState == "active") {
+				on[n.InstanceUUID] = true
+			}
+		}
+		for _, id := range mine {
+			if !on[id] {
+				return false
+			}
+		}
+		return true
+	})
+	t.Logf("%d builds created on %s for %s's shards were deploying %s later (poll_interval 1h)", len(mine), b.host, a.host,
+		time.Since(start).Round(time.Millisecond))
+}
