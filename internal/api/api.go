@@ -45,6 +45,7 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -93,6 +94,10 @@ type Config struct {
 	Logger *slog.Logger
 	// Ready reports whether the database and Ironic answer (nil: Store.Ping).
 	Ready func(ctx context.Context) error
+	// Replica, when set, is shown by /readyz, which then answers JSON:
+	// {"status": "ok"|"not ready", "error": …, "replica": Replica()} (the
+	// shard leases this replica holds, docs/DESIGN.md §2.10).
+	Replica func() any
 	// Metrics serves /metrics. May be nil.
 	Metrics http.Handler
 
@@ -378,6 +383,16 @@ func (s *server) healthz(w http.ResponseWriter, r *request) error {
 func (s *server) readyz(w http.ResponseWriter, r *request) error {
 	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
 	defer cancel()
+	if s.cfg.Replica != nil {
+		body := map[string]any{"status": "ok", "replica": s.cfg.Replica()}
+		code := http.StatusOK
+		if err := s.cfg.Ready(ctx); err != nil {
+			body["status"], body["error"], code = "not ready", err.Error(), http.StatusServiceUnavailable
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(code)
+		return json.NewEncoder(w).Encode(body)
+	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	if err := s.cfg.Ready(ctx); err != nil {
 		w.WriteHeader(http.StatusServiceUnavailable)

@@ -37,7 +37,9 @@ type App struct {
 	IronicURL  string
 	Sim        *ironicsim.Sim // the built-in simulator when ironic.url is "sim"
 	Reconciler *reconciler.Reconciler
-	Metrics    *metrics.Metrics
+	// Leases holds this replica's shard leases (docs/DESIGN.md §2.10).
+	Leases  *reconciler.Keeper
+	Metrics *metrics.Metrics
 	// Handler is the API (internal/api); Console is the operator console
 	// under /ui/ (internal/ui), which calls Handler in-process. Serve
 	// answers both on one listener (Root).
@@ -50,8 +52,10 @@ type App struct {
 
 	owner   backend.Owner // this process owns the database
 	closers []func()
-	clock   clock.Clock
-	report  time.Duration // heartbeat interval
+	// kicks carries API writes to the other replicas (store.Kicker).
+	kicks  chan struct{}
+	clock  clock.Clock
+	report time.Duration // heartbeat interval
 }
 
 // Options are what a caller may supply beyond the configuration.
@@ -116,12 +120,17 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 		return nil, fmt.Errorf("ironic: %w", err)
 	}
 	a.Ironic = ic
+	if err := a.claimLeases(ctx, opts); err != nil {
+		a.Close()
+		return nil, err
+	}
 	nets := cfg.NetworkList()
 	sched := scheduler.New(ic, opts.Clock, scheduler.Options{Logger: opts.Logger, Networks: nets,
 		Schedulable: schedulable(st), GroupMembers: st.GroupMembers})
 	a.Reconciler = reconciler.New(reconciler.Deps{
 		Store: st, Ironic: ic, Scheduler: sched, IPAM: network.NewIPAM(st, nets), Networks: nets, Clock: opts.Clock, Logger: opts.Logger,
-		Hooks: reconciler.Hooks{Tick: a.Metrics.Tick, Transition: a.Metrics.Transition, PastDue: a.Metrics.PastDue, Step: opts.Step},
+		Hooks:  reconciler.Hooks{Tick: a.Metrics.Tick, Transition: a.Metrics.Transition, PastDue: a.Metrics.PastDue, Step: opts.Step},
+		Leases: a.Leases,
 	}, reconciler.Config{
 		Interval: cfg.PollInterval, DriftInterval: cfg.DriftInterval, Workers: cfg.Workers,
 		Lifecycle: LifecycleConfig(cfg),
@@ -139,11 +148,12 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	cat.Flavors = nil // seeded above
 	a.Handler = api.New(api.Config{
 		Store: st, Catalog: cat, Networks: nets, Clock: opts.Clock, BuildTimeout: cfg.BuildTimeout,
-		Kick: a.Reconciler.Kick, Nodes: ic.ListNodes, Logger: opts.Logger, Metrics: a.Metrics.Handler(),
+		Kick: a.kick, Nodes: ic.ListNodes, Logger: opts.Logger, Metrics: a.Metrics.Handler(),
 		RescueInterface: ic.NodeRescueInterface, DisableInstancePassword: !cfg.API.EnableInstancePassword,
 		Auth: ident.authn, AuthURL: ident.authURL, Policy: ident.policy, Quotas: QuotaLimits(cfg),
 		PublicURL: cfg.API.PublicURL, TrustedProxies: cfg.TrustedProxyPrefixes(),
 		Ready: ready, Host: cfg.Host, ServiceDownTime: ServiceDownTime, Inventory: sched.Nodes,
+		Replica: func() any { return a.Leases.Status() },
 	})
 	if a.Console, err = newConsole(cfg, a, ident, ready, opts); err != nil {
 		a.Close()
@@ -187,7 +197,7 @@ func (a *App) Root() http.Handler {
 // process ends however it ends; Serve adds the listen address to its record.
 func (a *App) lockDatabase(ctx context.Context) error {
 	db := config.RedactDSN(a.Config.Database)
-	o, err := backend.Acquire(ctx, a.Config.Database)
+	o, err := backend.Acquire(ctx, a.Config.Database, a.Config.Host)
 	if errors.Is(err, backend.ErrHeld) {
 		return fmt.Errorf("database %s is in use by another ingot: %w; stop that one, or give this one another database (--database, or --data-dir with --dev)", db, err)
 	}
@@ -197,6 +207,81 @@ func (a *App) lockDatabase(ctx context.Context) error {
 	a.owner = o
 	a.closers = append(a.closers, func() { _ = o.Release() })
 	return nil
+}
+
+// claimLeases builds the lease keeper and runs its first round at once, so
+// a lone replica (SQLite's one process) holds every shard before its first
+// tick, and one restarting under the same host takes its own shards back.
+func (a *App) claimLeases(ctx context.Context, opts Options) error {
+	ls, ok := a.Store.(store.Leases)
+	if !ok {
+		return fmt.Errorf("database %s: the store keeps no leases", a.Config.Database)
+	}
+	a.Leases = reconciler.NewKeeper(ls, opts.Clock, opts.Logger.With("host", a.Config.Host),
+		reconciler.LeaseConfig{Host: a.Config.Host, Shards: a.Config.Shards, TTL: a.Config.LeaseTTL},
+		reconciler.LeaseHooks{Held: a.Metrics.LeasesHeld, Takeover: a.Metrics.LeaseTakeovers})
+	if err := a.Leases.Round(ctx); err != nil {
+		return fmt.Errorf("database %s: %w", a.Config.Database, err)
+	}
+	a.closers = append(a.closers, a.releaseLeases)
+	if _, ok := a.Store.(store.Kicker); ok {
+		a.kicks = make(chan struct{}, 1)
+	}
+	return nil
+}
+
+// kick wakes this replica's loop after an API write and, when the store
+// can, every other replica's (the server's shard may be held elsewhere).
+// Never blocks: a burst of writes coalesces into one notification.
+func (a *App) kick() {
+	a.Reconciler.Kick()
+	if a.kicks != nil {
+		select {
+		case a.kicks <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// relayKicks, with a store that can notify, sends this replica's kicks to
+// the others and kicks the loop on theirs, until ctx ends.
+func (a *App) relayKicks(ctx context.Context) {
+	k, ok := a.Store.(store.Kicker)
+	if !ok || a.kicks == nil {
+		return
+	}
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-a.kicks:
+			}
+			if err := k.KickReplicas(ctx); err != nil && ctx.Err() == nil {
+				a.Log.Warn("kick replicas", "err", err)
+			}
+		}
+	}()
+	go func() {
+		for ctx.Err() == nil {
+			if err := k.ListenKicks(ctx, a.Reconciler.Kick); err != nil && ctx.Err() == nil {
+				a.Log.Warn("listen for kicks", "err", err)
+				select {
+				case <-ctx.Done():
+				case <-time.After(time.Second):
+				}
+			}
+		}
+	}()
+}
+
+// releaseLeases gives this replica's leases up (idempotent).
+func (a *App) releaseLeases() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := a.Leases.Release(ctx); err != nil {
+		a.Log.Warn("lease release", "err", err)
+	}
 }
 
 // LifecycleConfig extracts the lifecycle's limits.
@@ -267,6 +352,11 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	defer stopRec()
 	recDone := make(chan struct{})
 	go func() { defer close(recDone); errc <- a.Reconciler.Run(recCtx) }()
+	leaseCtx, stopLeases := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopLeases()
+	leaseDone := make(chan struct{})
+	go func() { defer close(leaseDone); a.Leases.Run(leaseCtx) }()
+	a.relayKicks(recCtx)
 	go a.heartbeat(recCtx)
 	var lost <-chan struct{}
 	if a.owner != nil {
@@ -302,6 +392,11 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	// pulls the store or the simulator from under it.
 	select {
 	case <-recDone:
+		// Nothing acts any more: hand the shards over at once (a rolling
+		// restart does not wait for the leases to expire).
+		stopLeases()
+		<-leaseDone
+		a.releaseLeases()
 	case <-shutCtx.Done():
 	}
 	return err

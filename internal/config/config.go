@@ -32,7 +32,8 @@ type Config struct {
 	// DatabaseMaxConns bounds the PostgreSQL connection pool (SQLite: unused).
 	DatabaseMaxConns int `yaml:"database_max_conns"`
 	// Host names this replica: its compute service's host in os-services
-	// and os-hypervisors (default: the machine's hostname).
+	// and os-hypervisors, and the holder of its shard leases (default: the
+	// machine's hostname); unique among the replicas of one database.
 	Host             string        `yaml:"host"`
 	Ironic           Ironic        `yaml:"ironic"`
 	PollInterval     time.Duration `yaml:"poll_interval"`
@@ -51,6 +52,10 @@ type Config struct {
 	Flavors          []Flavor      `yaml:"flavors"`
 	Images           []Image       `yaml:"images"`
 	Networks         []Network     `yaml:"networks"`
+	// Shards and LeaseTTL divide the servers among replicas (replicas.go):
+	// every replica must use the same shard count.
+	Shards   int           `yaml:"shards"`
+	LeaseTTL time.Duration `yaml:"lease_ttl"`
 	// Identity and tenancy (identity.go).
 	Auth   Auth   `yaml:"auth"`
 	API    API    `yaml:"api"`
@@ -258,6 +263,7 @@ func (c *Config) Normalize() error {
 		bad("log_level", "want debug, info, warn or error, got %q", c.LogLevel)
 	}
 	c.normalizeIdentity(bad)
+	c.normalizeReplicas(bad)
 	seen := map[string]bool{}
 	for i := range c.Flavors {
 		f := &c.Flavors[i]

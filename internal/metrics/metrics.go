@@ -30,6 +30,8 @@ type Metrics struct {
 	pastDeadline   prometheus.Gauge
 	transitions    *prometheus.CounterVec
 	faults         *prometheus.CounterVec
+	leasesHeld     prometheus.Gauge
+	leaseTakeovers prometheus.Counter
 	countByPhaseFn func(ctx context.Context) (map[lifecycle.Phase]int, error)
 	// pastDue mirrors pastDeadline for readers that should not gather the
 	// registry (the console's fleet page).
@@ -51,8 +53,10 @@ func New(countByPhase func(ctx context.Context) (map[lifecycle.Phase]int, error)
 	m.pastDeadline = prometheus.NewGauge(prometheus.GaugeOpts{Name: "ingot_servers_past_deadline", Help: "Non-stable servers past their deadline plus one tick (must be 0)."})
 	m.transitions = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ingot_phase_transitions_total", Help: "Lifecycle transitions by target phase."}, []string{"phase"})
 	m.faults = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ingot_faults_total", Help: "Failed attempts and errors by reason."}, []string{"reason"})
+	m.leasesHeld = prometheus.NewGauge(prometheus.GaugeOpts{Name: "ingot_leases_held", Help: "Shard leases this replica holds."})
+	m.leaseTakeovers = prometheus.NewCounter(prometheus.CounterOpts{Name: "ingot_lease_takeovers_total", Help: "Shard leases taken over from another holder (expired or released)."})
 	m.reg.MustRegister(m.servers, m.buildSeconds, m.deleteSeconds, m.ironicCalls, m.ironicSeconds, m.tickSeconds,
-		m.tickServers, m.pastDeadline, m.transitions, m.faults,
+		m.tickServers, m.pastDeadline, m.transitions, m.faults, m.leasesHeld, m.leaseTakeovers,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -130,6 +134,12 @@ func (m *Metrics) Transition(before, after *lifecycle.Server) {
 		}
 	}
 }
+
+// LeasesHeld records how many shard leases this replica holds.
+func (m *Metrics) LeasesHeld(n int) { m.leasesHeld.Set(float64(n)) }
+
+// LeaseTakeovers counts leases taken over from another holder.
+func (m *Metrics) LeaseTakeovers(n int) { m.leaseTakeovers.Add(float64(n)) }
 
 // Registry exposes the registry (tests read values from it).
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }

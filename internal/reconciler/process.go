@@ -26,9 +26,13 @@ const (
 // stale), or after StepsPerTick steps.
 func (r *Reconciler) process(ctx context.Context, s *lifecycle.Server, b *bulk) {
 	log := r.log.With(logServer, s.ID)
+	ctx, ok := r.fenced(ctx, s.ID)
+	if !ok {
+		return // the shard's lease lapsed since the load
+	}
 	v, observed := r.nodeView(ctx, s, b)
 	for range r.cfg.StepsPerTick {
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || !r.leaseHeld(ctx) {
 			return
 		}
 		if !observed && lifecycle.NeedsNode(s) {
@@ -45,6 +49,10 @@ func (r *Reconciler) process(ctx context.Context, s *lifecycle.Server, b *bulk) 
 				if errors.Is(err, errStale) && next != nil {
 					s, observed = next, false
 					continue
+				}
+				if r.fencedOut(ctx, err) {
+					log.Info("lease lost: server left to its new holder", "err", err)
+					return
 				}
 				log.Warn("save failed", logPhase, s.Phase, "err", err)
 				return
@@ -82,8 +90,14 @@ func (r *Reconciler) process(ctx context.Context, s *lifecycle.Server, b *bulk) 
 					continue
 				}
 				if errors.Is(err, store.ErrNodeTaken) && a.Kind == lifecycle.KindSchedule {
+					// Another server (maybe another replica's) holds the
+					// node in the database (I4): choose again.
 					r.sched.Taken(res.Node)
 					continue
+				}
+				if r.fencedOut(ctx, err) {
+					log.Info("lease lost: server left to its new holder", logAction, a.Kind.String(), "err", err)
+					return
 				}
 				log.Warn("save failed", logAction, a.Kind.String(), "err", err)
 				return

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ingot-dev/ingot/internal/clock"
@@ -97,6 +98,11 @@ type Reconciler struct {
 	hooks  Hooks
 
 	kick chan struct{}
+	// leases, when set, divides the servers among replicas (lease.go):
+	// only the servers of held shards are looked at, every write carries
+	// the lease's fence, and every Ironic change is checked against it.
+	leases   *Keeper
+	driftNow atomic.Bool // shards were gained: check their resting servers at once
 
 	mu         sync.Mutex
 	ironicDown map[string]bool // server -> last Ironic call failed as unreachable
@@ -114,6 +120,9 @@ type Deps struct {
 	Clock     clock.Clock
 	Logger    *slog.Logger
 	Hooks     Hooks
+	// Leases shares the servers with other replicas (nil: this one acts on
+	// every server, unfenced).
+	Leases *Keeper
 }
 
 // New builds a reconciler.
@@ -142,10 +151,16 @@ func New(d Deps, cfg Config) *Reconciler {
 	if d.Logger == nil {
 		d.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Reconciler{
+	r := &Reconciler{
 		store: d.Store, ironic: d.Ironic, sched: d.Scheduler, ipam: d.IPAM, nets: d.Networks, clock: d.Clock, log: d.Logger,
 		cfg: cfg, hooks: d.Hooks, kick: make(chan struct{}, 1), ironicDown: map[string]bool{},
 	}
+	if d.Leases != nil {
+		r.leases = d.Leases
+		r.ironic = guardedIronic{Ironic: d.Ironic, k: d.Leases}
+		d.Leases.OnGain(func() { r.driftNow.Store(true); r.Kick() })
+	}
+	return r
 }
 
 // Kick asks for a tick as soon as possible (after an API write). Never blocks.
@@ -185,11 +200,16 @@ type TickStats struct {
 // concurrently with itself.
 func (r *Reconciler) Tick(ctx context.Context) (TickStats, error) {
 	start := r.clock.Now()
+	if r.leases != nil {
+		if err := r.leases.RenewIfDue(ctx); err != nil {
+			r.log.Warn("lease renewal failed", "err", err)
+		}
+	}
 	servers, err := r.store.ServersNeedingWork(ctx)
 	if err != nil {
 		return TickStats{}, err
 	}
-	if start.Sub(r.lastDrift) >= r.cfg.DriftInterval {
+	if r.driftNow.Swap(false) || start.Sub(r.lastDrift) >= r.cfg.DriftInterval {
 		// Built servers at rest are checked for drift on their own cadence
 		// (those with an operation pending already need work), and so are
 		// servers an admin reset to error: they keep their node.
@@ -206,6 +226,7 @@ func (r *Reconciler) Tick(ctx context.Context) (TickStats, error) {
 		}
 		r.lastDrift = start
 	}
+	servers = r.owned(servers)
 	r.countReleasing(servers)
 	stats := TickStats{Servers: len(servers)}
 	if len(servers) == 0 {

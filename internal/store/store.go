@@ -170,7 +170,10 @@ type ActionRecord struct {
 
 // Store is the repository. Every method is safe for concurrent use. No
 // method makes a network call to anything but the database, and no
-// transaction stays open across calls.
+// transaction stays open across calls. Every write method honours a fence
+// in its context (WithFence; see Leases, which every implementation also
+// implements): under a lease no longer held it writes nothing and returns
+// ErrFenced.
 type Store interface {
 	// CreateServer inserts a new server (Version 1) and its create action,
 	// and reserves every volume of s.Spec.Volumes for it (status reserved,

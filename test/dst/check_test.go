@@ -45,7 +45,7 @@ func (w *world) checkStep(v view) {
 			if buildOrder[s.Phase] > buildOrder[prev] && buildOrder[prev] > 0 {
 				w.violate("I2: %s moved from %s to %s after its delete was accepted", name, prev, s.Phase)
 			}
-			if s.Phase != lifecycle.PhaseDeleted && now.After(s.DeleteRequestedAt.Add(lcfg.DeleteTimeout+interval)) {
+			if s.Phase != lifecycle.PhaseDeleted && now.After(s.DeleteRequestedAt.Add(lcfg.DeleteTimeout+w.slack())) {
 				w.violate("I1: %s still %s past its delete deadline", name, s.Phase)
 			}
 		} else {
@@ -55,7 +55,7 @@ func (w *world) checkStep(v view) {
 			if s.Phase == lifecycle.PhaseDeleted || s.Phase == lifecycle.PhaseDeleting {
 				w.violate("I6: %s is %s but the user never deleted it", name, s.Phase)
 			}
-			if !s.Phase.Stable() && now.After(s.Deadline.Add(interval)) {
+			if !s.Phase.Stable() && now.After(s.Deadline.Add(w.slack())) {
 				w.violate("I1: %s still %s past its build deadline", name, s.Phase)
 			}
 		}

@@ -79,9 +79,21 @@ var totalWeight = func() int {
 	return n
 }()
 
+var replicaWeight = func() int {
+	n := 0
+	for _, e := range replicaEvents {
+		n += e.weight
+	}
+	return n
+}()
+
 func (w *world) pick() event {
-	r := w.rng.IntN(totalWeight)
-	for _, e := range events {
+	menu, total := events, totalWeight
+	if len(w.reps) > 1 {
+		menu, total = append(append([]event(nil), events...), replicaEvents...), totalWeight+replicaWeight
+	}
+	r := w.rng.IntN(total)
+	for _, e := range menu {
 		if r < e.weight {
 			return e
 		}
@@ -277,6 +289,9 @@ func (w *world) heal() {
 	w.sim.ClearFaults()
 	w.tr.down, w.tr.lost, w.tr.crashNext = 0, 0, 0
 	w.crashAt = 0
+	if err := w.healReplicas(); err != nil {
+		w.violate("heal: %v", err)
+	}
 	for _, n := range w.nodes {
 		if _, ok := w.foreign[n]; ok {
 			continue

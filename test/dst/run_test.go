@@ -20,6 +20,11 @@ type result struct {
 	ticks  int
 	crashs int
 	ops    int // day-2 operations accepted
+	// With several replicas: pauses past a lease that fired, and leases
+	// taken over from another replica.
+	pauses, takeovers int
+	// Saves refused because another server holds the node, or the lease was lost.
+	nodeTaken, fenced int
 }
 
 func (r result) failed() bool { return len(r.errs) > 0 }
@@ -61,7 +66,8 @@ func runSeed(seed int64, p params, dir string, template []byte) result {
 	if len(w.errs) == 0 {
 		w.checkFinal()
 	}
-	return result{seed: seed, hash: w.trace.sum(), errs: w.errs, trace: w.trace.tail(), steps: p.steps, ticks: ticks, crashs: w.restarts, ops: w.ops}
+	return result{seed: seed, hash: w.trace.sum(), errs: w.errs, trace: w.trace.tail(), steps: p.steps, ticks: ticks, crashs: w.restarts, ops: w.ops,
+		pauses: w.pauses, takeovers: w.takeovers, nodeTaken: w.nodeTaken, fenced: w.fenced}
 }
 
 func (w *world) advanceAndTick() error {

@@ -44,6 +44,21 @@ func TestDSTHasTeeth(t *testing.T) {
 	}
 }
 
+// TestDSTReplicasHaveTeeth breaks the lease keeper (its clock does not
+// count a pause, so a paused replica acts on after its lease) and requires
+// the replica variant to catch a second replica acting on a shard.
+func TestDSTReplicasHaveTeeth(t *testing.T) {
+	p := replicaParams
+	p.lagLeaseClock = true
+	caught, ran := sweepFor(t, p, 1, replicaSeeds, 1, func(r result) bool {
+		return strings.Contains(strings.Join(r.errs, "\n"), "replicas:")
+	})
+	if len(caught) == 0 {
+		t.Fatalf("no replicas violation in %d seeds: the simulation cannot see a replica acting past its lease", ran)
+	}
+	t.Logf("caught after %d seeds (seed %d):\n  %s", ran, caught[0].seed, strings.Join(caught[0].errs, "\n  "))
+}
+
 // nodeGoneIsDelete is Nova's bug: a node 404 during the deploy is taken
 // for "the user deleted the server", which silently vanishes.
 func nodeGoneIsDelete(in lifecycle.Input, cfg lifecycle.Config) lifecycle.Action {

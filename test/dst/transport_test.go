@@ -17,10 +17,9 @@ type transport struct {
 	w *world
 	h http.Handler
 
-	dead      bool // ingot was killed: nothing it sends arrives
-	down      int  // ticks left of an outage: connection refused
-	lost      int  // next mutating calls reach Ironic but their answer is lost (timeout)
-	crashNext int  // kill ingot right after this many more mutating calls (answer lost)
+	down      int // ticks left of an outage: connection refused
+	lost      int // next mutating calls reach Ironic but their answer is lost (timeout)
+	crashNext int // kill ingot right after this many more mutating calls (answer lost)
 }
 
 var (
@@ -28,10 +27,22 @@ var (
 	errTimeout = errors.New("net/http: timeout awaiting response headers")
 )
 
-func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if t.dead || req.Context().Err() != nil {
+// replicaTransport is one replica's way to the simulator: nothing goes out
+// once the replica is killed, and every change it asks of Ironic is checked
+// against the shard leases first.
+type replicaTransport struct {
+	t *transport
+	r *replica
+}
+
+func (rt replicaTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if rt.r.dead || req.Context().Err() != nil {
 		return nil, errKilled
 	}
+	return rt.t.roundTrip(req, rt.r)
+}
+
+func (t *transport) roundTrip(req *http.Request, r *replica) (*http.Response, error) {
 	if t.down > 0 {
 		return nil, errRefused
 	}
@@ -43,6 +54,9 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			before = n.InstanceUUID
 		}
 	}
+	if mutating {
+		t.w.checkActor(req, r, before)
+	}
 	rec := httptest.NewRecorder()
 	if !serve(t.h, rec, req) {
 		return nil, io.ErrUnexpectedEOF // the simulator dropped the connection
@@ -53,11 +67,11 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		t.w.checkTouch(req, node, before)
 	}
 	if mutating {
-		if t.crashNext > 0 {
+		if t.crashNext > 0 && !t.w.nested {
 			t.crashNext--
 			if t.crashNext == 0 {
-				t.w.trace.add(fmt.Sprintf("crash after %s %s", req.Method, req.URL.Path))
-				t.w.kill()
+				t.w.trace.add(fmt.Sprintf("%s crash after %s %s", r.name, req.Method, req.URL.Path))
+				t.w.kill(r)
 				return nil, errKilled
 			}
 		}

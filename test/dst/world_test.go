@@ -47,9 +47,16 @@ var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // params shape one seed's world.
 type params struct {
-	nodes  int
-	steps  int
-	decide func(lifecycle.Input, lifecycle.Config) lifecycle.Action // nil: lifecycle.Decide
+	// replicas on the database (0 or 1: one, holding every shard; -1:
+	// two or three, by seed).
+	replicas int
+	nodes    int
+	steps    int
+	decide   func(lifecycle.Input, lifecycle.Config) lifecycle.Action // nil: lifecycle.Decide
+	// lagLeaseClock breaks the lease keeper on purpose (teeth): its clock
+	// does not count the time a replica was paused, so it acts on after
+	// its lease passed.
+	lagLeaseClock bool
 }
 
 // world is one seed's universe. Nothing in it is shared with another seed.
@@ -63,14 +70,20 @@ type world struct {
 	db   string
 	nets network.Networks
 
-	// The ingot "process": dropped wholesale by crash.
-	st      *sqlite.Store
-	cst     *crashStore
-	rec     *reconciler.Reconciler
-	cancel  context.CancelFunc
-	hooks   int // step-boundary calls since start
-	ops     int // day-2 operations accepted
-	crashAt int // crash at this step-boundary call (0: none planned)
+	// The database, and the ingot processes on it (replica_test.go).
+	st        *sqlite.Store
+	reps      []*replica
+	cur       *replica // the one ticking
+	nested    bool     // the others tick while cur is paused (replica_test.go)
+	pauseAt   int      // pause cur at this step-boundary call (0: none planned)
+	acted     map[int]actor
+	pauses    int
+	takeovers int
+	nodeTaken int // saves refused with ErrNodeTaken
+	fenced    int // saves refused with ErrFenced
+	hooks     int // step-boundary calls since start
+	ops       int // day-2 operations accepted
+	crashAt   int // crash at this step-boundary call (0: none planned)
 	// A user's delete that arrives in the middle of a tick, at this
 	// step-boundary call, for midDel (the API writes while a step is in flight).
 	midAt    int
@@ -101,9 +114,14 @@ func newWorld(seed int64, p params, dir string, template []byte) (*world, error)
 		clk:  clock.NewManual(t0),
 		db:   filepath.Join(dir, fmt.Sprintf("dst-%d.db", seed)),
 		ours: map[string]int{}, deleted: map[string]bool{}, lastPh: map[string]lifecycle.Phase{}, gone: map[string]*lifecycle.Server{},
-		foreign: map[string]string{}, orphans: map[string]bool{},
+		foreign: map[string]string{}, orphans: map[string]bool{}, acted: map[int]actor{},
 		trace: newTracer(),
 	}
+	n := p.replicas
+	if n < 0 {
+		n = 2 + int(seed%2) // two or three, by seed
+	}
+	w.reps = w.newReplicas(max(1, n))
 	w.sim = ironicsim.New(ironicsim.Options{Clock: w.clk, DeployTime: deployTime, UndeployTime: undeployTime,
 		CallbackTimeout: 2 * time.Minute, VIFMode: ironicsim.VIFModeStore, Seed: seed + 1})
 	w.nodes = w.sim.AddNodes((p.nodes+1)/2, ironicsim.NodeSpec{ResourceClass: rc, Ports: 2, RescueInterface: "fake"})
@@ -128,33 +146,55 @@ func newWorld(seed int64, p params, dir string, template []byte) (*world, error)
 	return w, nil
 }
 
-// start builds the ingot process on the database file: store, Ironic
-// client, scheduler, IPAM and reconciler, all fresh.
+// start opens the database and starts every replica on it.
 func (w *world) start() error {
-	st, err := sqlite.Open(context.Background(), w.db)
+	st, err := sqlite.Open(context.Background(), w.db, sqlite.WithClock(w.clk))
 	if err != nil {
 		return fmt.Errorf("open store: %w", err)
 	}
 	w.st = st
-	w.cst = &crashStore{Store: st}
-	ic, err := ironic.New(ironic.Config{URL: "http://ironic.dst", HTTPClient: &http.Client{Transport: w.tr},
+	for _, r := range w.reps {
+		if err := w.startReplica(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// startReplica builds one ingot process on the database: its own store
+// handle, Ironic client, scheduler, IPAM, lease keeper and reconciler, all
+// fresh. The replica's clock is the world's with its skew.
+func (w *world) startReplica(r *replica) error {
+	r.cst = &crashStore{Store: w.st, leases: w.st, w: w}
+	ic, err := ironic.New(ironic.Config{URL: "http://ironic.dst", HTTPClient: &http.Client{Transport: replicaTransport{t: w.tr, r: r}},
 		Timeout: time.Minute})
 	if err != nil {
 		return fmt.Errorf("ironic client: %w", err)
 	}
-	sched := scheduler.New(ic, w.clk, scheduler.Options{})
-	w.rec = reconciler.New(reconciler.Deps{
-		Store: w.cst, Ironic: ic, Scheduler: sched, IPAM: network.NewIPAM(w.cst, w.nets), Networks: w.nets, Clock: w.clk,
-		Logger: slog.New(slog.DiscardHandler), Hooks: reconciler.Hooks{Step: w.step},
+	sched := scheduler.New(ic, r.clk, scheduler.Options{})
+	var kclk clock.Clock = r.clk
+	if w.p.lagLeaseClock {
+		kclk = r.lag
+	}
+	r.keeper = reconciler.NewKeeper(r.cst, kclk, nil, reconciler.LeaseConfig{Host: r.name, Shards: shards, TTL: leaseTTL},
+		reconciler.LeaseHooks{Takeover: func(n int) { w.takeovers += n }})
+	r.rec = reconciler.New(reconciler.Deps{
+		Store: r.cst, Ironic: ic, Scheduler: sched, IPAM: network.NewIPAM(r.cst, w.nets), Networks: w.nets, Clock: r.clk,
+		Logger: slog.New(slog.DiscardHandler), Hooks: reconciler.Hooks{Step: func(p string) { w.step(r, p) }}, Leases: r.keeper,
 	}, reconciler.Config{Lifecycle: lcfg, Interval: interval, DriftInterval: driftEvery, Workers: 1, Decide: w.p.decide})
-	w.tr.dead = false
+	r.dead = false
 	return nil
 }
 
-// step is the reconciler's step-boundary hook: a planned crash fires here.
-func (w *world) step(point string) {
+// step is a replica's step-boundary hook: a planned crash, an in-flight
+// delete or a pause fires here (not in the ticks a pause lets the others
+// run meanwhile).
+func (w *world) step(r *replica, point string) {
 	w.hooks++
-	if w.midAt > 0 && w.hooks >= w.midAt && !w.cst.dead {
+	if w.nested {
+		return
+	}
+	if w.midAt > 0 && w.hooks >= w.midAt && !r.cst.dead {
 		w.midAt = 0
 		err := w.st.RequestDelete(context.Background(), w.midDel, "req-del-"+w.midDel, w.clk.Now().UTC())
 		switch {
@@ -170,54 +210,97 @@ func (w *world) step(point string) {
 			w.violate("delete %s in flight: %v", w.sname(w.midDel), err)
 		}
 	}
+	if w.pauseAt > 0 && w.hooks >= w.pauseAt && !r.cst.dead {
+		w.pauseAt = 0
+		w.pause(r, point)
+	}
 	if w.crashAt > 0 && w.hooks >= w.crashAt {
 		w.crashAt = 0
-		w.trace.add("crash at " + point)
-		w.kill()
+		w.trace.add(r.name + " crash at " + point)
+		w.kill(r)
 	}
 }
 
-// kill is kill -9 of the ingot process at this instant: from now on nothing
-// it does reaches the database or Ironic; the tick in progress unwinds on
-// errors and its in-memory state is thrown away by restart.
-func (w *world) kill() {
-	w.cst.dead = true
-	w.tr.dead = true
-	if w.cancel != nil {
-		w.cancel()
+// kill is kill -9 of replica r at this instant: from now on nothing it does
+// reaches the database or Ironic; the tick in progress unwinds on errors
+// and its in-memory state is thrown away by restart.
+func (w *world) kill(r *replica) {
+	r.dead = true
+	r.cst.dead = true
+	if r.cancel != nil {
+		r.cancel()
 	}
 }
 
-// restart drops every in-memory state of ingot and starts it again on the
-// same database file.
-func (w *world) restart() error {
+// restart drops every in-memory state of replica r and starts it again. A
+// lone replica also reopens the database, as a restarted process does.
+func (w *world) restart(r *replica) error {
 	w.restarts++
-	if err := w.st.Close(); err != nil {
-		return fmt.Errorf("close store: %w", err)
+	if len(w.reps) == 1 {
+		if err := w.st.Close(); err != nil {
+			return fmt.Errorf("close store: %w", err)
+		}
+		st, err := sqlite.Open(context.Background(), w.db, sqlite.WithClock(w.clk))
+		if err != nil {
+			return fmt.Errorf("open store: %w", err)
+		}
+		w.st = st
 	}
-	return w.start()
+	return w.startReplica(r)
 }
 
-// tick runs one reconciler pass. A crash during it restarts ingot, which
-// ticks at once on start (as Reconciler.Run does), at the same instant.
+// tick runs one reconciler pass of every running replica, one after the
+// other (in a seed-chosen rotation when there are several).
 func (w *world) tick() error {
+	order := w.reps
+	if len(w.reps) > 1 {
+		k := w.rng.IntN(len(w.reps))
+		order = append(append([]*replica(nil), w.reps[k:]...), w.reps[:k]...)
+	}
+	for _, r := range order {
+		if r.stall > 0 {
+			r.stall--
+			if r.stall == 0 && r.down {
+				r.down = false
+				w.trace.add(r.name + " back up")
+				if err := w.restart(r); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		if err := w.tickReplica(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// tickReplica runs one pass of r. A crash during it restarts r, which
+// ticks at once on start (as Reconciler.Run does), at the same instant.
+func (w *world) tickReplica(r *replica) error {
 	for {
 		ctx, cancel := context.WithCancel(context.Background())
-		w.cancel = cancel
-		_, err := w.rec.Tick(ctx)
+		r.cancel = cancel
+		prev := w.cur
+		w.cur = r
+		_, err := r.rec.Tick(ctx)
+		w.cur = prev
 		cancel()
-		w.cancel = nil
-		// A delete accepted during the tick counts from its end: the step
-		// that was in flight when it arrived may still go out (I2 allows
-		// it), the ones after may not.
-		for _, id := range w.midAccep {
-			w.deleted[id] = true
+		r.cancel = nil
+		if !w.nested {
+			// A delete accepted during the tick counts from its end: the
+			// step that was in flight when it arrived may still go out (I2
+			// allows it), the ones after may not.
+			for _, id := range w.midAccep {
+				w.deleted[id] = true
+			}
+			w.midAccep = w.midAccep[:0]
 		}
-		w.midAccep = w.midAccep[:0]
-		if !w.cst.dead {
+		if !r.dead {
 			return w.tickErr(err)
 		}
-		if err := w.restart(); err != nil {
+		if err := w.restart(r); err != nil {
 			return err
 		}
 	}
@@ -319,7 +402,9 @@ func (w *world) deleteServer(ctx context.Context, id string) error {
 // crashStore is the real store, cut off from the moment ingot is killed.
 type crashStore struct {
 	store.Store
-	dead bool
+	leases store.Leases
+	w      *world
+	dead   bool
 }
 
 var errKilled = errors.New("dst: process killed")
@@ -328,7 +413,38 @@ func (c *crashStore) SaveServer(ctx context.Context, s *lifecycle.Server, ev ...
 	if c.dead {
 		return errKilled
 	}
-	return c.Store.SaveServer(ctx, s, ev...)
+	if _, ok := store.FenceOf(ctx); !ok {
+		c.w.violate("the reconciler saved %s with no lease fence", c.w.sname(s.ID))
+	}
+	err := c.Store.SaveServer(ctx, s, ev...)
+	switch {
+	case errors.Is(err, store.ErrNodeTaken):
+		c.w.nodeTaken++ // two replicas chose one node: the loser chooses again
+	case errors.Is(err, store.ErrFenced):
+		c.w.fenced++
+	}
+	return err
+}
+
+func (c *crashStore) ClaimLeases(ctx context.Context, cl store.Claim) (store.Claimed, error) {
+	if c.dead {
+		return store.Claimed{}, errKilled
+	}
+	return c.leases.ClaimLeases(ctx, cl)
+}
+
+func (c *crashStore) ReleaseLeases(ctx context.Context, host string, shards []int) error {
+	if c.dead {
+		return errKilled
+	}
+	return c.leases.ReleaseLeases(ctx, host, shards)
+}
+
+func (c *crashStore) ListLeases(ctx context.Context) ([]store.Lease, error) {
+	if c.dead {
+		return nil, errKilled
+	}
+	return c.leases.ListLeases(ctx)
 }
 
 func (c *crashStore) CreatePort(ctx context.Context, p store.Port) error {

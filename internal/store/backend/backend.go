@@ -48,12 +48,14 @@ type Owner interface {
 // ErrHeld is matched (errors.Is) when another process owns the database.
 var ErrHeld = errors.New("database held by another process")
 
-// Acquire makes this process the owner of dsn's database, without waiting:
-// for SQLite an exclusive lock on <path>.lock, for PostgreSQL a session
-// advisory lock. An error matching ErrHeld names the holder.
-func Acquire(ctx context.Context, dsn string) (Owner, error) {
+// Acquire makes this process the owner of dsn's database as replica host,
+// without waiting: for SQLite (one process) an exclusive lock on
+// <path>.lock, for PostgreSQL a session advisory lock per host (replicas of
+// other hosts share the work by leases). An error matching ErrHeld names
+// the holder.
+func Acquire(ctx context.Context, dsn, host string) (Owner, error) {
 	if config.IsPostgres(dsn) {
-		o, err := postgres.AcquireOwner(ctx, dsn)
+		o, err := postgres.AcquireOwner(ctx, dsn, host)
 		if errors.Is(err, postgres.ErrOwnerHeld) {
 			return nil, heldError{err}
 		}

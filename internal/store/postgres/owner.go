@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"os"
 	"sync"
 	"time"
@@ -11,12 +12,18 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// ownerLock is the session advisory lock key of the process that owns the
-// database ("ingot_ow"): as the lock file beside a SQLite database, it
-// keeps a second ingot from running a second reconciler over the same
-// servers. PostgreSQL drops it when the session ends, however the process
-// ends. (Several replicas sharing the work need leases instead.)
-const ownerLock int64 = 0x696e676f745f6f77
+// ownerKey is the session advisory lock key of the process that runs as
+// replica host on the database: as the lock file beside a SQLite database,
+// it keeps a second ingot under the same identity from running beside the
+// first — two processes as one replica would share its leases and their
+// epochs, so nothing would fence one from the other. Replicas of other
+// hosts share the work by leases (docs/DESIGN.md §2.10). PostgreSQL drops
+// the lock when the session ends, however the process ends.
+func ownerKey(host string) int64 {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte("ingot owner " + host))
+	return int64(h.Sum64())
+}
 
 // ErrOwnerHeld is matched (errors.Is) by the error AcquireOwner returns
 // when another process holds the database.
@@ -53,7 +60,8 @@ const ownerCheckInterval = 2 * time.Second
 
 // AcquireOwner takes the ownership of dsn's database without waiting: an
 // *OwnerHeldError names the holder when another session has it.
-func AcquireOwner(ctx context.Context, dsn string) (*Owner, error) {
+func AcquireOwner(ctx context.Context, dsn, host string) (*Owner, error) {
+	ownerLock := ownerKey(host)
 	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)

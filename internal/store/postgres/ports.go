@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
@@ -29,10 +30,13 @@ func (st *Store) CreatePort(ctx context.Context, p store.Port) error {
 	if err != nil {
 		return fmt.Errorf("postgres: create port %s: %w", p.ID, err)
 	}
-	_, err = st.pool.Exec(ctx, "INSERT INTO ports ("+portCols+") VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
-		p.ID, p.ServerID, p.NetworkID, p.IP, p.MAC, p.VIFNode, codec.TimeNN(p.CreatedAt), binding)
-	if err == nil {
-		return nil
+	err = st.fenced(ctx, func(q executor) error {
+		_, err := q.Exec(ctx, "INSERT INTO ports ("+portCols+") VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+			p.ID, p.ServerID, p.NetworkID, p.IP, p.MAC, p.VIFNode, codec.TimeNN(p.CreatedAt), binding)
+		return err
+	})
+	if err == nil || errors.Is(err, store.ErrFenced) {
+		return err
 	}
 	switch code, name := constraint(err); {
 	case code == unique && name == "ports_network_ip":
@@ -142,23 +146,27 @@ func (st *Store) BindPort(ctx context.Context, portID, node, mac string, b store
 // execOne runs a single-statement write that must touch a row:
 // ErrNotFound (wrapped with what) when it touched none.
 func (st *Store) execOne(ctx context.Context, what, q string, args ...any) error {
-	tag, err := st.pool.Exec(ctx, q, args...)
-	if err != nil {
-		return fmt.Errorf("postgres: %s: %w", what, err)
-	}
-	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("%s: %w", what, store.ErrNotFound)
-	}
-	return nil
+	return st.fenced(ctx, func(ex executor) error {
+		tag, err := ex.Exec(ctx, q, args...)
+		if err != nil {
+			return fmt.Errorf("postgres: %s: %w", what, err)
+		}
+		if tag.RowsAffected() == 0 {
+			return fmt.Errorf("%s: %w", what, store.ErrNotFound)
+		}
+		return nil
+	})
 }
 
 // DeletePort frees a port and its address. Idempotent: an unknown port is
 // not an error.
 func (st *Store) DeletePort(ctx context.Context, portID string) error {
-	if _, err := st.pool.Exec(ctx, "DELETE FROM ports WHERE id = $1", portID); err != nil {
-		return fmt.Errorf("postgres: delete port %s: %w", portID, err)
-	}
-	return nil
+	return st.fenced(ctx, func(q executor) error {
+		if _, err := q.Exec(ctx, "DELETE FROM ports WHERE id = $1", portID); err != nil {
+			return fmt.Errorf("postgres: delete port %s: %w", portID, err)
+		}
+		return nil
+	})
 }
 
 // UsedAddresses lists the allocated addresses of a network (any order).

@@ -11,7 +11,7 @@
 //
 // Atomicity without SQLite's single writer. SQLite serializes the
 // writers of a process, so its read-check-write transactions are atomic by
-// construction; here several writers (and later several replicas) run at
+// construction; here several writers (and several replicas) run at
 // once, so every such transaction locks what its check reads:
 //   - SaveServer is one UPDATE … WHERE version = $v (the compare-and-swap
 //     itself; a concurrent writer's commit makes PostgreSQL re-check the
@@ -34,6 +34,13 @@
 // SQL is written for PostgreSQL ($n placeholders, strpos, jsonb, ANY);
 // constraint violations (SQLSTATE 23505, 23503) become the typed store
 // errors by constraint name (constraint).
+//
+// Leases and fences (leases.go): every write transaction (write) first
+// checks the fence its context may carry, reading the lease row FOR SHARE,
+// and the single-statement writes run in such a transaction when fenced
+// (fenced), so a takeover waits for a fenced write in flight; API writes
+// carry no fence and stay single statements. Kicks between replicas are
+// NOTIFY ingot_kick.
 //
 // Schema: migrations/NNNN_name.sql, applied at Open under an advisory lock
 // (migrate.go), so replicas starting together migrate once.
@@ -132,7 +139,12 @@ const maxAttempts = 5
 func (s *Store) write(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	var err error
 	for attempt := 1; ; attempt++ {
-		err = pgx.BeginFunc(ctx, s.pool, fn)
+		err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			if err := checkFence(ctx, tx); err != nil {
+				return err
+			}
+			return fn(tx)
+		})
 		if err == nil || !retryable(err) || attempt == maxAttempts || ctx.Err() != nil {
 			return err
 		}

@@ -225,7 +225,7 @@ func TestRetryable(t *testing.T) {
 // is closed, and another process can then take the database.
 func TestOwner(t *testing.T) {
 	dsn := pgtest.DSN(t)
-	o, err := AcquireOwner(t.Context(), dsn)
+	o, err := AcquireOwner(t.Context(), dsn, "h")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +233,7 @@ func TestOwner(t *testing.T) {
 	if err := o.SetListen(t.Context(), "http://127.0.0.1:8774"); err != nil {
 		t.Fatal(err)
 	}
-	_, err = AcquireOwner(t.Context(), dsn)
+	_, err = AcquireOwner(t.Context(), dsn, "h")
 	var held *OwnerHeldError
 	if !errors.As(err, &held) || !errors.Is(err, ErrOwnerHeld) {
 		t.Fatalf("second AcquireOwner: %v, want an *OwnerHeldError", err)
@@ -257,7 +257,7 @@ func TestOwner(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatal("Lost not closed a minute after the owner's session ended")
 	}
-	o2, err := AcquireOwner(t.Context(), dsn)
+	o2, err := AcquireOwner(t.Context(), dsn, "h")
 	if err != nil {
 		t.Fatalf("AcquireOwner after the first was lost: %v", err)
 	}

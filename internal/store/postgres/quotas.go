@@ -134,10 +134,12 @@ func (st *Store) SetQuotas(ctx context.Context, projectID string, limits store.L
 
 // DeleteQuotas implements store.Quotas.
 func (st *Store) DeleteQuotas(ctx context.Context, projectID string) error {
-	if _, err := st.pool.Exec(ctx, "DELETE FROM quotas WHERE project_id = $1", projectID); err != nil {
-		return fmt.Errorf("postgres: delete quotas of %s: %w", projectID, err)
-	}
-	return nil
+	return st.fenced(ctx, func(q executor) error {
+		if _, err := q.Exec(ctx, "DELETE FROM quotas WHERE project_id = $1", projectID); err != nil {
+			return fmt.Errorf("postgres: delete quotas of %s: %w", projectID, err)
+		}
+		return nil
+	})
 }
 
 // CreateServersWithin implements store.MultiCreator: under the project's

@@ -242,33 +242,40 @@ func (st *Store) SaveServer(ctx context.Context, s *lifecycle.Server, events ...
 		s.VolumesOnNode, s.VolumesReleased, docs.Excluded, docs.Attempts, docs.Fault,
 		codec.Time(s.MaintenanceSince), codec.Time(s.UpdatedAt), codec.Time(s.PhaseSince), codec.Time(s.Deadline),
 		codec.Time(s.LaunchedAt), ifDeleted, ifActive, s.ID, s.Version}
-	var n int64
-	if len(events) == 0 {
-		var tag pgconn.CommandTag
-		tag, err = st.pool.Exec(ctx, qSaveServer, args...)
-		n = tag.RowsAffected()
-	} else {
-		err = st.pool.QueryRow(ctx, qSaveServerEvents, append(args, eventColumns(events)...)...).Scan(&n)
-	}
-	if err != nil {
-		switch code, name := constraint(err); {
-		case code == unique && name == "servers_node_id":
-			return fmt.Errorf("server %s, node %s: %w", s.ID, s.NodeID, store.ErrNodeTaken)
-		case code == foreignKey:
-			return fmt.Errorf("event of server %s: %w", s.ID, store.ErrNotFound)
-		}
-		return fmt.Errorf("postgres: save server %s: %w", s.ID, err)
-	}
-	if n == 0 {
-		var one int
-		err := st.pool.QueryRow(ctx, "SELECT 1 FROM servers WHERE id = $1", s.ID).Scan(&one)
-		if nf := notFound(err, "server "+s.ID); nf != nil {
-			return nf
+	err = st.fenced(ctx, func(q executor) error {
+		var n int64
+		var err error
+		if len(events) == 0 {
+			var tag pgconn.CommandTag
+			tag, err = q.Exec(ctx, qSaveServer, args...)
+			n = tag.RowsAffected()
+		} else {
+			err = q.QueryRow(ctx, qSaveServerEvents, append(args, eventColumns(events)...)...).Scan(&n)
 		}
 		if err != nil {
+			switch code, name := constraint(err); {
+			case code == unique && name == "servers_node_id":
+				return fmt.Errorf("server %s, node %s: %w", s.ID, s.NodeID, store.ErrNodeTaken)
+			case code == foreignKey:
+				return fmt.Errorf("event of server %s: %w", s.ID, store.ErrNotFound)
+			}
 			return fmt.Errorf("postgres: save server %s: %w", s.ID, err)
 		}
-		return fmt.Errorf("server %s at version %d: %w", s.ID, s.Version, store.ErrConflict)
+		if n == 0 {
+			var one int
+			err := q.QueryRow(ctx, "SELECT 1 FROM servers WHERE id = $1", s.ID).Scan(&one)
+			if nf := notFound(err, "server "+s.ID); nf != nil {
+				return nf
+			}
+			if err != nil {
+				return fmt.Errorf("postgres: save server %s: %w", s.ID, err)
+			}
+			return fmt.Errorf("server %s at version %d: %w", s.ID, s.Version, store.ErrConflict)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	s.Version++
 	return nil

@@ -86,12 +86,15 @@ func (st *Store) CreateVolume(ctx context.Context, v store.Volume) error {
 	if v.UpdatedAt.IsZero() {
 		v.UpdatedAt = v.CreatedAt
 	}
-	_, err := st.pool.Exec(ctx, "INSERT INTO volumes ("+volumeCols+
-		") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)",
-		v.ID, v.Name, v.SizeGB, store.VolumeAvailable, "", "", -1, false,
-		v.TargetIQN, v.TargetLUN, v.TargetPortal, "", codec.TimeNN(v.CreatedAt), codec.Time(v.UpdatedAt), v.ProjectID, v.UserID)
-	if err == nil {
-		return nil
+	err := st.fenced(ctx, func(q executor) error {
+		_, err := q.Exec(ctx, "INSERT INTO volumes ("+volumeCols+
+			") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)",
+			v.ID, v.Name, v.SizeGB, store.VolumeAvailable, "", "", -1, false,
+			v.TargetIQN, v.TargetLUN, v.TargetPortal, "", codec.TimeNN(v.CreatedAt), codec.Time(v.UpdatedAt), v.ProjectID, v.UserID)
+		return err
+	})
+	if err == nil || errors.Is(err, store.ErrFenced) {
+		return err
 	}
 	if code, name := constraint(err); code == unique && name == "volumes_pkey" {
 		return fmt.Errorf("volume %s: %w", v.ID, store.ErrExists)

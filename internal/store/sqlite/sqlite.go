@@ -23,6 +23,12 @@
 // CreateServer also reserves the server's volumes (volumes.server_id) in
 // its transaction; the Volumes methods own the rest of the volumes table.
 //
+// Leases and fences (leases.go): the leases and replicas tables are
+// judged by the store's clock (WithClock; the wall clock by default). A
+// write whose context carries a fence checks it first in its own
+// transaction (write), and the single writer connection makes that check
+// and the write one atomic step.
+//
 // needs_work is a stored copy of NeedsWork(): if that function's definition
 // ever changes, existing rows keep the old answer until their next write,
 // so such a change needs a migration (or a recompute at Open) with it.
@@ -43,10 +49,12 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
+	"github.com/ingot-dev/ingot/internal/clock"
 	"github.com/ingot-dev/ingot/internal/store"
 )
 
@@ -61,7 +69,18 @@ type Store struct {
 	// reader statements on first use.
 	wstmts map[string]*sql.Stmt
 	rstmts sync.Map // query -> *sql.Stmt
+
+	// now is the database's clock: lease expiry and fences are judged by
+	// it (WithClock; default the wall clock).
+	now func() time.Time
 }
+
+// Option tunes Open.
+type Option func(*Store)
+
+// WithClock makes c the store's clock for leases and fences (the
+// deterministic simulation drives it by hand).
+func WithClock(c clock.Clock) Option { return func(s *Store) { s.now = c.Now } }
 
 // writerQueries are the statements write transactions run.
 var writerQueries = []string{qInsertServer, qServerExists, qDeleteTarget, qRequestDelete, qSaveServer, qUpdateRequests,
@@ -90,7 +109,7 @@ func dsn(path, params string) string {
 // embedded migrations that are not yet applied. Safe to call on an
 // existing database; two processes opening it at once serialize on the
 // migration transaction.
-func Open(ctx context.Context, path string) (*Store, error) {
+func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	if path == "" || path == ":memory:" || strings.HasPrefix(path, "file:") {
 		return nil, fmt.Errorf("sqlite: want a file path, got %q", path)
 	}
@@ -120,8 +139,11 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	r.SetMaxIdleConns(n) // the default (2) would reopen connections under load
 	r.SetConnMaxLifetime(0)
 	r.SetConnMaxIdleTime(0)
-	s := &Store{w: w, r: r, wstmts: map[string]*sql.Stmt{}}
-	for _, q := range slices.Concat(writerQueries, volumeWriterQueries, identityWriterQueries) {
+	s := &Store{w: w, r: r, wstmts: map[string]*sql.Stmt{}, now: time.Now}
+	for _, o := range opts {
+		o(s)
+	}
+	for _, q := range slices.Concat(writerQueries, volumeWriterQueries, identityWriterQueries, leaseWriterQueries) {
 		stmt, err := w.PrepareContext(ctx, q)
 		if err != nil {
 			s.Close()
@@ -216,13 +238,19 @@ func (s *Store) Ping(ctx context.Context) error {
 }
 
 // write runs fn in one transaction on the writer connection. fn must use
-// only tx.
+// only tx. A fence in ctx (store.WithFence) is checked first, in the same
+// transaction.
 func (s *Store) write(ctx context.Context, fn func(tx txn) error) error {
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("sqlite: begin: %w", err)
 	}
-	if err := fn(txn{Tx: tx, st: s}); err != nil {
+	t := txn{Tx: tx, st: s}
+	if err := s.checkFence(ctx, t); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	if err := fn(t); err != nil {
 		_ = tx.Rollback()
 		return err
 	}

@@ -1,0 +1,214 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/ingot-dev/ingot/internal/store"
+)
+
+// Shard leases (store.Leases) on PostgreSQL. Expiry is the server's
+// clock_timestamp(), read once per round, so replicas' clocks need not agree.
+// Two replicas claiming at once never take one lease twice: the take locks
+// the free rows it picks and skips those another round has locked. A fenced
+// write reads its lease row FOR SHARE in its own transaction, so a takeover
+// (an UPDATE of that row) waits for the write to commit and follows it.
+const (
+	pqNow       = `SELECT clock_timestamp()`
+	pqHeartbeat = `INSERT INTO replicas (host, seen_at) VALUES ($1, $2)
+		ON CONFLICT (host) DO UPDATE SET seen_at = excluded.seen_at`
+	pqLive        = `SELECT count(*) FROM replicas WHERE seen_at > $1`
+	pqEnsureShard = `INSERT INTO leases (shard) SELECT generate_series(0, $1::int - 1) ON CONFLICT (shard) DO NOTHING`
+	pqRenew       = `UPDATE leases SET expires_at = $1 WHERE holder = $2 AND expires_at > $3 AND shard < $4`
+	pqTakeOwn     = `UPDATE leases SET expires_at = $1, epoch = epoch + 1 WHERE holder = $2 AND shard < $3`
+	pqHeld        = `SELECT count(*) FROM leases WHERE holder = $1 AND expires_at > $2 AND shard < $3`
+	pqTake        = `UPDATE leases SET holder = $1, epoch = epoch + 1, expires_at = $2
+		WHERE shard IN (SELECT shard FROM leases WHERE expires_at <= $3 AND shard < $4 ORDER BY shard LIMIT $5
+		FOR UPDATE SKIP LOCKED)`
+	pqMine = `SELECT shard, holder, epoch, expires_at FROM leases
+		WHERE holder = $1 AND expires_at > $2 AND shard < $3 ORDER BY shard`
+	pqRelease     = `UPDATE leases SET expires_at = clock_timestamp() WHERE holder = $1 AND expires_at > clock_timestamp()`
+	pqReleaseSome = `UPDATE leases SET expires_at = clock_timestamp()
+		WHERE holder = $1 AND expires_at > clock_timestamp() AND shard = ANY($2)`
+	pqForget = `DELETE FROM replicas WHERE host = $1`
+	pqFence  = `SELECT 1 FROM leases WHERE shard = $1 AND holder = $2 AND epoch = $3
+		AND expires_at > clock_timestamp() FOR SHARE`
+	pqKick = `SELECT pg_notify('ingot_kick', '')`
+)
+
+var (
+	_ store.Leases = (*Store)(nil)
+	_ store.Kicker = (*Store)(nil)
+)
+
+// ClaimLeases runs one lease round (store.Leases).
+func (st *Store) ClaimLeases(ctx context.Context, c store.Claim) (store.Claimed, error) {
+	if c.Host == "" || c.Shards <= 0 || c.TTL <= 0 {
+		return store.Claimed{}, fmt.Errorf("postgres: claim leases: want a host, shards and a ttl, got %+v", c)
+	}
+	var out store.Claimed
+	err := st.write(ctx, func(tx pgx.Tx) error {
+		out = store.Claimed{}
+		var now time.Time
+		if err := tx.QueryRow(ctx, pqNow).Scan(&now); err != nil {
+			return err
+		}
+		exp := now.Add(c.TTL)
+		if _, err := tx.Exec(ctx, pqHeartbeat, c.Host, now); err != nil {
+			return err
+		}
+		if err := tx.QueryRow(ctx, pqLive, now.Add(-c.TTL)).Scan(&out.Live); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, pqEnsureShard, c.Shards); err != nil {
+			return err
+		}
+		var err error
+		if c.TakeOwn {
+			_, err = tx.Exec(ctx, pqTakeOwn, exp, c.Host, c.Shards)
+		} else {
+			_, err = tx.Exec(ctx, pqRenew, exp, c.Host, now, c.Shards)
+		}
+		if err != nil {
+			return err
+		}
+		var held int
+		if err := tx.QueryRow(ctx, pqHeld, c.Host, now, c.Shards).Scan(&held); err != nil {
+			return err
+		}
+		if want := store.Share(c.Shards, out.Live); held < want {
+			if _, err := tx.Exec(ctx, pqTake, c.Host, exp, now, c.Shards, want-held); err != nil {
+				return err
+			}
+		}
+		rows, err := tx.Query(ctx, pqMine, c.Host, now, c.Shards)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var l store.Lease
+			if err := rows.Scan(&l.Shard, &l.Holder, &l.Epoch, &l.ExpiresAt); err != nil {
+				return err
+			}
+			l.ExpiresAt = l.ExpiresAt.UTC()
+			out.Held = append(out.Held, l)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return store.Claimed{}, fmt.Errorf("postgres: claim leases of %s: %w", c.Host, err)
+	}
+	return out, nil
+}
+
+// ReleaseLeases gives up host's leases (store.Leases).
+func (st *Store) ReleaseLeases(ctx context.Context, host string, shards []int) error {
+	err := st.write(ctx, func(tx pgx.Tx) error {
+		if shards == nil {
+			if _, err := tx.Exec(ctx, pqRelease, host); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, pqForget, host)
+			return err
+		}
+		if len(shards) == 0 {
+			return nil
+		}
+		_, err := tx.Exec(ctx, pqReleaseSome, host, shards)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("postgres: release leases of %s: %w", host, err)
+	}
+	return nil
+}
+
+// ListLeases lists every shard's lease (store.Leases).
+func (st *Store) ListLeases(ctx context.Context) ([]store.Lease, error) {
+	rows, err := st.pool.Query(ctx, `SELECT shard, holder, epoch, expires_at FROM leases ORDER BY shard`)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: leases: %w", err)
+	}
+	defer rows.Close()
+	var out []store.Lease
+	for rows.Next() {
+		var l store.Lease
+		if err := rows.Scan(&l.Shard, &l.Holder, &l.Epoch, &l.ExpiresAt); err != nil {
+			return nil, fmt.Errorf("postgres: leases: %w", err)
+		}
+		l.ExpiresAt = l.ExpiresAt.UTC()
+		out = append(out, l)
+	}
+	return out, rows.Err()
+}
+
+// checkFence refuses a write whose context carries a fence that no longer
+// holds, inside the write's transaction, and keeps the lease row share-locked
+// until the write commits.
+func checkFence(ctx context.Context, tx pgx.Tx) error {
+	f, ok := store.FenceOf(ctx)
+	if !ok {
+		return nil
+	}
+	var one int
+	err := tx.QueryRow(ctx, pqFence, f.Shard, f.Holder, f.Epoch).Scan(&one)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("shard %d epoch %d of %s: %w", f.Shard, f.Epoch, f.Holder, store.ErrFenced)
+	}
+	if err != nil {
+		return fmt.Errorf("postgres: fence: %w", err)
+	}
+	return nil
+}
+
+// executor is what a write statement runs on: the pool, or a transaction.
+type executor interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// fenced runs a write that is one statement on the pool, or, when ctx
+// carries a fence, in a transaction that checks the fence first.
+func (st *Store) fenced(ctx context.Context, fn func(q executor) error) error {
+	if _, ok := store.FenceOf(ctx); !ok {
+		return fn(st.pool)
+	}
+	return st.write(ctx, func(tx pgx.Tx) error { return fn(tx) }) // write checks the fence first
+}
+
+// KickReplicas wakes every replica's loop (store.Kicker).
+func (st *Store) KickReplicas(ctx context.Context) error {
+	if _, err := st.pool.Exec(ctx, pqKick); err != nil {
+		return fmt.Errorf("postgres: kick: %w", err)
+	}
+	return nil
+}
+
+// ListenKicks calls fn for every kick until ctx ends (store.Kicker), on a
+// connection of its own taken from the pool.
+func (st *Store) ListenKicks(ctx context.Context, fn func()) error {
+	pc, err := st.pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("postgres: listen: %w", err)
+	}
+	conn := pc.Hijack() // a listening session never goes back to the pool
+	defer conn.Close(context.WithoutCancel(ctx))
+	if _, err := conn.Exec(ctx, "LISTEN ingot_kick"); err != nil {
+		return fmt.Errorf("postgres: listen: %w", err)
+	}
+	for {
+		if _, err := conn.WaitForNotification(ctx); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("postgres: listen: %w", err)
+		}
+		fn()
+	}
+}
