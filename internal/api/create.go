@@ -42,6 +42,7 @@ type createRequest struct {
 	// servers (create_extras.go).
 	adminPass              *string
 	accessIPv4, accessIPv6 string
+	diskConfig             string // OS-DCF:diskConfig as asked ("" if not)
 	multi                  multiCreate
 	group                  *lifecycle.GroupRef // the group scheduler hint (servergroups.go)
 }
@@ -64,8 +65,7 @@ var fixedServerFields = map[string]func(json.RawMessage) bool{
 		}
 		return true
 	},
-	"config_drive":      func(json.RawMessage) bool { return true },
-	"OS-DCF:diskConfig": func(raw json.RawMessage) bool { return isOneOf(raw, "MANUAL", "AUTO") },
+	"config_drive": func(json.RawMessage) bool { return true },
 }
 
 // emptyValue accepts null, "", [] and {}.
@@ -136,7 +136,7 @@ func (s *server) parseCreate(r *request) (*createRequest, error) {
 		switch k {
 		case "name", "flavorRef", "imageRef", "networks", "metadata", "user_data", "hostname",
 			"key_name", "availability_zone":
-		case "min_count", "max_count", "return_reservation_id", "adminPass", "accessIPv4", "accessIPv6": // create_extras.go
+		case "min_count", "max_count", "return_reservation_id", "adminPass", "accessIPv4", "accessIPv6", "OS-DCF:diskConfig": // create_extras.go
 		case "block_device_mapping_v2", "block_device_mapping": // resolveBoot
 		case "tags", "description": // parseCreateExtras
 		case "personality":
@@ -168,6 +168,9 @@ func (s *server) parseCreate(r *request) (*createRequest, error) {
 		return nil, err
 	}
 	if c.accessIPv6, _, err = parseAccessIP(fields, "accessIPv6", true); err != nil {
+		return nil, err
+	}
+	if c.diskConfig, _, err = parseDiskConfig(fields); err != nil {
 		return nil, err
 	}
 	if err := s.resolveFlavor(r, fields, c); err != nil {

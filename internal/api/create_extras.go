@@ -97,6 +97,28 @@ func parseNovaBool(raw json.RawMessage) (value, ok bool) {
 	return false, false
 }
 
+// parseDiskConfig reads OS-DCF:diskConfig, AUTO or MANUAL (set says the
+// member was there), at create, rebuild and update alike.
+func parseDiskConfig(fields map[string]json.RawMessage) (dc string, set bool, err error) {
+	raw, ok := fields["OS-DCF:diskConfig"]
+	if !ok {
+		return "", false, nil
+	}
+	if json.Unmarshal(raw, &dc) != nil || (dc != "AUTO" && dc != "MANUAL") {
+		return "", false, badRequest("Invalid input for field/attribute OS-DCF:diskConfig. Value: %s. It is not one of ['AUTO', 'MANUAL'].", raw)
+	}
+	return dc, true, nil
+}
+
+// diskConfig is the OS-DCF:diskConfig shown: what was asked, else MANUAL
+// (what ingot showed before it kept it).
+func diskConfig(dc string) string {
+	if dc == "" {
+		return "MANUAL"
+	}
+	return dc
+}
+
 // parseAccessIP reads accessIPv4 or accessIPv6 (a string of that family;
 // null or "" is none; set says the member was there) in its canonical
 // form, as Nova stores it (netaddr's: "::babe:dc0c:1602" for

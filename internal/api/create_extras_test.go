@@ -90,6 +90,37 @@ func TestAccessIPs(t *testing.T) {
 	}
 }
 
+// TestDiskConfig: OS-DCF:diskConfig shows what was asked at create, PUT and
+// rebuild (Nova keeps it; Tempest's test_disk_config checks it), MANUAL
+// when never asked; anything but AUTO or MANUAL is a 400.
+func TestDiskConfig(t *testing.T) {
+	f := newFixture(t)
+	show := func(id string) any {
+		return obj(t, f.do("GET", "/v2.1/servers/"+id, "2.1", nil).want(t, 200).body, "server")["OS-DCF:diskConfig"]
+	}
+	plain := obj(t, f.do("POST", "/v2.1/servers", "2.90", createWith(nil)).want(t, 202).body, "server")["id"].(string)
+	if got := show(plain); got != "MANUAL" {
+		t.Errorf("never asked: %v", got)
+	}
+	r := f.do("POST", "/v2.1/servers", "2.90", createWith(map[string]any{"OS-DCF:diskConfig": "AUTO"})).want(t, 202)
+	created := obj(t, r.body, "server")
+	id := created["id"].(string)
+	if created["OS-DCF:diskConfig"] != "AUTO" || show(id) != "AUTO" {
+		t.Errorf("create with AUTO: answered %v, shown %v", created["OS-DCF:diskConfig"], show(id))
+	}
+	put := obj(t, f.do("PUT", "/v2.1/servers/"+id, "2.1", map[string]any{"server": map[string]any{"OS-DCF:diskConfig": "MANUAL"}}).want(t, 200).body, "server")
+	if put["OS-DCF:diskConfig"] != "MANUAL" || show(id) != "MANUAL" {
+		t.Errorf("PUT to MANUAL: answered %v, shown %v", put["OS-DCF:diskConfig"], show(id))
+	}
+	f.advance(id, activeSetup)
+	rb := obj(t, f.action(nil, id, "2.90", map[string]any{"rebuild": map[string]any{"imageRef": imageID, "OS-DCF:diskConfig": "AUTO"}}).want(t, 202).body, "server")
+	if rb["OS-DCF:diskConfig"] != "AUTO" || show(id) != "AUTO" {
+		t.Errorf("rebuild with AUTO: answered %v, shown %v", rb["OS-DCF:diskConfig"], show(id))
+	}
+	f.do("PUT", "/v2.1/servers/"+id, "2.1", map[string]any{"server": map[string]any{"OS-DCF:diskConfig": "auto"}}).want(t, 400)
+	f.do("POST", "/v2.1/servers", "2.90", createWith(map[string]any{"OS-DCF:diskConfig": 1})).want(t, 400)
+}
+
 // TestMultipleCreate: min_count/max_count make that many servers, named
 // name-1…, sharing one reservation id; the answer is the first server, or
 // the reservation id; the quota decides how many, atomically.

@@ -205,8 +205,14 @@ func (s *server) updateQuotas(w http.ResponseWriter, r *request) error {
 		if !settable[k] && !(strings.HasPrefix(k, store.ClassPrefix) && len(k) > len(store.ClassPrefix) && len(k) <= 255) {
 			return badRequest("Invalid input for field/attribute quota_set. Additional properties are not allowed ('%s' was unexpected).", k)
 		}
+		// Nova ignores the nova-network quotas (≤2.35) it still accepts;
+		// ingot ignores the personality ones (≤2.56) too, as it refuses
+		// personality files whatever the limit. Both keep their fixed values.
 		if _, fixed := fixedQuota(k); fixed {
-			return badRequest("Quota %s cannot be set: ingot has no %s.", k, strings.ReplaceAll(k, "_", " "))
+			if _, err := quotaLimitValue(k, fields[k]); err != nil {
+				return err
+			}
+			continue
 		}
 		v, err := quotaLimitValue(k, fields[k])
 		if err != nil {
@@ -220,7 +226,7 @@ func (s *server) updateQuotas(w http.ResponseWriter, r *request) error {
 			return fmt.Errorf("usage of %s: %w", project, err)
 		}
 		for _, k := range names {
-			if lim := limits[k]; lim >= 0 && u.Of(k) > lim {
+			if lim, ok := limits[k]; ok && lim >= 0 && u.Of(k) > lim {
 				return badRequest("Quota limit %d for %s must be greater than or equal to already used and reserved %d.", lim, k, u.Of(k))
 			}
 		}

@@ -33,6 +33,8 @@ type rebuildRequest struct {
 	// The access addresses, when the body had them.
 	accessIPv4, accessIPv6 string
 	setIPv4, setIPv6       bool
+	diskConfig             string // OS-DCF:diskConfig, when setDiskConfig
+	setDiskConfig          bool
 }
 
 // novaHostnameRE is Nova's hostname of 2.90 (parameter_types.hostname).
@@ -68,8 +70,9 @@ func (s *server) parseRebuild(r *request, raw json.RawMessage) (*rebuildRequest,
 			return nil, badRequest("Invalid input for field/attribute %s. Value: %s. ingot does not support this value.", k, v)
 		}
 	}
-	if v, ok := fields["OS-DCF:diskConfig"]; ok && !isOneOf(v, "MANUAL", "AUTO") {
-		return nil, badRequest("Invalid input for field/attribute OS-DCF:diskConfig. Value: %s. It is not one of ['AUTO', 'MANUAL'].", v)
+	dc, setDC, err := parseDiskConfig(fields)
+	if err != nil {
+		return nil, err
 	}
 	if v, ok := fields["preserve_ephemeral"]; ok && !novaBoolean(v) {
 		return nil, badRequest("Invalid input for field/attribute preserve_ephemeral. Value: %s. It is not a boolean.", v)
@@ -81,7 +84,7 @@ func (s *server) parseRebuild(r *request, raw json.RawMessage) (*rebuildRequest,
 	if !isUUID(ref) {
 		return nil, badRequest("Invalid input for field/attribute imageRef. Value: %s. It is not a 'uuid'.", ref)
 	}
-	rb := &rebuildRequest{}
+	rb := &rebuildRequest{diskConfig: dc, setDiskConfig: setDC}
 	img, ok := s.cfg.Catalog.Image(ref)
 	if !ok {
 		return nil, badRequest("Cannot find image for rebuild")
@@ -258,6 +261,9 @@ func (s *server) rebuild(w http.ResponseWriter, r *request, raw json.RawMessage)
 		}
 		if rb.setIPv6 {
 			spec.AccessIPv6 = rb.accessIPv6
+		}
+		if rb.setDiskConfig {
+			spec.DiskConfig = rb.diskConfig
 		}
 		// The redeploy's config drive carries the new password (Nova's
 		// Ironic driver writes it at a rebuild as at a spawn).

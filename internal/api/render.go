@@ -212,7 +212,7 @@ func (rd *renderer) server(sv *lifecycle.Server, ports []store.Port) *serverView
 		AccessIPv4:     sv.Spec.AccessIPv4,
 		AccessIPv6:     sv.Spec.AccessIPv6,
 		Links:          rd.serverLinks(sv.ID),
-		DiskConfig:     "MANUAL",
+		DiskConfig:     diskConfig(sv.Spec.DiskConfig),
 		AZ:             rd.zones().ofNode(sv.NodeID),
 		ConfigDrive:    "True",
 		KeyName:        strPtr(sv.Spec.KeyName),

@@ -30,7 +30,21 @@ func TestResetState(t *testing.T) {
 	if show := obj(t, f.do("GET", "/v2.1/servers/"+id, "2.90", nil).want(t, 200).body, "server"); show["status"] != "ERROR" {
 		t.Errorf("after reset to error: %v", show["status"])
 	}
-	wantMsg(t, f.action(otherAdmin, id, "2.90", `{"os-resetState": {"state": "active"}}`), 409, "conflictingRequest", "Cannot 'resetState'")
+	// A second reset before the first is carried out replaces it (Tempest's
+	// test_reset_state_server resets to error and straight back to active).
+	f.action(otherAdmin, id, "2.90", `{"os-resetState": {"state": "active"}}`).want(t, http.StatusAccepted)
+	if s := f.server(id); s.Op.ResetTo != lifecycle.ResetActive || s.OpGen != 2 {
+		t.Fatalf("second reset recorded %+v gen %d", s.Op, s.OpGen)
+	}
+	if show := obj(t, f.do("GET", "/v2.1/servers/"+id, "2.90", nil).want(t, 200).body, "server"); show["status"] != "ACTIVE" {
+		t.Errorf("after reset to error and back to active: %v", show["status"])
+	}
+	// Any other pending operation still refuses a reset.
+	f.finishOp(id, lifecycle.PhaseActive)
+	f.action(member, id, "2.90", `{"os-stop": null}`).want(t, http.StatusAccepted)
+	wantMsg(t, f.action(otherAdmin, id, "2.90", `{"os-resetState": {"state": "error"}}`), 409, "conflictingRequest", "Cannot 'resetState'")
+	f.finishOp(id, lifecycle.PhaseStopped)
+	f.action(otherAdmin, id, "2.90", `{"os-resetState": {"state": "error"}}`).want(t, http.StatusAccepted)
 
 	// The reconciler's part: ERROR, the node kept.
 	f.advance(id, func(s *lifecycle.Server) {

@@ -107,7 +107,7 @@ func (s *server) createServer(w http.ResponseWriter, r *request) error {
 	body := map[string]any{
 		"id":                sv.ID,
 		"links":             rd.serverLinks(sv.ID),
-		"OS-DCF:diskConfig": "MANUAL",
+		"OS-DCF:diskConfig": diskConfig(sv.Spec.DiskConfig),
 		"security_groups":   []map[string]string{{"name": "default"}},
 	}
 	if !s.cfg.DisableInstancePassword {
@@ -169,6 +169,7 @@ func (s *server) newServer(r *request, c *createRequest, now time.Time, resv str
 			Description:   c.description,
 			AccessIPv4:    c.accessIPv4,
 			AccessIPv6:    c.accessIPv6,
+			DiskConfig:    c.diskConfig,
 			ReservationID: resv,
 			LaunchIndex:   i,
 			AdminPass:     password,

@@ -151,7 +151,7 @@ func TestCreateCommitsBeforeAnswer(t *testing.T) {
 	if len(id) != 36 {
 		t.Fatalf("id %q", id)
 	}
-	if srv["OS-DCF:diskConfig"] != "MANUAL" || len(srv["links"].([]any)) != 2 {
+	if srv["OS-DCF:diskConfig"] != "AUTO" || len(srv["links"].([]any)) != 2 {
 		t.Errorf("create answer %s", r.raw)
 	}
 	if !strings.HasSuffix(r.header.Get("Location"), "/v2.1/servers/"+id) {

@@ -63,8 +63,9 @@ func (s *server) updateServer(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return err
 	}
-	if v, ok := fields["OS-DCF:diskConfig"]; ok && !isOneOf(v, "MANUAL", "AUTO") {
-		return badRequest("Invalid input for field/attribute OS-DCF:diskConfig. Value: %s. It is not one of ['AUTO', 'MANUAL'].", v)
+	dc, setDC, err := parseDiskConfig(fields)
+	if err != nil {
+		return err
 	}
 	var name, hostname *string
 	var description **string
@@ -118,6 +119,9 @@ func (s *server) updateServer(w http.ResponseWriter, r *request) error {
 		}
 		if set6 {
 			cur.Spec.AccessIPv6 = ip6
+		}
+		if setDC {
+			cur.Spec.DiskConfig = dc
 		}
 		cur.UpdatedAt = now
 		return nil

@@ -292,10 +292,15 @@ func TestAllowed(t *testing.T) {
 		{up(PhaseActive, ""), OpRescue, false, true},
 		{up(PhaseRescued, ""), OpUnrescue, false, true},
 		{up(PhaseActive, ""), OpUnrescue, false, false},
-		{up(PhaseActive, OpStop), OpReboot, false, false},                      // one operation at a time
-		{inOp(PhaseRebooting, OpReboot, true), OpReboot, true, false},          // task_state reboot_started
-		{srv(PhaseDeploying), OpReboot, false, false},                          // vm_state building
-		{srv(PhaseError, withFault(ReasonDeployFailed)), OpStop, false, false}, // vm_state error
+		{up(PhaseActive, OpStop), OpReboot, false, false},                         // one operation at a time
+		{inOp(PhaseRebooting, OpReboot, true), OpReboot, true, false},             // task_state reboot_started
+		{srv(PhaseDeploying), OpReboot, false, false},                             // vm_state building
+		{srv(PhaseError, withFault(ReasonDeployFailed)), OpStop, false, false},    // vm_state error
+		{srv(PhaseError, withFault(ReasonDeployFailed)), OpRebuild, false, false}, // no node to rebuild
+		{heldInError(""), OpRebuild, false, true},                                 // reset to error: Nova rebuilds in ERROR
+		{up(PhaseActive, OpReset, resetTo(ResetError)), OpRebuild, false, true},   // a rebuild right after a reset replaces it
+		{up(PhaseActive, OpReset, resetTo(ResetError)), OpReboot, false, false},   // anything else waits for it
+		{up(PhaseRescued, OpReset, resetTo(ResetError)), OpRebuild, false, false}, // not from rescue
 	}
 	for _, tt := range tests {
 		err := Allowed(tt.s, tt.k, tt.hard)

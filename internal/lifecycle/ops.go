@@ -118,7 +118,7 @@ func Allowed(s *Server, k OpKind, hard bool) *StateConflict {
 	case OpRebuild:
 		// Nova rebuilds in ERROR too; here only a server that still holds its
 		// deployed node (reset to error by an admin) can be.
-		ok = vm == "active" || vm == "stopped" || (vm == "error" && s.HeldInError())
+		ok = vm == "active" || vm == "stopped" || (vm == "error" && (s.HeldInError() || resetPending(s)))
 	case OpRescue:
 		ok = vm == "active" || vm == "stopped"
 	case OpUnrescue:
@@ -127,7 +127,9 @@ func Allowed(s *Server, k OpKind, hard bool) *StateConflict {
 	if !ok {
 		return &StateConflict{Op: k, Attr: "vm_state", State: st.VMState}
 	}
-	if st.TaskState != "" || s.OpPending() {
+	// Nova's reset is synchronous, so a rebuild may follow it at once: here
+	// the rebuild replaces a reset not yet carried out (its end is the same).
+	if st.TaskState != "" || (s.OpPending() && !(k == OpRebuild && resetPending(s))) {
 		return &StateConflict{Op: k, Attr: "task_state", State: st.TaskState}
 	}
 	return nil

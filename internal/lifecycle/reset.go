@@ -16,14 +16,26 @@ func (s *Server) HeldInError() bool {
 	return s.Phase == PhaseError && s.NodeID != "" && s.Fault != nil && s.Fault.Reason == ReasonResetState
 }
 
+// resetPending reports whether s has a reset not yet carried out on a
+// server a rebuild could start from (active, stopped, or reset to error).
+func resetPending(s *Server) bool {
+	return s.OpPending() && s.Op.Kind == OpReset &&
+		(s.Phase == PhaseActive || s.Phase == PhaseStopped || s.HeldInError())
+}
+
 // AllowedReset says whether an admin may reset s to state to now. Only a
 // server at rest with no operation pending: ingot's deadlines end every
 // task, so there is no stuck task to clear, and resetting a build or a
 // release midway would abandon what it holds. ACTIVE needs a node the
 // server still holds (a failed build released its node: ACTIVE would lie).
+// A reset not yet carried out is no task: Nova's reset is synchronous, so
+// clients reset again right away (to error, then back to active); the new
+// one replaces it and the reconciler carries out only the latest (both are
+// writes with no Ironic action, so nothing is abandoned midway).
 func AllowedReset(s *Server, to string) *StateConflict {
 	st := Nova(s)
-	if st.TaskState != "" || s.OpPending() || !(s.Phase.Up() || s.Phase == PhaseError) {
+	otherOp := s.OpPending() && s.Op.Kind != OpReset
+	if st.TaskState != "" || otherOp || !(s.Phase.Up() || s.Phase == PhaseError) {
 		return &StateConflict{Op: OpReset, Attr: "task_state", State: st.TaskState}
 	}
 	if to == ResetActive && (s.Phase == PhaseRescued || (s.Phase == PhaseError && !s.HeldInError())) {

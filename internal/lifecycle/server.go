@@ -205,6 +205,10 @@ type Spec struct {
 	// node (Nova does not configure them either).
 	AccessIPv4 string `json:"access_ip_v4,omitempty"`
 	AccessIPv6 string `json:"access_ip_v6,omitempty"`
+	// DiskConfig is the OS-DCF:diskConfig the user asked for, AUTO or
+	// MANUAL ("" shows MANUAL): shown as asked, as Nova does; the node's
+	// partitioning does not depend on it (the image and Ironic decide).
+	DiskConfig string `json:"disk_config,omitempty"`
 	// ReservationID is the create request's reservation (r-xxxxxxxx, one
 	// for every server of a multiple create) and LaunchIndex the server's
 	// place in it (0 for the first).

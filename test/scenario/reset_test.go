@@ -42,6 +42,21 @@ func TestResetState(t *testing.T) {
 	e.waitRest(id, "ACTIVE", 10*time.Second)
 	e.checkInvariants(id)
 
+	// Back to back, as Tempest's test_reset_state_server does: the second
+	// reset replaces the first if that is still pending; either way the
+	// server ends active on its node, nothing asked of Ironic.
+	from = e.stateCallCount()
+	e.act(id, map[string]any{"os-resetState": map[string]any{"state": "error"}}, http.StatusAccepted)
+	e.act(id, map[string]any{"os-resetState": map[string]any{"state": "active"}}, http.StatusAccepted)
+	e.WaitFor("the back-to-back resets carried out", 10*time.Second, func() bool {
+		s := e.record(id)
+		return !s.OpPending() && s.Phase == lifecycle.PhaseActive && s.NodeID == node
+	})
+	if got := e.stateCalls(node, from); len(got) != 0 {
+		t.Errorf("back-to-back resets asked Ironic %v", got)
+	}
+	e.checkInvariants(id)
+
 	// Reset to error, then the node is deleted out-of-band: the drift check
 	// finds it, the server is an ordinary ERROR and lets go of what it held.
 	id2, node2 := e.activeOn("lost")
