@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"time"
 
 	"github.com/ingot-dev/ingot/internal/ironic"
 	"github.com/ingot-dev/ingot/internal/lifecycle"
@@ -23,12 +24,14 @@ const (
 
 // process takes a server through as many steps as it can this tick: it
 // stops at a wait, after asking Ironic to change the node (the view is then
-// stale), or after StepsPerTick steps.
-func (r *Reconciler) process(ctx context.Context, s *lifecycle.Server, b *bulk) {
+// stale), after StepsPerTick steps, or at the first step boundary after
+// the tick's budget deadline (zero: none).
+func (r *Reconciler) process(ctx context.Context, s *lifecycle.Server, b *bulk, deadline time.Time) {
 	log := r.log.With(logServer, s.ID)
 	v, observed := r.nodeView(ctx, s, b)
-	for range r.cfg.StepsPerTick {
-		if ctx.Err() != nil {
+	defer func() { r.saw(s, v, observed) }()
+	for i := range r.cfg.StepsPerTick {
+		if ctx.Err() != nil || (i > 0 && r.overBudget(deadline)) {
 			return
 		}
 		if !observed && lifecycle.NeedsNode(s) {
@@ -107,7 +110,12 @@ func (r *Reconciler) process(ctx context.Context, s *lifecycle.Server, b *bulk) 
 // returns the freshly read record with errStale, so the caller decides again
 // from what the user now wants.
 func (r *Reconciler) save(ctx context.Context, before, next *lifecycle.Server, events []lifecycle.Event) (*lifecycle.Server, error) {
-	err := r.store.SaveServer(ctx, next, events...)
+	return r.afterSave(ctx, before, next, r.store.SaveServer(ctx, next, events...))
+}
+
+// afterSave is what follows the write of next (err is its outcome): the
+// fresh record on a conflict, else the scheduler, hooks and volume registry.
+func (r *Reconciler) afterSave(ctx context.Context, before, next *lifecycle.Server, err error) (*lifecycle.Server, error) {
 	if errors.Is(err, store.ErrConflict) {
 		fresh, gerr := r.store.GetServer(ctx, before.ID)
 		if gerr != nil {

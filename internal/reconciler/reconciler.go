@@ -23,6 +23,7 @@ import (
 // Ironic is what the reconciler asks of Ironic (implemented by *ironic.Client).
 type Ironic interface {
 	ListAssociated(ctx context.Context) ([]ironic.Node, error)
+	ListInState(ctx context.Context, provisionState string) ([]ironic.Node, error)
 	GetNode(ctx context.Context, id string) (ironic.Node, error)
 	Reserve(ctx context.Context, nodeID, instanceUUID string) (ironic.Node, error)
 	Unreserve(ctx context.Context, nodeID string) error
@@ -62,6 +63,7 @@ type IPAM interface {
 // Hooks observe the loop (metrics). Every field is optional.
 type Hooks struct {
 	Tick       func(d time.Duration, servers int)
+	FastTick   func(d time.Duration, servers int) // a fast tick (cadence.go)
 	Transition func(before, after *lifecycle.Server)
 	PastDue    func(n int)
 	// Step is called at every step boundary of a server, with a stable name:
@@ -78,6 +80,12 @@ type Config struct {
 	DriftInterval time.Duration // how often ACTIVE servers are checked for drift (default 30s)
 	Workers       int           // concurrent servers per tick (default 32)
 	StepsPerTick  int           // most steps one server takes in a tick (default 12)
+	// TickBudget bounds the expensive part of a tick (default 80% of the
+	// interval); see budget.go.
+	TickBudget time.Duration
+	// FastInterval is the tick period while some server waits on Ironic
+	// (default 0.5s; see cadence.go). Never longer than Interval.
+	FastInterval time.Duration
 	// Decide replaces lifecycle.Decide; only tests that prove the invariant
 	// checks have teeth set it (to deliberately broken logic).
 	Decide func(lifecycle.Input, lifecycle.Config) lifecycle.Action
@@ -102,6 +110,9 @@ type Reconciler struct {
 	ironicDown map[string]bool // server -> last Ironic call failed as unreachable
 	releasing  map[string]int  // resource class -> nodes our servers are letting go of (this tick)
 	lastDrift  time.Time
+	cursor     string // id where the next tick's expensive steps start (budget.go)
+	watch      watchSet        // servers waiting on Ironic -> last view (cadence.go)
+	touched    map[string]bool // servers process saw during the current full tick
 }
 
 // Deps are the reconciler's collaborators.
@@ -130,6 +141,10 @@ func New(d Deps, cfg Config) *Reconciler {
 	if cfg.StepsPerTick <= 0 {
 		cfg.StepsPerTick = 12
 	}
+	if cfg.FastInterval <= 0 {
+		cfg.FastInterval = DefaultFastInterval
+	}
+	cfg.FastInterval = min(cfg.FastInterval, cfg.Interval)
 	if cfg.Decide == nil {
 		cfg.Decide = lifecycle.Decide
 	}
@@ -145,6 +160,7 @@ func New(d Deps, cfg Config) *Reconciler {
 	return &Reconciler{
 		store: d.Store, ironic: d.Ironic, sched: d.Scheduler, ipam: d.IPAM, nets: d.Networks, clock: d.Clock, log: d.Logger,
 		cfg: cfg, hooks: d.Hooks, kick: make(chan struct{}, 1), ironicDown: map[string]bool{},
+		watch: watchSet{},
 	}
 }
 
@@ -156,19 +172,33 @@ func (r *Reconciler) Kick() {
 	}
 }
 
-// Run ticks until ctx ends: every Interval, and at once after a Kick.
+// Run ticks until ctx ends: a full tick every Interval and at once after a
+// Kick, fast ticks between them at the Cadence while servers wait on Ironic.
 func (r *Reconciler) Run(ctx context.Context) error {
-	t := time.NewTicker(r.cfg.Interval)
+	full := true
+	var lastFull time.Time
+	t := time.NewTimer(0)
 	defer t.Stop()
 	for {
-		if _, err := r.Tick(ctx); err != nil && ctx.Err() == nil {
-			r.log.Warn("tick failed", "err", err)
+		if full {
+			lastFull = time.Now()
+			if _, err := r.Tick(ctx); err != nil && ctx.Err() == nil {
+				r.log.Warn("tick failed", "err", err)
+			}
+		} else if _, err := r.FastTick(ctx); err != nil && ctx.Err() == nil {
+			r.log.Warn("fast tick failed", "err", err)
 		}
+		// A full tick takes the place of the fast tick that falls due with it.
+		untilFull := r.cfg.Interval - time.Since(lastFull)
+		wait := min(r.Cadence(), untilFull)
+		full = wait >= untilFull
+		t.Reset(max(wait, 0))
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-t.C:
 		case <-r.kick:
+			full = true
 		}
 	}
 }
@@ -178,6 +208,9 @@ type TickStats struct {
 	Servers  int // servers looked at
 	PastDue  int // non-stable servers past deadline + one interval (must be 0)
 	IronicUp bool
+	// Carried: servers the budget did not reach for expensive steps (they
+	// had the cheap pass only; the next tick starts with them).
+	Carried int
 }
 
 // Tick runs one pass over every server that needs work (and, every
@@ -208,31 +241,25 @@ func (r *Reconciler) Tick(ctx context.Context) (TickStats, error) {
 	r.countReleasing(servers)
 	stats := TickStats{Servers: len(servers)}
 	if len(servers) == 0 {
+		r.watchFrom(nil)
 		r.report(start, stats)
 		return stats, nil
 	}
 	view := r.bulkView(ctx, servers)
 	stats.IronicUp = view.up
 
-	jobs := make(chan *lifecycle.Server)
-	var wg sync.WaitGroup
-	for range min(r.cfg.Workers, len(servers)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for s := range jobs {
-				r.process(ctx, s, view)
-			}
-		}()
+	servers = rotate(servers, r.cursor)
+	r.mu.Lock()
+	r.touched = map[string]bool{}
+	r.mu.Unlock()
+	rest := r.dispatch(ctx, servers, view, start.Add(r.budget(r.cfg.Interval)))
+	stats.Carried = len(rest)
+	r.cursor = ""
+	if len(rest) > 0 {
+		r.cursor = rest[0].ID
+		r.glanceAll(ctx, rest, view)
 	}
-	for _, s := range servers {
-		if ctx.Err() != nil {
-			break
-		}
-		jobs <- s
-	}
-	close(jobs)
-	wg.Wait()
+	r.watchFrom(servers)
 
 	now := r.clock.Now()
 	for _, s := range servers {
@@ -242,6 +269,33 @@ func (r *Reconciler) Tick(ctx context.Context) (TickStats, error) {
 	}
 	r.report(start, stats)
 	return stats, ctx.Err()
+}
+
+// dispatch runs the expensive steps of servers, in order, on the workers
+// until the budget's deadline; it returns the servers it did not reach.
+func (r *Reconciler) dispatch(ctx context.Context, servers []*lifecycle.Server, b *bulk, deadline time.Time) []*lifecycle.Server {
+	jobs := make(chan *lifecycle.Server)
+	var wg sync.WaitGroup
+	for range min(r.cfg.Workers, len(servers)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for s := range jobs {
+				r.process(ctx, s, b, deadline)
+			}
+		}()
+	}
+	sent := 0
+	for _, s := range servers {
+		if ctx.Err() != nil || r.overBudget(deadline) {
+			break
+		}
+		jobs <- s
+		sent++
+	}
+	close(jobs)
+	wg.Wait()
+	return servers[sent:]
 }
 
 func (r *Reconciler) report(start time.Time, stats TickStats) {
