@@ -110,7 +110,7 @@ type Reconciler struct {
 	ironicDown map[string]bool // server -> last Ironic call failed as unreachable
 	releasing  map[string]int  // resource class -> nodes our servers are letting go of (this tick)
 	lastDrift  time.Time
-	cursor     string // id where the next tick's expensive steps start (budget.go)
+	cursor     string          // id where the next tick's expensive steps start (budget.go)
 	watch      watchSet        // servers waiting on Ironic -> last view (cadence.go)
 	touched    map[string]bool // servers process saw during the current full tick
 }
