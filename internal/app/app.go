@@ -106,9 +106,10 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	sched := scheduler.New(ic, opts.Clock, scheduler.Options{Logger: opts.Logger, Networks: nets})
 	a.Reconciler = reconciler.New(reconciler.Deps{
 		Store: st, Ironic: ic, Scheduler: sched, IPAM: network.NewIPAM(st, nets), Networks: nets, Clock: opts.Clock, Logger: opts.Logger,
-		Hooks: reconciler.Hooks{Tick: a.Metrics.Tick, Transition: a.Metrics.Transition, PastDue: a.Metrics.PastDue, Step: opts.Step},
+		Hooks: reconciler.Hooks{Tick: a.Metrics.Tick, FastTick: a.Metrics.FastTick, Transition: a.Metrics.Transition, PastDue: a.Metrics.PastDue, Step: opts.Step},
 	}, reconciler.Config{
-		Interval: cfg.PollInterval, DriftInterval: cfg.DriftInterval, Workers: cfg.Workers,
+		Interval: cfg.PollInterval, FastInterval: cfg.FastPollInterval, TickBudget: cfg.TickBudget,
+		DriftInterval: cfg.DriftInterval, Workers: cfg.Workers,
 		Lifecycle: LifecycleConfig(cfg),
 	})
 	ready := func(ctx context.Context) error {

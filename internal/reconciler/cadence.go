@@ -89,6 +89,10 @@ type watched struct {
 	node     string
 	view     lifecycle.NodeView
 	deadline time.Time
+	// state is the provision state to list the node in: the one it was
+	// seen in, or, when that was not a waiting state (the view predates
+	// the call just made), the one the call leads to.
+	state string
 }
 
 type watchSet map[string]watched
@@ -108,7 +112,26 @@ func (r *Reconciler) saw(s *lifecycle.Server, v lifecycle.NodeView, observed boo
 	if !observed {
 		v = lifecycle.NodeView{}
 	}
-	r.watch[s.ID] = watched{node: s.NodeID, view: v, deadline: lifecycle.Deadline(s, r.cfg.Lifecycle)}
+	r.watch[s.ID] = r.newWatched(s, v)
+}
+
+func (r *Reconciler) newWatched(s *lifecycle.Server, v lifecycle.NodeView) watched {
+	w := watched{node: s.NodeID, view: v, deadline: lifecycle.Deadline(s, r.cfg.Lifecycle)}
+	switch {
+	case v.Observed() && listable[v.Shown] && !v.PowerSettling:
+		w.state = v.Shown
+	case v.PowerSettling, s.Phase == lifecycle.PhaseRebooting, s.Phase == lifecycle.PhasePoweringOff, s.Phase == lifecycle.PhasePoweringOn:
+		// stays active: fetched alone
+	case s.Phase == lifecycle.PhaseDeploying, s.Phase == lifecycle.PhaseRebuilding:
+		w.state = ironic.StateDeploying
+	case s.Phase == lifecycle.PhaseDeleting, s.Phase == lifecycle.PhaseReleasing:
+		w.state = ironic.StateDeleting
+	case s.Phase == lifecycle.PhaseRescuing:
+		w.state = ironic.StateRescuing
+	case s.Phase == lifecycle.PhaseUnrescuing:
+		w.state = ironic.StateUnrescuing
+	}
+	return w
 }
 
 // watchFrom settles the watch set after a full tick over servers: servers
@@ -121,7 +144,7 @@ func (r *Reconciler) watchFrom(servers []*lifecycle.Server) {
 	for _, s := range servers {
 		in[s.ID] = true
 		if _, ok := r.watch[s.ID]; !ok && !r.touched[s.ID] && WaitsOnIronic(s) {
-			r.watch[s.ID] = watched{node: s.NodeID, deadline: lifecycle.Deadline(s, r.cfg.Lifecycle)}
+			r.watch[s.ID] = r.newWatched(s, lifecycle.NodeView{})
 		}
 	}
 	for id := range r.watch {
@@ -137,8 +160,8 @@ func (r *Reconciler) watchFrom(servers []*lifecycle.Server) {
 func plan(w watchSet) (lists map[string][]string, singles []string) {
 	by := map[string][]string{}
 	for id, e := range w {
-		if e.view.Observed() && listable[e.view.Shown] && !e.view.PowerSettling {
-			by[e.view.Shown] = append(by[e.view.Shown], id)
+		if e.state != "" {
+			by[e.state] = append(by[e.state], id)
 		} else {
 			singles = append(singles, id)
 		}
