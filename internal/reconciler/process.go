@@ -100,6 +100,16 @@ func (r *Reconciler) process(ctx context.Context, s *lifecycle.Server, b *bulk, 
 		if node != nil {
 			v, observed = toView(*node, s.ID), true
 		}
+		if applied.Stop && a.Kind == lifecycle.KindPowerOn && s.Phase == lifecycle.PhaseDeploying && res.Outcome == lifecycle.OK {
+			// The power-on after a deploy that left the node off (Ironic's
+			// fake deploy interface) usually finishes at once: one look now
+			// saves the build a tick.
+			if v = r.fetchView(ctx, s, b); v.Exists() && !v.PowerSettling && v.Power == lifecycle.PowerOn {
+				observed = true
+				continue
+			}
+			return
+		}
 		if applied.Stop {
 			return
 		}
