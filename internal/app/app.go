@@ -106,7 +106,8 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	}
 	a.Ironic = ic
 	nets := cfg.NetworkList()
-	sched := scheduler.New(ic, opts.Clock, scheduler.Options{Logger: opts.Logger, Networks: nets})
+	sched := scheduler.New(ic, opts.Clock, scheduler.Options{Logger: opts.Logger, Networks: nets, Background: true,
+		OnRefresh: func() { a.Reconciler.Kick() }})
 	a.Reconciler = reconciler.New(reconciler.Deps{
 		Store: st, Ironic: ic, Scheduler: sched, IPAM: network.NewIPAM(st, nets), Networks: nets, Clock: opts.Clock, Logger: opts.Logger,
 		Hooks: reconciler.Hooks{Tick: tee(a.Metrics.Tick, opts.Tick, true), FastTick: tee(a.Metrics.FastTick, opts.Tick, false), Transition: a.Metrics.Transition, PastDue: a.Metrics.PastDue, Step: opts.Step},

@@ -110,9 +110,10 @@ type Reconciler struct {
 	ironicDown map[string]bool // server -> last Ironic call failed as unreachable
 	releasing  map[string]int  // resource class -> nodes our servers are letting go of (this tick)
 	lastDrift  time.Time
-	cursor     string          // id where the next tick's expensive steps start (budget.go)
-	watch      watchSet        // servers waiting on Ironic -> last view (cadence.go)
-	touched    map[string]bool // servers process saw during the current full tick
+	cursor     string                       // id where the next tick's expensive steps start (budget.go)
+	watch      watchSet                     // servers waiting on Ironic -> last view (cadence.go)
+	touched    map[string]bool              // servers process saw during the current full tick
+	loaded     map[string]*lifecycle.Server // records as last read, by id (load.go; Tick's goroutine only)
 }
 
 // Deps are the reconciler's collaborators.
@@ -218,7 +219,7 @@ type TickStats struct {
 // concurrently with itself.
 func (r *Reconciler) Tick(ctx context.Context) (TickStats, error) {
 	start := r.clock.Now()
-	servers, err := r.store.ServersNeedingWork(ctx)
+	servers, err := r.loadWork(ctx)
 	if err != nil {
 		return TickStats{}, err
 	}

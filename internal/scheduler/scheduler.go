@@ -44,7 +44,8 @@ func (e *NoCandidateError) Error() string {
 func (e *NoCandidateError) Unwrap() error { return ErrNoCandidate }
 
 // ErrRetryLater: nothing fits in the cached inventory and it was refreshed
-// too recently to list again; try again on a later tick.
+// too recently to list again (or, with Options.Background, its first
+// listing is under way); try again on a later tick.
 var ErrRetryLater = errors.New("scheduler: inventory refreshed moments ago; retry")
 
 // Inventory lists scheduling candidates (implemented by *ironic.Client).
@@ -69,6 +70,12 @@ type Options struct {
 	Logger *slog.Logger
 	// Networks name the physical network of each network a server asks for.
 	Networks network.Networks
+	// Background lists the inventory off the pick's path (background.go);
+	// OnRefresh is called after each background listing (the reconciler's
+	// Kick). Off in tests that need one goroutine (the deterministic
+	// simulation).
+	Background bool
+	OnRefresh  func()
 }
 
 // burstGap is how long no build may wait for a node of a class before the
@@ -88,6 +95,7 @@ type Scheduler struct {
 	claims  map[string]claim     // node -> server
 	waiting map[string]time.Time // resource class -> last ErrRetryLater
 	ports   portIndex            // byNode and fetchedAt guarded by mu
+	bg      bgState
 
 	// refreshing serializes inventory listings per resource class, so a
 	// burst of builds lists the inventory once, not once per worker.
@@ -129,12 +137,16 @@ func New(inv Inventory, clk clock.Clock, opts Options) *Scheduler {
 // fits even after a fresh inventory; Ironic errors are returned as they come.
 func (sc *Scheduler) Pick(ctx context.Context, s *lifecycle.Server) (string, error) {
 	rc := s.Spec.ResourceClass
-	if len(s.Spec.Networks) > 0 {
+	if sc.opts.Background {
+		if err := sc.prepare(s); err != nil {
+			return "", err
+		}
+	} else if len(s.Spec.Networks) > 0 {
 		if err := sc.refreshPorts(ctx, sc.opts.Refresh); err != nil {
 			return "", err
 		}
 	}
-	if node, ok := sc.pickCached(s, false); ok {
+	if node, ok := sc.pickCached(s, sc.opts.Background); ok {
 		return node, nil
 	}
 	refreshed, err := sc.refresh(ctx, rc, true)
