@@ -31,12 +31,33 @@ import (
 // writes of the steps still in flight, and the scheduler's jitter.
 const DefaultBudgetShare = 0.8
 
-// budget is how long the expensive part of a tick with this interval may take.
+// budget is how long the expensive part of a tick with this interval may
+// take. A step already running when it ends finishes (it cannot be cut in
+// the middle of an Ironic call), so the budget is shortened by the longest
+// step lately seen, down to half: on a slow machine or a slow Ironic the
+// tick still ends inside its interval.
 func (r *Reconciler) budget(interval time.Duration) time.Duration {
+	b := time.Duration(float64(interval) * DefaultBudgetShare)
 	if r.cfg.TickBudget > 0 {
-		return min(r.cfg.TickBudget, interval)
+		b = min(r.cfg.TickBudget, interval)
 	}
-	return time.Duration(float64(interval) * DefaultBudgetShare)
+	return b - min(time.Duration(r.slowStep.Load()), b/2)
+}
+
+// timeStep notes how long one step took, for budget.
+func (r *Reconciler) timeStep(d time.Duration) {
+	for {
+		cur := r.slowStep.Load()
+		if int64(d) <= cur || r.slowStep.CompareAndSwap(cur, int64(d)) {
+			return
+		}
+	}
+}
+
+// decaySteps halves the longest step seen, once a tick: a slow moment
+// shortens the budget for a few ticks, not for ever.
+func (r *Reconciler) decaySteps() {
+	r.slowStep.Store(r.slowStep.Load() / 2)
 }
 
 // rotate orders servers by id starting at the first id ≥ cursor, wrapping

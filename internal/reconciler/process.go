@@ -69,7 +69,9 @@ func (r *Reconciler) process(ctx context.Context, s *lifecycle.Server, b *bulk, 
 			}
 		}
 		r.step("before:" + a.Kind.String())
+		t0 := r.clock.Now()
 		res, node := r.execute(ctx, s, a)
+		r.timeStep(r.clock.Now().Sub(t0))
 		r.step("after:" + a.Kind.String())
 		applied := lifecycle.Apply(s, a, res, r.clock.Now(), r.cfg.Lifecycle)
 		r.setDown(s.ID, applied.IronicDown)

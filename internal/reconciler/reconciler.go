@@ -10,6 +10,7 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ingot-dev/ingot/internal/clock"
@@ -108,9 +109,11 @@ type Reconciler struct {
 
 	mu         sync.Mutex
 	ironicDown map[string]bool // server -> last Ironic call failed as unreachable
+	slowStep   atomic.Int64    // longest step lately, in ns (budget.go)
 	releasing  map[string]int  // resource class -> nodes our servers are letting go of (this tick)
 	lastDrift  time.Time
 	cursor     string                       // id where the next tick's expensive steps start (budget.go)
+	carried    int                          // servers the last full tick carried (budget.go)
 	watch      watchSet                     // servers waiting on Ironic -> last view (cadence.go)
 	touched    map[string]bool              // servers process saw during the current full tick
 	loaded     map[string]*lifecycle.Server // records as last read, by id (load.go; Tick's goroutine only)
@@ -194,14 +197,30 @@ func (r *Reconciler) Run(ctx context.Context) error {
 		wait := min(r.Cadence(), untilFull)
 		full = wait >= untilFull
 		t.Reset(max(wait, 0))
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-t.C:
-		case <-r.kick:
-			full = true
+		for waiting := true; waiting; {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-t.C:
+				waiting = false
+			case <-r.kick:
+				// Under a backlog (the last tick carried work) the new
+				// request joins the rotation at the next full tick, due
+				// within the interval anyway; a tick per kick would only
+				// repeat the whole tick's load for each create of a burst.
+				if !r.backlogged() {
+					full, waiting = true, false
+				}
+			}
 		}
 	}
+}
+
+// backlogged reports whether the last full tick carried servers to the next.
+func (r *Reconciler) backlogged() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.carried > 0
 }
 
 // TickStats says what one tick did.
@@ -242,6 +261,9 @@ func (r *Reconciler) Tick(ctx context.Context) (TickStats, error) {
 	r.countReleasing(servers)
 	stats := TickStats{Servers: len(servers)}
 	if len(servers) == 0 {
+		r.mu.Lock()
+		r.carried = 0
+		r.mu.Unlock()
 		r.watchFrom(nil)
 		r.report(start, stats)
 		return stats, nil
@@ -253,8 +275,13 @@ func (r *Reconciler) Tick(ctx context.Context) (TickStats, error) {
 	r.mu.Lock()
 	r.touched = map[string]bool{}
 	r.mu.Unlock()
-	rest := r.dispatch(ctx, servers, view, start.Add(r.budget(r.cfg.Interval)))
+	deadline := start.Add(r.budget(r.cfg.Interval))
+	r.decaySteps()
+	rest := r.dispatch(ctx, servers, view, deadline)
 	stats.Carried = len(rest)
+	r.mu.Lock()
+	r.carried = len(rest)
+	r.mu.Unlock()
 	r.cursor = ""
 	if len(rest) > 0 {
 		r.cursor = rest[0].ID
