@@ -8,6 +8,7 @@ import (
 
 	"github.com/ingot-dev/ingot/internal/ironic"
 	"github.com/ingot-dev/ingot/internal/lifecycle"
+	"github.com/ingot-dev/ingot/internal/store"
 )
 
 // The adaptive cadence. While some server waits on Ironic (a deploy, a
@@ -201,21 +202,12 @@ func (r *Reconciler) FastTick(ctx context.Context) (TickStats, error) {
 	if len(w) == 0 {
 		return TickStats{IronicUp: true}, nil
 	}
-	nodes, changed := r.observe(ctx, w)
-	var servers []*lifecycle.Server
-	for _, id := range changed {
-		s, err := r.store.GetServer(ctx, id)
-		if err != nil || !s.NeedsWork() {
-			r.mu.Lock()
-			delete(r.watch, id)
-			r.mu.Unlock()
-			continue
-		}
-		servers = append(servers, s)
-	}
+	deadline := start.Add(r.budget(r.cfg.FastInterval))
+	nodes, changed := r.observe(ctx, w, deadline)
+	servers := r.loadChanged(ctx, changed)
 	stats := TickStats{Servers: len(servers), IronicUp: true}
 	if len(servers) > 0 {
-		rest := r.dispatch(ctx, servers, &bulk{up: true, nodes: nodes}, start.Add(r.budget(r.cfg.FastInterval)))
+		rest := r.dispatch(ctx, servers, &bulk{up: true, nodes: nodes}, deadline)
 		stats.Carried = len(rest)
 	}
 	if r.hooks.FastTick != nil {
@@ -224,9 +216,55 @@ func (r *Reconciler) FastTick(ctx context.Context) (TickStats, error) {
 	return stats, ctx.Err()
 }
 
+// loadChanged reads the servers a fast tick processes, in one query when
+// the store can; those that need no more work leave the watch set.
+func (r *Reconciler) loadChanged(ctx context.Context, ids []string) []*lifecycle.Server {
+	var got []*lifecycle.Server
+	if wl, ok := r.store.(store.WorkLister); ok {
+		var err error
+		if got, err = wl.ServersByID(ctx, ids); err != nil {
+			r.log.Warn("fast tick load", "err", err)
+			return nil
+		}
+	} else {
+		for _, id := range ids {
+			if s, err := r.store.GetServer(ctx, id); err == nil {
+				got = append(got, s)
+			}
+		}
+	}
+	found := make(map[string]bool, len(got))
+	var out []*lifecycle.Server
+	for _, s := range got {
+		found[s.ID] = true
+		if s.NeedsWork() {
+			out = append(out, s)
+		}
+	}
+	r.mu.Lock()
+	for _, id := range ids {
+		if !found[id] {
+			delete(r.watch, id)
+		}
+	}
+	for _, s := range got {
+		if !s.NeedsWork() {
+			delete(r.watch, s.ID)
+		}
+	}
+	r.mu.Unlock()
+	return out
+}
+
+// bulkPage is the bulk view's page size (ironic.DefaultPageSize).
+const bulkPage = 1000
+
 // observe makes the fast tick's Ironic calls. It returns the nodes it saw
-// and the servers to process, in id order.
-func (r *Reconciler) observe(ctx context.Context, w watchSet) (map[string]ironic.Node, []string) {
+// and the servers to process, in id order. When more nodes must be fetched
+// alone than the bulk list has pages (many deploys ended at once), it takes
+// the bulk list instead; single GETs stop at the deadline (the nodes not
+// fetched count as unchanged and are looked at next time).
+func (r *Reconciler) observe(ctx context.Context, w watchSet, deadline time.Time) (map[string]ironic.Node, []string) {
 	lists, singles := plan(w)
 	nodes := map[string]ironic.Node{}
 	for st, ids := range lists {
@@ -244,9 +282,29 @@ func (r *Reconciler) observe(ctx context.Context, w watchSet) (map[string]ironic
 			}
 		}
 	}
+	r.mu.Lock()
+	bulkCalls := r.lastBulk/bulkPage + 1
+	r.mu.Unlock()
+	if len(singles) > bulkCalls {
+		if all, err := r.ironic.ListAssociated(ctx); err == nil {
+			for _, n := range all {
+				nodes[n.UUID] = n
+			}
+			left := singles[:0]
+			for _, id := range singles {
+				if _, ok := nodes[w[id].node]; !ok {
+					left = append(left, id) // not associated any more: fetched alone
+				}
+			}
+			singles = left
+		}
+	}
 	now := r.clock.Now()
 	var changed []string
 	for _, id := range singles {
+		if r.overBudget(deadline) {
+			break
+		}
 		n, err := r.ironic.GetNode(ctx, w[id].node)
 		switch {
 		case err == nil:

@@ -114,6 +114,7 @@ type Reconciler struct {
 	lastDrift  time.Time
 	cursor     string                       // id where the next tick's expensive steps start (budget.go)
 	carried    int                          // servers the last full tick carried (budget.go)
+	lastBulk   int                          // nodes in the last bulk view (cadence.go)
 	watch      watchSet                     // servers waiting on Ironic -> last view (cadence.go)
 	touched    map[string]bool              // servers process saw during the current full tick
 	loaded     map[string]*lifecycle.Server // records as last read, by id (load.go; Tick's goroutine only)
@@ -208,9 +209,17 @@ func (r *Reconciler) Run(ctx context.Context) error {
 				// request joins the rotation at the next full tick, due
 				// within the interval anyway; a tick per kick would only
 				// repeat the whole tick's load for each create of a burst.
-				if !r.backlogged() {
-					full, waiting = true, false
+				// Otherwise kicks coalesce to one full tick per fast
+				// interval at most.
+				if r.backlogged() {
+					continue
 				}
+				full = true
+				if d := r.cfg.FastInterval - time.Since(lastFull); d > 0 {
+					t.Reset(d)
+					continue
+				}
+				waiting = false
 			}
 		}
 	}
@@ -373,6 +382,9 @@ func (r *Reconciler) bulkView(ctx context.Context, servers []*lifecycle.Server) 
 		r.log.Warn("Ironic bulk view failed", "err", err)
 		return &bulk{up: false}
 	}
+	r.mu.Lock()
+	r.lastBulk = len(nodes)
+	r.mu.Unlock()
 	b := &bulk{up: true, nodes: make(map[string]ironic.Node, len(nodes))}
 	for _, n := range nodes {
 		b.nodes[n.UUID] = n
