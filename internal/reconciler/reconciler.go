@@ -194,16 +194,19 @@ func (r *Reconciler) Run(ctx context.Context) error {
 			r.log.Warn("fast tick failed", "err", err)
 		}
 		// A full tick takes the place of the fast tick that falls due with it.
-		// Under a backlog full ticks follow each other at once, each within
-		// its budget (so every server is still looked at each interval), and
-		// no fast tick runs between them: the full ticks see the waits too,
-		// and a fast tick's lists would cost as much as a full tick's.
+		// Under a backlog full ticks follow each other at once (each within
+		// its budget, so every server is still looked at each interval),
+		// with one fast tick between them for the servers waiting on Ironic.
 		untilFull := r.cfg.Interval - time.Since(lastFull)
+		wasFull := full
 		if r.backlogged() {
 			untilFull = 0
 		}
 		wait := min(r.Cadence(), untilFull)
 		full = wait >= untilFull
+		if full && wasFull && untilFull == 0 && r.watching() {
+			full, wait = false, 0
+		}
 		t.Reset(max(wait, 0))
 		for waiting := true; waiting; {
 			select {
@@ -230,6 +233,13 @@ func (r *Reconciler) Run(ctx context.Context) error {
 			}
 		}
 	}
+}
+
+// watching reports whether some server waits on Ironic.
+func (r *Reconciler) watching() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.watch) > 0
 }
 
 // backlogged reports whether the last full tick carried servers to the next.
