@@ -47,6 +47,7 @@ func builds(t *testing.T, label, ironicURL, rc string, n int) {
 		polls, float64(polls)/wall.Seconds(), float64(n)/2, quantile(lat, 0.5).Round(time.Millisecond),
 		quantile(lat, 0.95).Round(time.Millisecond), g.ticks)
 	t.Logf("%s, %d builds: busiest routes %s", label, n, topRoutes(routes, 8))
+	t.Logf("%s, %d builds: slowest answer per route (ms) %s", label, n, c.slowRoutes(6))
 }
 
 // TestBenchBuildsSim: INGOT_BENCH=1 [INGOT_BENCH_BUILDS=1,10,100,1000].

@@ -42,6 +42,7 @@ type counter struct {
 	routes  map[string]int
 	total   int
 	polls   int // GETs of nodes (a list or one node): the cost of watching
+	slowest map[string]time.Duration
 	started time.Time
 }
 
@@ -62,7 +63,7 @@ func newCounter(t *testing.T, target string) (*counter, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &counter{routes: map[string]int{}}
+	c := &counter{routes: map[string]int{}, slowest: map[string]time.Duration{}}
 	rp := httputil.NewSingleHostReverseProxy(u)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rt := route(r.Method, r.URL.Path)
@@ -73,7 +74,12 @@ func newCounter(t *testing.T, target string) (*counter, string) {
 			c.polls++
 		}
 		c.mu.Unlock()
+		start := time.Now()
 		rp.ServeHTTP(w, r)
+		d := time.Since(start)
+		c.mu.Lock()
+		c.slowest[rt] = max(c.slowest[rt], d)
+		c.mu.Unlock()
 	}))
 	t.Cleanup(srv.Close)
 	return c, srv.URL
@@ -83,6 +89,7 @@ func (c *counter) reset() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.routes, c.total, c.polls, c.started = map[string]int{}, 0, 0, time.Now()
+	c.slowest = map[string]time.Duration{}
 }
 
 func (c *counter) snapshot() (routes map[string]int, total, polls int) {
@@ -286,6 +293,17 @@ func maxRSS() int64 {
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return ru.Maxrss * 1024
+}
+
+// slowRoutes formats each route's slowest answer, slowest first.
+func (c *counter) slowRoutes(n int) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m := map[string]int{}
+	for k, v := range c.slowest {
+		m[k] = int(v.Milliseconds())
+	}
+	return topRoutes(m, n)
 }
 
 // topRoutes formats the busiest routes.
