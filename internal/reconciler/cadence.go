@@ -267,6 +267,21 @@ const bulkPage = 1000
 func (r *Reconciler) observe(ctx context.Context, w watchSet, deadline time.Time) (map[string]ironic.Node, []string) {
 	lists, singles := plan(w)
 	nodes := map[string]ironic.Node{}
+	r.mu.Lock()
+	bulkCalls := r.lastBulk/bulkPage + 1
+	r.mu.Unlock()
+	pages := 0
+	for _, ids := range lists {
+		pages += (len(ids) + bulkPage - 1) / bulkPage
+	}
+	if pages >= bulkCalls && pages > 1 {
+		// The state lists would cost as many pages as the bulk view, which
+		// also shows the nodes that left them: take the bulk view alone.
+		for _, ids := range lists {
+			singles = append(singles, ids...)
+		}
+		lists = nil
+	}
 	for st, ids := range lists {
 		got, err := r.ironic.ListInState(ctx, st)
 		if err != nil {
@@ -282,9 +297,6 @@ func (r *Reconciler) observe(ctx context.Context, w watchSet, deadline time.Time
 			}
 		}
 	}
-	r.mu.Lock()
-	bulkCalls := r.lastBulk/bulkPage + 1
-	r.mu.Unlock()
 	if len(singles) > bulkCalls {
 		if all, err := r.ironic.ListAssociated(ctx); err == nil {
 			for _, n := range all {

@@ -182,6 +182,7 @@ func (r *Reconciler) Kick() {
 func (r *Reconciler) Run(ctx context.Context) error {
 	full := true
 	var lastFull time.Time
+	var fastTook time.Duration // length of the last fast tick
 	t := time.NewTimer(0)
 	defer t.Stop()
 	for {
@@ -190,8 +191,12 @@ func (r *Reconciler) Run(ctx context.Context) error {
 			if _, err := r.Tick(ctx); err != nil && ctx.Err() == nil {
 				r.log.Warn("tick failed", "err", err)
 			}
-		} else if _, err := r.FastTick(ctx); err != nil && ctx.Err() == nil {
-			r.log.Warn("fast tick failed", "err", err)
+		} else {
+			began := time.Now()
+			if _, err := r.FastTick(ctx); err != nil && ctx.Err() == nil {
+				r.log.Warn("fast tick failed", "err", err)
+			}
+			fastTook = time.Since(began)
 		}
 		// A full tick takes the place of the fast tick that falls due with it.
 		// Under a backlog full ticks follow each other at once (each within
@@ -202,7 +207,10 @@ func (r *Reconciler) Run(ctx context.Context) error {
 		if r.backlogged() {
 			untilFull = 0
 		}
-		wait := min(r.Cadence(), untilFull)
+		// A fast tick that takes long (thousands of nodes waited on) is
+		// spaced by twice its length: the loop spends at most a third of its
+		// time looking at waits.
+		wait := min(max(r.Cadence(), 2*fastTook), untilFull)
 		full = wait >= untilFull
 		if full && wasFull && untilFull == 0 && r.watching() {
 			full, wait = false, 0
