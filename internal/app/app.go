@@ -67,6 +67,9 @@ type Options struct {
 	// ReportInterval is how often the replica's services report a
 	// heartbeat (default ReportInterval).
 	ReportInterval time.Duration
+	// Tick, when set, hears every tick's length besides the metrics (full
+	// false: a fast tick); the benchmarks record the worst one.
+	Tick func(full bool, d time.Duration, servers int)
 }
 
 // New builds the service from a normalized configuration. Close releases it.
@@ -126,13 +129,15 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	}
 	nets := cfg.NetworkList()
 	sched := scheduler.New(ic, opts.Clock, scheduler.Options{Logger: opts.Logger, Networks: nets,
-		Schedulable: schedulable(st), GroupMembers: st.GroupMembers})
+		Schedulable: schedulable(st), GroupMembers: st.GroupMembers, Background: true,
+		OnRefresh: func() { a.Reconciler.Kick() }})
 	a.Reconciler = reconciler.New(reconciler.Deps{
 		Store: st, Ironic: ic, Scheduler: sched, IPAM: network.NewIPAM(st, nets), Networks: nets, Clock: opts.Clock, Logger: opts.Logger,
-		Hooks:  reconciler.Hooks{Tick: a.Metrics.Tick, Transition: a.Metrics.Transition, PastDue: a.Metrics.PastDue, Step: opts.Step},
+		Hooks:  reconciler.Hooks{Tick: tee(a.Metrics.Tick, opts.Tick, true), FastTick: tee(a.Metrics.FastTick, opts.Tick, false), Transition: a.Metrics.Transition, PastDue: a.Metrics.PastDue, Step: opts.Step},
 		Leases: a.Leases,
 	}, reconciler.Config{
-		Interval: cfg.PollInterval, DriftInterval: cfg.DriftInterval, Workers: cfg.Workers,
+		Interval: cfg.PollInterval, FastInterval: cfg.FastPollInterval, TickBudget: cfg.TickBudget,
+		DriftInterval: cfg.DriftInterval, Workers: cfg.Workers,
 		Lifecycle: LifecycleConfig(cfg),
 	})
 	ready := func(ctx context.Context) error {
@@ -408,4 +413,15 @@ func (a *App) Close() {
 		a.closers[i]()
 	}
 	a.closers = nil
+}
+
+// tee calls the metrics' tick hook and then the caller's, if any.
+func tee(m func(time.Duration, int), extra func(bool, time.Duration, int), full bool) func(time.Duration, int) {
+	if extra == nil {
+		return m
+	}
+	return func(d time.Duration, n int) {
+		m(d, n)
+		extra(full, d, n)
+	}
 }

@@ -34,9 +34,14 @@ type Config struct {
 	// Host names this replica: its compute service's host in os-services
 	// and os-hypervisors, and the holder of its shard leases (default: the
 	// machine's hostname); unique among the replicas of one database.
-	Host             string        `yaml:"host"`
-	Ironic           Ironic        `yaml:"ironic"`
-	PollInterval     time.Duration `yaml:"poll_interval"`
+	Host         string        `yaml:"host"`
+	Ironic       Ironic        `yaml:"ironic"`
+	PollInterval time.Duration `yaml:"poll_interval"`
+	// FastPollInterval is the tick period while some server waits on
+	// Ironic (a deploy, a teardown, a power change); TickBudget bounds the
+	// expensive part of a tick (0: 80% of the interval).
+	FastPollInterval time.Duration `yaml:"fast_poll_interval"`
+	TickBudget       time.Duration `yaml:"tick_budget"`
 	DriftInterval    time.Duration `yaml:"drift_interval"`
 	BuildTimeout     time.Duration `yaml:"build_timeout"`
 	DeleteTimeout    time.Duration `yaml:"delete_timeout"`
@@ -146,6 +151,7 @@ func Default() Config {
 		Ironic: Ironic{URL: "http://127.0.0.1:6385", Microversion: "1.78", Timeout: 30 * time.Second,
 			Sim: Sim{Nodes: 8, ResourceClass: "baremetal", DeployTime: 3 * time.Second, UndeployTime: time.Second}},
 		PollInterval:     2 * time.Second,
+		FastPollInterval: 500 * time.Millisecond,
 		DriftInterval:    30 * time.Second,
 		BuildTimeout:     lc.BuildTimeout,
 		DeleteTimeout:    lc.DeleteTimeout,
@@ -239,7 +245,13 @@ func (c *Config) Normalize() error {
 	if c.Ironic.Sim.DeployTime < 0 || c.Ironic.Sim.UndeployTime < 0 {
 		bad("ironic.sim", "deploy_time and undeploy_time must not be negative")
 	}
-	positive := map[string]time.Duration{"poll_interval": c.PollInterval, "drift_interval": c.DriftInterval,
+	if c.PollInterval > 0 && c.FastPollInterval > c.PollInterval {
+		c.FastPollInterval = c.PollInterval // a short poll_interval is fast already
+	}
+	if c.TickBudget < 0 || c.TickBudget > c.PollInterval {
+		bad("tick_budget", "must be between 0 (80%% of poll_interval) and poll_interval (%s), got %s", c.PollInterval, c.TickBudget)
+	}
+	positive := map[string]time.Duration{"poll_interval": c.PollInterval, "fast_poll_interval": c.FastPollInterval, "drift_interval": c.DriftInterval,
 		"build_timeout": c.BuildTimeout, "delete_timeout": c.DeleteTimeout, "maintenance_grace": c.MaintenanceGrace, "ironic.timeout": c.Ironic.Timeout,
 		"reboot_timeout": c.RebootTimeout, "power_timeout": c.PowerTimeout, "rebuild_timeout": c.RebuildTimeout,
 		"rescue_timeout": c.RescueTimeout}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 	"testing"
@@ -144,6 +145,19 @@ func TestAdapter(t *testing.T) {
 				t.Errorf("associated node decoded wrong: %+v", n)
 			}
 		}
+
+		// The fast tick's filtered list: the filter survives the pages.
+		inState, err := c.ListInState(ctx, ironic.StateAvailable)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := sorted(append(slices.Clone(gold), silver...)...); !equal(uuids(inState), want) {
+			t.Fatalf("ListInState(available) = %v, want %v", uuids(inState), want)
+		}
+		if none, err := c.ListInState(ctx, ironic.StateDeploying); err != nil || len(none) != 0 {
+			t.Fatalf("ListInState(deploying) = %v, %v; want none", uuids(none), err)
+		}
+		cnt.take()
 
 		avail, err := c.ListAvailable(ctx, "pg-gold")
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"time"
 
 	"github.com/ingot-dev/ingot/internal/ironic"
 	"github.com/ingot-dev/ingot/internal/lifecycle"
@@ -23,16 +24,18 @@ const (
 
 // process takes a server through as many steps as it can this tick: it
 // stops at a wait, after asking Ironic to change the node (the view is then
-// stale), or after StepsPerTick steps.
-func (r *Reconciler) process(ctx context.Context, s *lifecycle.Server, b *bulk) {
+// stale), after StepsPerTick steps, or at the first step boundary after
+// the tick's budget deadline (zero: none).
+func (r *Reconciler) process(ctx context.Context, s *lifecycle.Server, b *bulk, deadline time.Time) {
 	log := r.log.With(logServer, s.ID)
 	ctx, ok := r.fenced(ctx, s.ID)
 	if !ok {
 		return // the shard's lease lapsed since the load
 	}
 	v, observed := r.nodeView(ctx, s, b)
-	for range r.cfg.StepsPerTick {
-		if ctx.Err() != nil || !r.leaseHeld(ctx) {
+	defer func() { r.saw(s, v, observed) }()
+	for i := range r.cfg.StepsPerTick {
+		if ctx.Err() != nil || !r.leaseHeld(ctx) || (i > 0 && r.overBudget(deadline)) {
 			return
 		}
 		if !observed && lifecycle.NeedsNode(s) {
@@ -74,7 +77,9 @@ func (r *Reconciler) process(ctx context.Context, s *lifecycle.Server, b *bulk) 
 			}
 		}
 		r.step("before:" + a.Kind.String())
+		t0 := r.clock.Now()
 		res, node := r.execute(ctx, s, a)
+		r.timeStep(r.clock.Now().Sub(t0))
 		r.step("after:" + a.Kind.String())
 		applied := lifecycle.Apply(s, a, res, r.clock.Now(), r.cfg.Lifecycle)
 		r.setDown(s.ID, applied.IronicDown)
@@ -111,6 +116,16 @@ func (r *Reconciler) process(ctx context.Context, s *lifecycle.Server, b *bulk) 
 		if node != nil {
 			v, observed = toView(*node, s.ID), true
 		}
+		if applied.Stop && a.Kind == lifecycle.KindPowerOn && s.Phase == lifecycle.PhaseDeploying && res.Outcome == lifecycle.OK {
+			// The power-on after a deploy that left the node off (Ironic's
+			// fake deploy interface) usually finishes at once: one look now
+			// saves the build a tick.
+			if v = r.fetchView(ctx, s, b); v.Exists() && !v.PowerSettling && v.Power == lifecycle.PowerOn {
+				observed = true
+				continue
+			}
+			return
+		}
 		if applied.Stop {
 			return
 		}
@@ -121,7 +136,12 @@ func (r *Reconciler) process(ctx context.Context, s *lifecycle.Server, b *bulk) 
 // returns the freshly read record with errStale, so the caller decides again
 // from what the user now wants.
 func (r *Reconciler) save(ctx context.Context, before, next *lifecycle.Server, events []lifecycle.Event) (*lifecycle.Server, error) {
-	err := r.store.SaveServer(ctx, next, events...)
+	return r.afterSave(ctx, before, next, r.store.SaveServer(ctx, next, events...))
+}
+
+// afterSave is what follows the write of next (err is its outcome): the
+// fresh record on a conflict, else the scheduler, hooks and volume registry.
+func (r *Reconciler) afterSave(ctx context.Context, before, next *lifecycle.Server, err error) (*lifecycle.Server, error) {
 	if errors.Is(err, store.ErrConflict) {
 		fresh, gerr := r.store.GetServer(ctx, before.ID)
 		if gerr != nil {

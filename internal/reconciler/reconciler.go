@@ -24,6 +24,7 @@ import (
 // Ironic is what the reconciler asks of Ironic (implemented by *ironic.Client).
 type Ironic interface {
 	ListAssociated(ctx context.Context) ([]ironic.Node, error)
+	ListInState(ctx context.Context, provisionState string) ([]ironic.Node, error)
 	GetNode(ctx context.Context, id string) (ironic.Node, error)
 	Reserve(ctx context.Context, nodeID, instanceUUID string) (ironic.Node, error)
 	Unreserve(ctx context.Context, nodeID string) error
@@ -63,6 +64,7 @@ type IPAM interface {
 // Hooks observe the loop (metrics). Every field is optional.
 type Hooks struct {
 	Tick       func(d time.Duration, servers int)
+	FastTick   func(d time.Duration, servers int) // a fast tick (cadence.go)
 	Transition func(before, after *lifecycle.Server)
 	PastDue    func(n int)
 	// Step is called at every step boundary of a server, with a stable name:
@@ -79,6 +81,12 @@ type Config struct {
 	DriftInterval time.Duration // how often ACTIVE servers are checked for drift (default 30s)
 	Workers       int           // concurrent servers per tick (default 32)
 	StepsPerTick  int           // most steps one server takes in a tick (default 12)
+	// TickBudget bounds the expensive part of a tick (default 80% of the
+	// interval); see budget.go.
+	TickBudget time.Duration
+	// FastInterval is the tick period while some server waits on Ironic
+	// (default 0.5s; see cadence.go). Never longer than Interval.
+	FastInterval time.Duration
 	// Decide replaces lifecycle.Decide; only tests that prove the invariant
 	// checks have teeth set it (to deliberately broken logic).
 	Decide func(lifecycle.Input, lifecycle.Config) lifecycle.Action
@@ -106,8 +114,15 @@ type Reconciler struct {
 
 	mu         sync.Mutex
 	ironicDown map[string]bool // server -> last Ironic call failed as unreachable
+	slowStep   atomic.Int64    // longest step lately, in ns (budget.go)
 	releasing  map[string]int  // resource class -> nodes our servers are letting go of (this tick)
 	lastDrift  time.Time
+	cursor     string                       // id where the next tick's expensive steps start (budget.go)
+	carried    int                          // servers the last full tick carried (budget.go)
+	lastBulk   int                          // nodes in the last bulk view (cadence.go)
+	watch      watchSet                     // servers waiting on Ironic -> last view (cadence.go)
+	touched    map[string]bool              // servers process saw during the current full tick
+	loaded     map[string]*lifecycle.Server // records as last read, by id (load.go; Tick's goroutine only)
 }
 
 // Deps are the reconciler's collaborators.
@@ -139,6 +154,10 @@ func New(d Deps, cfg Config) *Reconciler {
 	if cfg.StepsPerTick <= 0 {
 		cfg.StepsPerTick = 12
 	}
+	if cfg.FastInterval <= 0 {
+		cfg.FastInterval = DefaultFastInterval
+	}
+	cfg.FastInterval = min(cfg.FastInterval, cfg.Interval)
 	if cfg.Decide == nil {
 		cfg.Decide = lifecycle.Decide
 	}
@@ -154,6 +173,7 @@ func New(d Deps, cfg Config) *Reconciler {
 	r := &Reconciler{
 		store: d.Store, ironic: d.Ironic, sched: d.Scheduler, ipam: d.IPAM, nets: d.Networks, clock: d.Clock, log: d.Logger,
 		cfg: cfg, hooks: d.Hooks, kick: make(chan struct{}, 1), ironicDown: map[string]bool{},
+		watch: watchSet{},
 	}
 	if d.Leases != nil {
 		r.leases = d.Leases
@@ -171,21 +191,84 @@ func (r *Reconciler) Kick() {
 	}
 }
 
-// Run ticks until ctx ends: every Interval, and at once after a Kick.
+// Run ticks until ctx ends: a full tick every Interval and at once after a
+// Kick, fast ticks between them at the Cadence while servers wait on Ironic.
 func (r *Reconciler) Run(ctx context.Context) error {
-	t := time.NewTicker(r.cfg.Interval)
+	full := true
+	var lastFull time.Time
+	var fastTook time.Duration // length of the last fast tick
+	t := time.NewTimer(0)
 	defer t.Stop()
 	for {
-		if _, err := r.Tick(ctx); err != nil && ctx.Err() == nil {
-			r.log.Warn("tick failed", "err", err)
+		if full {
+			lastFull = time.Now()
+			if _, err := r.Tick(ctx); err != nil && ctx.Err() == nil {
+				r.log.Warn("tick failed", "err", err)
+			}
+		} else {
+			began := time.Now()
+			if _, err := r.FastTick(ctx); err != nil && ctx.Err() == nil {
+				r.log.Warn("fast tick failed", "err", err)
+			}
+			fastTook = time.Since(began)
 		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-t.C:
-		case <-r.kick:
+		// A full tick takes the place of the fast tick that falls due with it.
+		// Under a backlog full ticks follow each other at once (each within
+		// its budget, so every server is still looked at each interval),
+		// with one fast tick between them for the servers waiting on Ironic.
+		untilFull := r.cfg.Interval - time.Since(lastFull)
+		wasFull := full
+		if r.backlogged() {
+			untilFull = 0
+		}
+		// A fast tick that takes long (thousands of nodes waited on) is
+		// spaced by twice its length: the loop spends at most a third of its
+		// time looking at waits.
+		wait := min(max(r.Cadence(), 2*fastTook), untilFull)
+		full = wait >= untilFull
+		if full && wasFull && untilFull == 0 && r.watching() {
+			full, wait = false, 0
+		}
+		t.Reset(max(wait, 0))
+		for waiting := true; waiting; {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-t.C:
+				waiting = false
+			case <-r.kick:
+				// Under a backlog (the last tick carried work) the new
+				// request joins the rotation at the next full tick, due
+				// within the interval anyway; a tick per kick would only
+				// repeat the whole tick's load for each create of a burst.
+				// Otherwise kicks coalesce to one full tick per fast
+				// interval at most.
+				if r.backlogged() {
+					continue
+				}
+				full = true
+				if d := r.cfg.FastInterval - time.Since(lastFull); d > 0 {
+					t.Reset(d)
+					continue
+				}
+				waiting = false
+			}
 		}
 	}
+}
+
+// watching reports whether some server waits on Ironic.
+func (r *Reconciler) watching() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.watch) > 0
+}
+
+// backlogged reports whether the last full tick carried servers to the next.
+func (r *Reconciler) backlogged() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.carried > 0
 }
 
 // TickStats says what one tick did.
@@ -193,6 +276,9 @@ type TickStats struct {
 	Servers  int // servers looked at
 	PastDue  int // non-stable servers past deadline + one interval (must be 0)
 	IronicUp bool
+	// Carried: servers the budget did not reach for expensive steps (they
+	// had the cheap pass only; the next tick starts with them).
+	Carried int
 }
 
 // Tick runs one pass over every server that needs work (and, every
@@ -205,7 +291,7 @@ func (r *Reconciler) Tick(ctx context.Context) (TickStats, error) {
 			r.log.Warn("lease renewal failed", "err", err)
 		}
 	}
-	servers, err := r.store.ServersNeedingWork(ctx)
+	servers, err := r.loadWork(ctx)
 	if err != nil {
 		return TickStats{}, err
 	}
@@ -230,31 +316,33 @@ func (r *Reconciler) Tick(ctx context.Context) (TickStats, error) {
 	r.countReleasing(servers)
 	stats := TickStats{Servers: len(servers)}
 	if len(servers) == 0 {
+		r.mu.Lock()
+		r.carried = 0
+		r.mu.Unlock()
+		r.watchFrom(nil)
 		r.report(start, stats)
 		return stats, nil
 	}
 	view := r.bulkView(ctx, servers)
 	stats.IronicUp = view.up
 
-	jobs := make(chan *lifecycle.Server)
-	var wg sync.WaitGroup
-	for range min(r.cfg.Workers, len(servers)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for s := range jobs {
-				r.process(ctx, s, view)
-			}
-		}()
+	servers = rotate(servers, r.cursor)
+	r.mu.Lock()
+	r.touched = map[string]bool{}
+	r.mu.Unlock()
+	deadline := start.Add(r.budget(r.cfg.Interval))
+	r.decaySteps()
+	rest := r.dispatch(ctx, servers, view, deadline)
+	stats.Carried = len(rest)
+	r.mu.Lock()
+	r.carried = len(rest)
+	r.mu.Unlock()
+	r.cursor = ""
+	if len(rest) > 0 {
+		r.cursor = rest[0].ID
+		r.glanceAll(ctx, rest, view)
 	}
-	for _, s := range servers {
-		if ctx.Err() != nil {
-			break
-		}
-		jobs <- s
-	}
-	close(jobs)
-	wg.Wait()
+	r.watchFrom(servers)
 
 	now := r.clock.Now()
 	for _, s := range servers {
@@ -264,6 +352,33 @@ func (r *Reconciler) Tick(ctx context.Context) (TickStats, error) {
 	}
 	r.report(start, stats)
 	return stats, ctx.Err()
+}
+
+// dispatch runs the expensive steps of servers, in order, on the workers
+// until the budget's deadline; it returns the servers it did not reach.
+func (r *Reconciler) dispatch(ctx context.Context, servers []*lifecycle.Server, b *bulk, deadline time.Time) []*lifecycle.Server {
+	jobs := make(chan *lifecycle.Server)
+	var wg sync.WaitGroup
+	for range min(r.cfg.Workers, len(servers)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for s := range jobs {
+				r.process(ctx, s, b, deadline)
+			}
+		}()
+	}
+	sent := 0
+	for _, s := range servers {
+		if ctx.Err() != nil || r.overBudget(deadline) {
+			break
+		}
+		jobs <- s
+		sent++
+	}
+	close(jobs)
+	wg.Wait()
+	return servers[sent:]
 }
 
 func (r *Reconciler) report(start time.Time, stats TickStats) {
@@ -313,6 +428,9 @@ func (r *Reconciler) bulkView(ctx context.Context, servers []*lifecycle.Server) 
 		r.log.Warn("Ironic bulk view failed", "err", err)
 		return &bulk{up: false}
 	}
+	r.mu.Lock()
+	r.lastBulk = len(nodes)
+	r.mu.Unlock()
 	b := &bulk{up: true, nodes: make(map[string]ironic.Node, len(nodes))}
 	for _, n := range nodes {
 		b.nodes[n.UUID] = n

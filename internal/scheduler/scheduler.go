@@ -45,7 +45,8 @@ func (e *NoCandidateError) Error() string {
 func (e *NoCandidateError) Unwrap() error { return ErrNoCandidate }
 
 // ErrRetryLater: nothing fits in the cached inventory and it was refreshed
-// too recently to list again; try again on a later tick.
+// too recently to list again (or, with Options.Background, its first
+// listing is under way); try again on a later tick.
 var ErrRetryLater = errors.New("scheduler: inventory refreshed moments ago; retry")
 
 // Inventory lists scheduling candidates (implemented by *ironic.Client).
@@ -76,6 +77,12 @@ type Options struct {
 	// GroupMembers lists a server group's live members (nil: groups are
 	// not enforced), for the group policies (groups.go).
 	GroupMembers func(ctx context.Context, groupID string) ([]store.ServerGroupMember, error)
+	// Background lists the inventory off the pick's path (background.go);
+	// OnRefresh is called after each background listing (the reconciler's
+	// Kick). Off in tests that need one goroutine (the deterministic
+	// simulation).
+	Background bool
+	OnRefresh  func()
 }
 
 // burstGap is how long no build may wait for a node of a class before the
@@ -95,6 +102,7 @@ type Scheduler struct {
 	claims  map[string]claim     // node -> server
 	waiting map[string]time.Time // resource class -> last ErrRetryLater
 	ports   portIndex            // byNode and fetchedAt guarded by mu
+	bg      bgState
 
 	// refreshing serializes inventory listings per resource class, so a
 	// burst of builds lists the inventory once, not once per worker.
@@ -142,12 +150,16 @@ func (sc *Scheduler) Pick(ctx context.Context, s *lifecycle.Server) (string, err
 	if err != nil {
 		return "", err
 	}
-	if len(s.Spec.Networks) > 0 {
+	if sc.opts.Background {
+		if err := sc.prepare(s); err != nil {
+			return "", err
+		}
+	} else if len(s.Spec.Networks) > 0 {
 		if err := sc.refreshPorts(ctx, sc.opts.Refresh); err != nil {
 			return "", err
 		}
 	}
-	if node, ok := sc.pickCached(s, false, avoid); ok {
+	if node, ok := sc.pickCached(s, sc.opts.Background, avoid); ok {
 		return node, nil
 	}
 	refreshed, err := sc.refresh(ctx, rc, true)

@@ -463,6 +463,15 @@ func (st *Store) RequestDelete(ctx context.Context, id, requestID string, at tim
 // an unknown id, ErrNodeTaken when s.NodeID is held by another server; on
 // any error nothing is written and s is unchanged.
 func (st *Store) SaveServer(ctx context.Context, s *lifecycle.Server, events ...lifecycle.Event) error {
+	if err := st.write(ctx, func(tx txn) error { return saveServer(ctx, tx, s, events) }); err != nil {
+		return err
+	}
+	s.Version++
+	return nil
+}
+
+// saveServer is SaveServer's write inside tx; s.Version is left to the caller.
+func saveServer(ctx context.Context, tx txn, s *lifecycle.Server, events []lifecycle.Event) error {
 	if s.ID == "" {
 		return errors.New("sqlite: save server without id")
 	}
@@ -474,40 +483,33 @@ func (st *Store) SaveServer(ctx context.Context, s *lifecycle.Server, events ...
 		return fmt.Errorf("sqlite: server %s: %w", s.ID, err)
 	}
 	ifDeleted, ifActive := needsWork(s)
-	err = st.write(ctx, func(tx txn) error {
-		res, err := tx.ExecContext(ctx, qSaveServer,
-			string(s.Phase), s.NodeID, docs.ext, s.DeployRequested, s.PortsAllocated,
-			s.VolumesOnNode, s.VolumesReleased, docs.excluded, docs.attempts, docs.fault,
-			encTime(s.MaintenanceSince), encTime(s.UpdatedAt), encTime(s.PhaseSince), encTime(s.Deadline),
-			encTime(s.LaunchedAt), ifDeleted, ifActive, s.ID, s.Version)
-		if err != nil {
-			if constraint(err) == "servers.node_id" {
-				return fmt.Errorf("server %s, node %s: %w", s.ID, s.NodeID, store.ErrNodeTaken)
-			}
-			return fmt.Errorf("sqlite: save server %s: %w", s.ID, err)
-		}
-		n, err := res.RowsAffected()
-		if err != nil {
-			return fmt.Errorf("sqlite: save server %s: %w", s.ID, err)
-		}
-		if n == 0 {
-			var one int
-			err := tx.QueryRowContext(ctx, qServerExists, s.ID).Scan(&one)
-			if errors.Is(err, sql.ErrNoRows) {
-				return fmt.Errorf("server %s: %w", s.ID, store.ErrNotFound)
-			}
-			if err != nil {
-				return fmt.Errorf("sqlite: save server %s: %w", s.ID, err)
-			}
-			return fmt.Errorf("server %s at version %d: %w", s.ID, s.Version, store.ErrConflict)
-		}
-		return insertEvents(ctx, tx, s.ID, events)
-	})
+	res, err := tx.ExecContext(ctx, qSaveServer,
+		string(s.Phase), s.NodeID, docs.ext, s.DeployRequested, s.PortsAllocated,
+		s.VolumesOnNode, s.VolumesReleased, docs.excluded, docs.attempts, docs.fault,
+		encTime(s.MaintenanceSince), encTime(s.UpdatedAt), encTime(s.PhaseSince), encTime(s.Deadline),
+		encTime(s.LaunchedAt), ifDeleted, ifActive, s.ID, s.Version)
 	if err != nil {
-		return err
+		if constraint(err) == "servers.node_id" {
+			return fmt.Errorf("server %s, node %s: %w", s.ID, s.NodeID, store.ErrNodeTaken)
+		}
+		return fmt.Errorf("sqlite: save server %s: %w", s.ID, err)
 	}
-	s.Version++
-	return nil
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("sqlite: save server %s: %w", s.ID, err)
+	}
+	if n == 0 {
+		var one int
+		err := tx.QueryRowContext(ctx, qServerExists, s.ID).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("server %s: %w", s.ID, store.ErrNotFound)
+		}
+		if err != nil {
+			return fmt.Errorf("sqlite: save server %s: %w", s.ID, err)
+		}
+		return fmt.Errorf("server %s at version %d: %w", s.ID, s.Version, store.ErrConflict)
+	}
+	return insertEvents(ctx, tx, s.ID, events)
 }
 
 // ServersNeedingWork returns every server whose needs_work is set (partial

@@ -342,3 +342,7 @@ func TestFilesAreOwnerOnly(t *testing.T) {
 		}
 	}
 }
+
+func TestOptionalConformance(t *testing.T) {
+	storetest.RunOptional(t, func(t *testing.T) store.Store { return openTemp(t) })
+}

@@ -1,0 +1,85 @@
+package bench
+
+import (
+	"net/http/httptest"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ingot-dev/ingot/internal/ironicsim"
+	"github.com/ingot-dev/ingot/internal/ironictest"
+)
+
+func counts(t *testing.T, env, def string) []int {
+	v := os.Getenv(env)
+	if v == "" {
+		v = def
+	}
+	var out []int
+	for _, f := range strings.Split(v, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 {
+			t.Fatalf("%s: %q is not a list of counts", env, v)
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// builds runs n concurrent builds through a fresh ingot at the default
+// cadence behind the counting proxy, and prints the Ironic calls and the
+// time from Ironic's active to the server's ACTIVE.
+func builds(t *testing.T, label, ironicURL, rc string, n int) {
+	c, proxied := newCounter(t, ironicURL)
+	g := startIngot(t, proxied, rc, nil)
+	time.Sleep(100 * time.Millisecond) // the first full tick, on an empty fleet
+	c.reset()
+	start := time.Now()
+	ids := g.create(t, n)
+	g.waitActive(t, n, 20*time.Minute)
+	wall := time.Since(start)
+	routes, total, polls := c.snapshot()
+	lat := g.toActive(t, ironicURL, ids)
+	t.Logf("%s, %d concurrent builds: all ACTIVE in %s; Ironic calls %d = %.1f per build, %.2f/s (polling %d = %.2f/s; Nova's polling %.1f/s); active→ACTIVE median %s p95 %s; %s",
+		label, n, wall.Round(time.Millisecond), total, float64(total)/float64(n), float64(total)/wall.Seconds(),
+		polls, float64(polls)/wall.Seconds(), float64(n)/2, quantile(lat, 0.5).Round(time.Millisecond),
+		quantile(lat, 0.95).Round(time.Millisecond), g.ticks)
+	t.Logf("%s, %d builds: busiest routes %s", label, n, topRoutes(routes, 8))
+	t.Logf("%s, %d builds: slowest answer per route (ms) %s", label, n, c.slowRoutes(6))
+}
+
+// TestBenchBuildsSim: INGOT_BENCH=1 [INGOT_BENCH_BUILDS=1,10,100,1000].
+func TestBenchBuildsSim(t *testing.T) {
+	wanted(t)
+	for _, n := range counts(t, "INGOT_BENCH_BUILDS", "1,10,100,1000") {
+		t.Run(strconv.Itoa(n), func(t *testing.T) {
+			sim := ironicsim.New(ironicsim.Options{DeployTime: 10 * time.Second, UndeployTime: time.Second, Seed: 1})
+			// Deploys take 10–12 s, spread evenly, so that they end at every
+			// phase of the tick (a fixed time would end each one at the same
+			// point of the cadence, which the kick of the creates sets).
+			nodes := n + n/10 + 1
+			for i := range nodes {
+				sim.AddNodes(1, ironicsim.NodeSpec{ResourceClass: "baremetal",
+					DeployTime: 10*time.Second + time.Duration(i)*2*time.Second/time.Duration(nodes)})
+			}
+			srv := httptest.NewServer(sim.Handler())
+			defer srv.Close()
+			builds(t, "simulator (10–12 s deploys)", srv.URL, "baremetal", n)
+		})
+	}
+}
+
+// TestBenchBuildsReal: INGOT_BENCH=1 [INGOT_BENCH_REAL=1,10], against
+// Debian's Ironic with fake hardware (skipped when it is not installed).
+func TestBenchBuildsReal(t *testing.T) {
+	wanted(t)
+	for _, n := range counts(t, "INGOT_BENCH_REAL", "1,10") {
+		t.Run(strconv.Itoa(n), func(t *testing.T) {
+			ir := ironictest.StartReal(t, ironictest.RealOptions{})
+			ir.EnrollNodes(t, n, ironictest.NodeSpec{ResourceClass: "rc-bench", Kind: ironictest.Fast})
+			builds(t, "real Ironic (fake hardware)", ir.URL, "rc-bench", n)
+		})
+	}
+}
