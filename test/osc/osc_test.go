@@ -138,7 +138,7 @@ func runCLICase(t *testing.T, s *stack, c cliCase, deleted func() map[string][]s
 	expect(t, "list "+bad, row(t, rows, bad), map[string]any{"ID": badSv.ID, "Status": "ERROR"})
 	long := row(t, asList(t, docs[1]), ok)
 	expect(t, "list --long "+ok, long, map[string]any{"Status": "ACTIVE", "Task State": nil, "Power State": 1.0,
-		"Image Name": imageName, "Availability Zone": "nova", "Host": "ingot", "Networks": "~" + netName})
+		"Image Name": imageName, "Availability Zone": "nova", "Host": "ingot-osc", "Networks": "~" + netName})
 	if mv < 47 {
 		expect(t, "list --long "+ok, long, map[string]any{"Flavor Name": flavorName, "Flavor ID": flavorID})
 	} else {
@@ -149,7 +149,7 @@ func runCLICase(t *testing.T, s *stack, c cliCase, deleted func() map[string][]s
 	show := asObject(t, docs[2])
 	expect(t, "show "+ok, show, map[string]any{"id": okSv.ID, "status": "ACTIVE",
 		"OS-EXT-STS:vm_state": "active", "OS-EXT-STS:task_state": nil, "OS-EXT-STS:power_state": 1.0,
-		"OS-EXT-AZ:availability_zone": "nova", "OS-EXT-SRV-ATTR:host": "ingot",
+		"OS-EXT-AZ:availability_zone": "nova", "OS-EXT-SRV-ATTR:host": "ingot-osc",
 		"OS-EXT-SRV-ATTR:hypervisor_hostname": okSv.Node, "progress": 100.0,
 		"image": "~" + imageName, "addresses": "~10.0.0.", "properties": map[string]any{}})
 	for _, k := range []string{"created", "updated", "project_id", "user_id", "OS-SRV-USG:launched_at"} {

@@ -90,6 +90,7 @@ func tryStart(t *testing.T, bin string, nodes int) (*stack, error) {
 	port, simPort := freePort(t), freePort(t)
 	cfg := fmt.Sprintf(`listen: 127.0.0.1:%d
 database: %s
+host: ingot-osc
 poll_interval: 200ms
 max_attempts: 2
 log_level: info

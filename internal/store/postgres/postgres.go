@@ -88,6 +88,12 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		cfg.MaxConns = int32(min(opts.MaxConns, 1<<20))
 	}
 	cfg.ConnConfig.RuntimeParams["application_name"] = "ingot"
+	// A transaction left idle this long belongs to a paused or stuck
+	// process (ours run their statements back to back): PostgreSQL ends its
+	// session, so the lease rows a fenced write holds FOR SHARE cannot keep
+	// a takeover from a replica stopped mid-write waiting for ever (the
+	// takeover skips locked rows). Its write then fails when it resumes.
+	cfg.ConnConfig.RuntimeParams["idle_in_transaction_session_timeout"] = idleInTxTimeout
 	defaultConnectTimeout(cfg.ConnConfig)
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
@@ -128,6 +134,10 @@ func defaultConnectTimeout(c *pgx.ConnConfig) {
 		c.ConnectTimeout = 10 * time.Second
 	}
 }
+
+// idleInTxTimeout is well under the default lease_ttl (10 s), so a paused
+// writer's shards are taken over within about one lease period.
+const idleInTxTimeout = "5s"
 
 // maxAttempts bounds the retries of a transaction that failed on a
 // deadlock or a serialization failure.
