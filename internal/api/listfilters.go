@@ -155,9 +155,9 @@ func parseTagFilters(r *request, q url.Values, opts *store.ListOptions) {
 // while an operation is pending; see store.StatusPhases).
 func listStatus(st string) (status string, refine, shown bool) {
 	switch st {
-	case "BUILD", "ERROR", "DELETED":
+	case "BUILD", "DELETED":
 		return st, false, true
-	case "ACTIVE", "SHUTOFF", "REBOOT", "HARD_REBOOT", "REBUILD", "RESCUE":
+	case "ACTIVE", "SHUTOFF", "REBOOT", "HARD_REBOOT", "REBUILD", "RESCUE", "ERROR":
 		return st, true, true
 	}
 	return "", false, false

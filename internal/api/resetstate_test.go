@@ -30,6 +30,13 @@ func TestResetState(t *testing.T) {
 	if show := obj(t, f.do("GET", "/v2.1/servers/"+id, "2.90", nil).want(t, 200).body, "server"); show["status"] != "ERROR" {
 		t.Errorf("after reset to error: %v", show["status"])
 	}
+	// Listed as it shows, before the reconciler carried the reset out.
+	if got := list(t, f.do("GET", "/v2.1/servers?status=ERROR", "2.90", nil).want(t, 200).body, "servers"); len(got) != 1 || got[0].(map[string]any)["id"] != id {
+		t.Errorf("status=ERROR lists %v, want the reset server", got)
+	}
+	if got := list(t, f.do("GET", "/v2.1/servers?status=ACTIVE", "2.90", nil).want(t, 200).body, "servers"); len(got) != 0 {
+		t.Errorf("status=ACTIVE lists %v, want none", got)
+	}
 	// A second reset before the first is carried out replaces it (Tempest's
 	// test_reset_state_server resets to error and straight back to active).
 	f.action(otherAdmin, id, "2.90", `{"os-resetState": {"state": "active"}}`).want(t, http.StatusAccepted)

@@ -133,18 +133,18 @@ func StatusPhases(st string) []lifecycle.Phase {
 	case "BUILD":
 		return []lifecycle.Phase{lifecycle.PhasePending, lifecycle.PhaseReserving, lifecycle.PhaseNetworking,
 			lifecycle.PhaseVolumes, lifecycle.PhaseDeploying, lifecycle.PhaseReleasing}
-	case "ACTIVE":
-		return []lifecycle.Phase{lifecycle.PhaseActive, lifecycle.PhasePoweringOff, lifecycle.PhaseRescuing}
+	case "ACTIVE": // error: a server reset to error with a reset to active pending
+		return []lifecycle.Phase{lifecycle.PhaseActive, lifecycle.PhasePoweringOff, lifecycle.PhaseRescuing, lifecycle.PhaseError}
 	case "SHUTOFF":
 		return []lifecycle.Phase{lifecycle.PhaseStopped, lifecycle.PhasePoweringOn}
 	case "REBOOT", "HARD_REBOOT":
 		return []lifecycle.Phase{lifecycle.PhaseActive, lifecycle.PhaseRebooting}
 	case "REBUILD":
-		return []lifecycle.Phase{lifecycle.PhaseActive, lifecycle.PhaseStopped, lifecycle.PhaseRescued, lifecycle.PhaseRebuilding}
+		return []lifecycle.Phase{lifecycle.PhaseActive, lifecycle.PhaseStopped, lifecycle.PhaseRescued, lifecycle.PhaseRebuilding, lifecycle.PhaseError}
 	case "RESCUE":
 		return []lifecycle.Phase{lifecycle.PhaseRescued, lifecycle.PhaseUnrescuing}
-	case "ERROR":
-		return []lifecycle.Phase{lifecycle.PhaseError}
+	case "ERROR": // active, stopped: a reset to error not yet carried out shows ERROR (Nova's is synchronous)
+		return []lifecycle.Phase{lifecycle.PhaseError, lifecycle.PhaseActive, lifecycle.PhaseStopped}
 	}
 	return nil
 }
