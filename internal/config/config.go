@@ -29,6 +29,9 @@ type Config struct {
 	// Database is a SQLite file path, or a postgres:// (postgresql://)
 	// URL for the PostgreSQL store.
 	Database string `yaml:"database"`
+	// DatabaseFile reads the database setting from a file (a DSN with its
+	// password stays out of the configuration); INGOT_DATABASE overrides both.
+	DatabaseFile string `yaml:"database_file"`
 	// DatabaseMaxConns bounds the PostgreSQL connection pool (SQLite: unused).
 	DatabaseMaxConns int `yaml:"database_max_conns"`
 	// Host names this replica: its compute service's host in os-services
@@ -220,6 +223,7 @@ func (c *Config) Normalize() error {
 	bad := func(key, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("config: %s: %s", key, fmt.Sprintf(format, args...)))
 	}
+	c.resolveSecrets(os.LookupEnv, bad)
 	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
 		bad("listen", "want host:port, got %q", c.Listen)
 	}

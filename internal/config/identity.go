@@ -29,9 +29,12 @@ type Auth struct {
 // Keystone holds ingot's own service credentials: they validate users'
 // tokens and, with ironic.auth: keystone, authenticate ingot to Ironic.
 type Keystone struct {
-	AuthURL           string        `yaml:"auth_url"`
-	Username          string        `yaml:"username"`
-	Password          string        `yaml:"password"`
+	AuthURL  string `yaml:"auth_url"`
+	Username string `yaml:"username"`
+	Password string `yaml:"password"`
+	// PasswordFile reads Password from a file; INGOT_KEYSTONE_PASSWORD
+	// overrides both.
+	PasswordFile      string        `yaml:"password_file"`
 	ProjectName       string        `yaml:"project_name"`
 	UserDomainName    string        `yaml:"user_domain_name"`
 	ProjectDomainName string        `yaml:"project_domain_name"`
@@ -121,7 +124,9 @@ func (c *Config) normalizeIdentity(bad func(key, format string, args ...any)) {
 			bad("auth.keystone.auth_url", "want http(s)://host:port/v3, got %q", k.AuthURL)
 		}
 		for key, v := range map[string]string{"username": k.Username, "password": k.Password, "project_name": k.ProjectName} {
-			if v == "" {
+			if v == "" && key == "password" {
+				bad("auth.keystone.password", "must not be empty with keystone (or give password_file, or set %s)", EnvKeystonePassword)
+			} else if v == "" {
 				bad("auth.keystone."+key, "must not be empty with keystone")
 			}
 		}
