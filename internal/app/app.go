@@ -10,6 +10,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
+	"slices"
 	"strings"
 	"time"
 
@@ -17,6 +19,7 @@ import (
 	"github.com/ingot-dev/ingot/internal/auth"
 	"github.com/ingot-dev/ingot/internal/clock"
 	"github.com/ingot-dev/ingot/internal/config"
+	"github.com/ingot-dev/ingot/internal/connlimit"
 	"github.com/ingot-dev/ingot/internal/ironic"
 	"github.com/ingot-dev/ingot/internal/ironicsim"
 	"github.com/ingot-dev/ingot/internal/lifecycle"
@@ -351,8 +354,13 @@ func (a *App) startSim(c config.Sim, statePath string) error {
 // shuts down gracefully.
 func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	srv := newHTTPServer(a.Config, a.Root(), a.Log)
+	proxies := a.Config.TrustedProxyPrefixes()
+	limited := connlimit.New(ln, a.Config.API.MaxConnections, a.Config.API.ConnectionsPerClient(), func(addr netip.Addr) bool {
+		return slices.ContainsFunc(proxies, func(p netip.Prefix) bool { return p.Contains(addr) })
+	})
+	srv.ConnState = limited.ConnState
 	errc := make(chan error, 2)
-	go func() { errc <- srv.Serve(limitListener(ln, a.Config.API.MaxConnections)) }()
+	go func() { errc <- srv.Serve(limited) }()
 	recCtx, stopRec := context.WithCancel(ctx)
 	defer stopRec()
 	recDone := make(chan struct{})

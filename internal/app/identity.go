@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
@@ -97,54 +96,6 @@ func newHTTPServer(cfg config.Config, h http.Handler, log *slog.Logger) *http.Se
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
 	}
-}
-
-// limitListener accepts at most n connections at once; the next waits in
-// the kernel's backlog until one closes (as golang.org/x/net/netutil's
-// LimitListener does, without the dependency).
-func limitListener(ln net.Listener, n int) net.Listener {
-	if n <= 0 {
-		return ln
-	}
-	return &limited{Listener: ln, sem: make(chan struct{}, n), done: make(chan struct{})}
-}
-
-type limited struct {
-	net.Listener
-	sem       chan struct{}
-	closeOnce sync.Once
-	done      chan struct{}
-}
-
-func (l *limited) Accept() (net.Conn, error) {
-	select {
-	case l.sem <- struct{}{}:
-	case <-l.done:
-		return nil, net.ErrClosed
-	}
-	c, err := l.Listener.Accept()
-	if err != nil {
-		<-l.sem
-		return nil, err
-	}
-	return &limitedConn{Conn: c, release: func() { <-l.sem }}, nil
-}
-
-func (l *limited) Close() error {
-	l.closeOnce.Do(func() { close(l.done) })
-	return l.Listener.Close()
-}
-
-type limitedConn struct {
-	net.Conn
-	once    sync.Once
-	release func()
-}
-
-func (c *limitedConn) Close() error {
-	err := c.Conn.Close()
-	c.once.Do(c.release)
-	return err
 }
 
 // describe names the auth strategy for the start-up log line.

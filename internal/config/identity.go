@@ -62,6 +62,9 @@ type API struct {
 	WriteTimeout      time.Duration `yaml:"write_timeout"`
 	IdleTimeout       time.Duration `yaml:"idle_timeout"`
 	MaxConnections    int           `yaml:"max_connections"`
+	// MaxConnectionsPerClient bounds one address's share (0: half of
+	// MaxConnections); past it, its idle connections are closed for room.
+	MaxConnectionsPerClient int `yaml:"max_connections_per_client"`
 	// EnableInstancePassword generates an admin password at a create that
 	// gives none and puts it in the answers of create, rescue and rebuild
 	// (adminPass), as Nova's [api] enable_instance_password.
@@ -174,6 +177,9 @@ func (c *Config) normalizeIdentity(bad func(key, format string, args ...any)) {
 	if p.MaxConnections < 1 {
 		bad("api.max_connections", "must be at least 1, got %d", p.MaxConnections)
 	}
+	if p.MaxConnectionsPerClient < 0 || p.MaxConnectionsPerClient > p.MaxConnections {
+		bad("api.max_connections_per_client", "must be between 0 (half of max_connections) and max_connections (%d), got %d", p.MaxConnections, p.MaxConnectionsPerClient)
+	}
 
 	q := c.Quotas
 	for k, v := range map[string]int{"instances": q.Instances, "cores": q.Cores, "ram": q.RAM, "key_pairs": q.KeyPairs, "metadata_items": q.MetadataItems} {
@@ -214,4 +220,13 @@ func loopback(listen string) bool {
 	}
 	a, err := netip.ParseAddr(host)
 	return err == nil && a.IsLoopback()
+}
+
+// ConnectionsPerClient is MaxConnectionsPerClient with its default (half
+// of MaxConnections) applied.
+func (a API) ConnectionsPerClient() int {
+	if a.MaxConnectionsPerClient > 0 {
+		return a.MaxConnectionsPerClient
+	}
+	return max(1, a.MaxConnections/2)
 }
