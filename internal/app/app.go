@@ -378,6 +378,7 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 		}
 		lost = a.owner.Lost()
 	}
+	go a.diagnose(recCtx)
 	a.Log.Info("ingot serving", "api", "http://"+ln.Addr().String()+"/v2.1", "console", "http://"+ln.Addr().String()+"/ui/",
 		"ironic", a.IronicURL, "database", config.RedactDSN(a.Config.Database))
 	select {
