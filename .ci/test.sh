@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# The whole test run, as `make test` and CI (.ci/run) run it: installs what
+# is missing (Debian's packages, idempotent), checks gofmt and go vet, runs
+# every suite on SQLite with the real services, reruns the store-sensitive
+# suites on PostgreSQL beside Tempest's compute API tests (they share no
+# state), and fuzzes the request parsers.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+start=$(date +%s)
+step() { echo "== $* ($(( $(date +%s) - start ))s)"; }
+
+# PostgreSQL and RabbitMQ are started before the session on this kind of
+# machine; start them if they are down.
+if command -v pg_isready >/dev/null && ! pg_isready -h 127.0.0.1 -p 5432 -q; then
+	pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | head -1)" main start || true
+fi
+if command -v rabbitmqctl >/dev/null && ! rabbitmqctl -q status >/dev/null 2>&1; then
+	rabbitmq-server -detached || true
+fi
+
+step "installs (.ci/install-*.sh)"
+for script in .ci/install-*.sh; do
+	bash "$script"
+done
+
+step "gofmt / go vet"
+unformatted=$(gofmt -l cmd internal test deploy)
+if [ -n "$unformatted" ]; then
+	echo "gofmt needed:"; echo "$unformatted"; exit 1
+fi
+go vet ./...
+
+step "tests (INGOT_TEST_IRONIC=1 go test -count=1 -timeout 25m ./...)"
+export INGOT_TEST_IRONIC=1
+go test -count=1 -timeout 25m ./...
+
+step "side by side: the scenario catalogue and the kill -9 cases on PostgreSQL; Tempest's compute API tests"
+logs=$(mktemp -d)
+(
+	INGOT_TEST_STORE=postgres go test -count=1 -timeout 15m ./test/scenario &&
+	INGOT_TEST_STORE=postgres go test -count=1 -timeout 15m -run 'TestKill9Sim|TestKill9Operations|TestKill9RandomInstants' ./test/crash
+) >"$logs/postgres.log" 2>&1 &
+pg=$!
+# pipefail (set above) makes the step's status go test's, not tail's.
+(INGOT_TEMPEST=1 go test -count=1 -timeout 20m -v -run '^TestTempest$' ./test/tempest/ 2>&1 | grep -v '^=== RUN' | tail -n 200) >"$logs/tempest.log" 2>&1 &
+tempest=$!
+pg_status=0; wait "$pg" || pg_status=$?
+tempest_status=0; wait "$tempest" || tempest_status=$?
+echo "-- PostgreSQL (exit $pg_status)"; cat "$logs/postgres.log"
+echo "-- Tempest (exit $tempest_status)"; cat "$logs/tempest.log"
+
+step "fuzzing the request parsers (20 s per target)"
+for target in FuzzCreateServer FuzzServerAction FuzzListQuery FuzzMicroversion; do
+	go test -run '^$' -fuzz "^${target}\$" -fuzztime 20s ./internal/api/
+done
+
+step "done"
+if [ "$pg_status" -ne 0 ]; then echo "the PostgreSQL reruns failed (see above)"; exit "$pg_status"; fi
+if [ "$tempest_status" -ne 0 ]; then echo "Tempest's compute API tests failed (see above)"; exit "$tempest_status"; fi
