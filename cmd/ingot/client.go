@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
+	"github.com/ingot-dev/ingot/internal/safetext"
 	"github.com/spf13/cobra"
 )
 
@@ -139,7 +140,7 @@ type httpError struct {
 }
 
 func (e *httpError) Error() string {
-	return fmt.Sprintf("%d %s: %s", e.status, http.StatusText(e.status), e.message)
+	return fmt.Sprintf("%d %s: %s", e.status, http.StatusText(e.status), safetext.Escape(e.message))
 }
 
 // errorMessage takes the message out of {"<key>": {"message": …}} or
@@ -189,9 +190,34 @@ func (c *apiClient) printJSON(v any) error {
 	return enc.Encode(v)
 }
 
-func (c *apiClient) table() *tabwriter.Writer {
-	return tabwriter.NewWriter(c.out, 0, 0, 2, ' ', 0)
+// table lays out rows in aligned columns. Every cell is untrusted text
+// (a name, a tag, a fault message…) and is escaped: a tab or newline in a
+// name cannot make a column or row, an ESC cannot reach the terminal, a
+// U+202E cannot reverse the row.
+type table struct{ tw *tabwriter.Writer }
+
+func (c *apiClient) table() *table {
+	return &table{tw: tabwriter.NewWriter(c.out, 0, 0, 2, ' ', 0)}
 }
+
+// row writes one line of cells.
+func (t *table) row(cells ...string) {
+	for i, cell := range cells {
+		if i > 0 {
+			_, _ = io.WriteString(t.tw, "\t")
+		}
+		_, _ = io.WriteString(t.tw, safetext.Escape(cell))
+	}
+	_, _ = io.WriteString(t.tw, "\n")
+}
+
+// kv writes a "key value" line of a show.
+func (t *table) kv(k, v string) { t.row(k, v) }
+
+// blank writes an empty line.
+func (t *table) blank() { _, _ = io.WriteString(t.tw, "\n") }
+
+func (t *table) flush() error { return t.tw.Flush() }
 
 // retryable reports whether a poll may succeed later: the service did not
 // answer (restarting, network) or answered 5xx.

@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/keypairs"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
+	"github.com/ingot-dev/ingot/internal/safetext"
 	"github.com/spf13/cobra"
 )
 
@@ -288,12 +289,12 @@ func (c *apiClient) waitBuild(cmd *cobra.Command, id string) error {
 			lastErr = ""
 			state := fmt.Sprintf("%-7s task=%-10s phase=%-10s node=%s", s.Status, dash(deref(s.TaskState)), dash(s.Phase), dash(deref(s.Node)))
 			if state != last {
-				fmt.Fprintf(c.out, "[%5.0fs] %s\n", time.Since(start).Seconds(), state)
+				fmt.Fprintf(c.out, "[%5.0fs] %s\n", time.Since(start).Seconds(), safetext.Escape(state))
 				last = state
 			}
 			switch s.Status {
 			case "ACTIVE":
-				fmt.Fprintf(c.out, "server %s is ACTIVE on node %s after %s\n", id, dash(deref(s.Node)), time.Since(start).Round(time.Second))
+				fmt.Fprintf(c.out, "server %s is ACTIVE on node %s after %s\n", id, safetext.Escape(dash(deref(s.Node))), time.Since(start).Round(time.Second))
 				return nil
 			case "ERROR":
 				c.printFault(s)
@@ -316,18 +317,18 @@ func (c *apiClient) printFault(s *serverDoc) {
 	switch {
 	case s.IngotFault != nil:
 		f := s.IngotFault
-		fmt.Fprintf(w, "fault: %s: %s", f.Reason, f.Message)
+		line := fmt.Sprintf("fault: %s: %s", f.Reason, f.Message)
 		if f.Node != "" || f.Step != "" {
-			fmt.Fprintf(w, " (node %s, step %s)", dash(f.Node), dash(f.Step))
+			line += fmt.Sprintf(" (node %s, step %s)", dash(f.Node), dash(f.Step))
 		}
-		fmt.Fprintln(w)
+		fmt.Fprintln(w, safetext.Escape(line))
 	case s.Fault != nil:
-		fmt.Fprintf(w, "fault: %s\n", s.Fault.Message)
+		fmt.Fprintln(w, "fault:", safetext.Escape(s.Fault.Message))
 	default:
 		fmt.Fprintln(w, "fault: (none recorded)")
 	}
 	for i, a := range s.Attempts {
-		fmt.Fprintf(w, "attempt %d: node %s, step %s, %s: %s (%s)\n", i+1, dash(a.Node), dash(a.Step), a.Reason, a.Message, a.At)
+		fmt.Fprintln(w, safetext.Escape(fmt.Sprintf("attempt %d: node %s, step %s, %s: %s (%s)", i+1, dash(a.Node), dash(a.Step), a.Reason, a.Message, a.At)))
 	}
 }
 
@@ -354,16 +355,15 @@ func newServerListCmd(opts *clientOptions) *cobra.Command {
 				return c.printJSON(raws)
 			}
 			tw := c.table()
-			fmt.Fprintln(tw, "ID\tNAME\tSTATUS\tTASK\tPHASE\tNODE\tNETWORKS")
+			tw.row("ID", "NAME", "STATUS", "TASK", "PHASE", "NODE", "NETWORKS")
 			for _, raw := range raws {
 				var s serverDoc
 				if err := json.Unmarshal(raw, &s); err != nil {
 					return err
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, s.Name, s.Status, dash(deref(s.TaskState)),
-					dash(s.Phase), dash(deref(s.Node)), dash(addressList(&s)))
+				tw.row(s.ID, s.Name, s.Status, dash(deref(s.TaskState)), dash(s.Phase), dash(deref(s.Node)), dash(addressList(&s)))
 			}
-			return tw.Flush()
+			return tw.flush()
 		},
 	}
 	cmd.Flags().StringVar(&name, "name", "", "only servers whose name contains this")
@@ -414,7 +414,7 @@ func (c *apiClient) printServer(opts *clientOptions, s *serverDoc, raw json.RawM
 		return c.printJSON(raw)
 	}
 	tw := c.table()
-	kv := func(k, v string) { fmt.Fprintf(tw, "%s\t%s\n", k, v) }
+	kv := tw.kv
 	kv("id", s.ID)
 	kv("name", s.Name)
 	kv("status", fmt.Sprintf("%s (vm_state %s, task %s, power %d)", s.Status, dash(s.VMState), dash(deref(s.TaskState)), s.PowerState))
@@ -456,7 +456,7 @@ func (c *apiClient) printServer(opts *clientOptions, s *serverDoc, raw json.RawM
 	for i, a := range s.Attempts {
 		kv(fmt.Sprintf("attempt %d", i+1), fmt.Sprintf("node %s, step %s, %s: %s (%s)", dash(a.Node), dash(a.Step), a.Reason, a.Message, a.At))
 	}
-	return tw.Flush()
+	return tw.flush()
 }
 
 func newServerDeleteCmd(opts *clientOptions) *cobra.Command {
@@ -507,7 +507,7 @@ func (c *apiClient) waitGone(cmd *cobra.Command, id string) error {
 		default:
 			state := fmt.Sprintf("%-7s task=%-10s phase=%-10s node=%s", s.Status, dash(deref(s.TaskState)), dash(s.Phase), dash(deref(s.Node)))
 			if state != last {
-				fmt.Fprintf(c.out, "[%5.0fs] %s\n", time.Since(start).Seconds(), state)
+				fmt.Fprintf(c.out, "[%5.0fs] %s\n", time.Since(start).Seconds(), safetext.Escape(state))
 				last = state
 			}
 		}

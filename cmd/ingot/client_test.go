@@ -57,7 +57,8 @@ func newCLIFixture(t *testing.T) *cliFixture {
 		},
 		Networks: network.Networks{{ID: cliNet, Name: "provisioning", CIDR: netip.MustParsePrefix("10.0.0.0/24")}},
 		Nodes: func(ctx context.Context) ([]ironic.Node, error) {
-			return []ironic.Node{{UUID: "node-1", Name: "rack1-1", ProvisionState: "active", InstanceUUID: "x", ResourceClass: "baremetal"}}, nil
+			return []ironic.Node{{UUID: "node-1", Name: "rack1-1", ProvisionState: "active", PowerState: "power on", InstanceUUID: "x", ResourceClass: "baremetal",
+				LastError: "ipmi: \x1b[2Jcleared \u202eyour screen"}}, nil
 		},
 	})
 	showPath := regexp.MustCompile(`^/v2\.1/servers/([0-9a-f-]{36})$`)
