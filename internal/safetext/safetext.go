@@ -18,10 +18,17 @@ import (
 // \u2029), the bidi controls U+061C, U+200E/F, U+202A–E, U+2066–9
 // (\u202e), bytes that are not UTF-8 (\xff), and the backslash itself
 // (\\), so that an escape in the output always means the input had the
-// character. Printable text, tabs aside, is unchanged; s is returned as is
-// when nothing needs escaping.
-func Escape(s string) string {
-	if !needsEscape(s) {
+// character. For text a terminal shows: a table cell, a show field, a
+// message. s is returned as is when nothing needs escaping.
+func Escape(s string) string { return escape(s, false) }
+
+// Visible escapes as Escape does but leaves tabs, newlines, carriage
+// returns and backslashes alone: for markup whose own layout holds them
+// and where they do no harm (an HTML page, once its own escaping is done).
+func Visible(s string) string { return escape(s, true) }
+
+func escape(s string, markup bool) string {
+	if !needsEscape(s, markup) {
 		return s
 	}
 	var b strings.Builder
@@ -31,6 +38,8 @@ func Escape(s string) string {
 		switch {
 		case r == utf8.RuneError && size == 1:
 			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case markup && layout(r):
+			b.WriteRune(r)
 		case r == '\\':
 			b.WriteString(`\\`)
 		case r == '\t':
@@ -56,10 +65,16 @@ func unsafe(r rune) bool {
 	return unicode.IsControl(r) || r == '\u2028' || r == '\u2029' || unicode.Is(unicode.Bidi_Control, r)
 }
 
-func needsEscape(s string) bool {
+// layout reports whether r is what Visible leaves to the markup.
+func layout(r rune) bool { return r == '\t' || r == '\n' || r == '\r' || r == '\\' }
+
+func needsEscape(s string, markup bool) bool {
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
-		if (r == utf8.RuneError && size == 1) || r == '\\' || unsafe(r) {
+		if r == utf8.RuneError && size == 1 {
+			return true
+		}
+		if (r == '\\' || unsafe(r)) && !(markup && layout(r)) {
 			return true
 		}
 		i += size

@@ -55,3 +55,16 @@ func TestEscapeEveryControl(t *testing.T) {
 		}
 	}
 }
+
+func TestVisible(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"<td>web\t01</td>\n", "<td>web\t01</td>\n"},
+		{`C:\dir` + "\r\n", `C:\dir` + "\r\n"},
+		{"<td>evil\u202egnp.exe</td>", `<td>evil\u202egnp.exe</td>`},
+		{"\x1b[31m\x00\u0085\u2066\u2028\xff", `\x1b[31m\x00\u0085\u2066\u2028\xff`},
+	} {
+		if got := Visible(c.in); got != c.want {
+			t.Errorf("Visible(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}

@@ -1,0 +1,55 @@
+package ui_test
+
+import (
+	"strings"
+	"testing"
+	"unicode"
+)
+
+// rawControls lists the controls and bidi characters a page holds, its
+// own layout (tab, newline, carriage return) aside.
+func rawControls(body string) []rune {
+	var bad []rune
+	for _, r := range body {
+		if r != '\n' && r != '\t' && r != '\r' && (unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) || r == '\u2028') {
+			bad = append(bad, r)
+		}
+	}
+	return bad
+}
+
+// TestUntrustedTextVisible: a name and metadata with bidi controls show
+// as escapes on every page that shows them (a U+202E cannot reorder the
+// row after it), and the power state shows under Nova's name.
+func TestUntrustedTextVisible(t *testing.T) {
+	e := start(t, nil)
+	id := e.create("", "evil\u202egnp.exe")
+	e.waitStatus("", id, "ACTIVE")
+	if code := e.api("", "POST", "/v2.1/servers/"+id+"/metadata",
+		map[string]any{"metadata": map[string]string{"owner\u2066": "\u200fteam"}}, nil); code != 200 {
+		t.Fatalf("metadata: %d", code)
+	}
+	u := e.user()
+	for _, c := range []struct {
+		path string
+		want []string
+	}{
+		{"/ui/servers/" + id, []string{`<bdi>evil\u202egnp.exe</bdi>`, `owner\u2066=\u200fteam`, `<dd id="server-power">RUNNING</dd>`}},
+		{"/ui/servers", []string{`evil\u202egnp.exe`}},
+		{"/ui/servers/" + id + "/delete", []string{`<strong><bdi>evil\u202egnp.exe</bdi></strong>`}},
+	} {
+		p := u.get(c.path)
+		if p.status != 200 {
+			t.Errorf("%s: %d", c.path, p.status)
+			continue
+		}
+		if bad := rawControls(p.body); len(bad) > 0 {
+			t.Errorf("%s holds %q raw", c.path, bad)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(p.body, w) {
+				t.Errorf("%s lacks %s:\n%.3000s", c.path, w, p.body)
+			}
+		}
+	}
+}
