@@ -5,22 +5,10 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"unicode"
 
 	"github.com/ingot-dev/ingot/internal/lifecycle"
+	"github.com/ingot-dev/ingot/internal/safetext"
 )
-
-// actsOnTerminal finds what must never reach a terminal from the API:
-// C0/C1 controls but the CLI's own newline, and bidi controls.
-func actsOnTerminal(out string) []rune {
-	var bad []rune
-	for _, r := range out {
-		if r != '\n' && (unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) || r == '\u2028') {
-			bad = append(bad, r)
-		}
-	}
-	return bad
-}
 
 // Names, metadata and faults that hold controls and bidi characters are
 // printed escaped, each row on its own line, in every table and show.
@@ -67,8 +55,8 @@ func TestCLIEscapesUntrustedText(t *testing.T) {
 			t.Errorf("%s: %v\n%s", c.args, err, errOut)
 			continue
 		}
-		if bad := actsOnTerminal(out + errOut); len(bad) > 0 {
-			t.Errorf("%s printed %q raw:\n%s", c.args, bad, out)
+		if strings.ContainsFunc(strings.ReplaceAll(out+errOut, "\n", ""), safetext.Acts) {
+			t.Errorf("%s printed a control or bidi character raw: %q", c.args, out)
 		}
 		for _, w := range c.want {
 			if !strings.Contains(out, w) {

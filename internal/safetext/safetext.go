@@ -48,9 +48,9 @@ func escape(s string, markup bool) string {
 			b.WriteString(`\n`)
 		case r == '\r':
 			b.WriteString(`\r`)
-		case r < 0x80 && unsafe(r):
+		case r < 0x80 && Acts(r):
 			fmt.Fprintf(&b, `\x%02x`, r)
-		case unsafe(r):
+		case Acts(r):
 			fmt.Fprintf(&b, `\u%04x`, r)
 		default:
 			b.WriteString(s[i : i+size])
@@ -60,8 +60,10 @@ func escape(s string, markup bool) string {
 	return b.String()
 }
 
-// unsafe reports whether r acts instead of showing.
-func unsafe(r rune) bool {
+// Acts reports whether r acts instead of showing (a control, a line
+// separator, a bidi control): what Escape and Visible never leave raw,
+// the layout Visible keeps aside.
+func Acts(r rune) bool {
 	return unicode.IsControl(r) || r == '\u2028' || r == '\u2029' || unicode.Is(unicode.Bidi_Control, r)
 }
 
@@ -74,7 +76,7 @@ func needsEscape(s string, markup bool) bool {
 		if r == utf8.RuneError && size == 1 {
 			return true
 		}
-		if (r == '\\' || unsafe(r)) && !(markup && layout(r)) {
+		if (r == '\\' || Acts(r)) && !(markup && layout(r)) {
 			return true
 		}
 		i += size

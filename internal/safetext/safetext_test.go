@@ -31,7 +31,7 @@ func TestEscape(t *testing.T) {
 			t.Errorf("Escape(%q) = %q, want %q", c.in, got, c.want)
 		}
 		for _, r := range got {
-			if unsafe(r) {
+			if Acts(r) {
 				t.Errorf("Escape(%q) still holds %U", c.in, r)
 			}
 		}
@@ -47,7 +47,7 @@ func TestEscapeEveryControl(t *testing.T) {
 		if r >= 0xd800 && r <= 0xdfff {
 			continue
 		}
-		if !unsafe(r) {
+		if !Acts(r) {
 			continue
 		}
 		if got := Escape(string(r)); got == string(r) || len(got) < 2 || got[0] != '\\' {

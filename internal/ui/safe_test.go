@@ -3,20 +3,9 @@ package ui_test
 import (
 	"strings"
 	"testing"
-	"unicode"
-)
 
-// rawControls lists the controls and bidi characters a page holds, its
-// own layout (tab, newline, carriage return) aside.
-func rawControls(body string) []rune {
-	var bad []rune
-	for _, r := range body {
-		if r != '\n' && r != '\t' && r != '\r' && (unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) || r == '\u2028') {
-			bad = append(bad, r)
-		}
-	}
-	return bad
-}
+	"github.com/ingot-dev/ingot/internal/safetext"
+)
 
 // TestUntrustedTextVisible: a name and metadata with bidi controls show
 // as escapes on every page that shows them (a U+202E cannot reorder the
@@ -43,8 +32,8 @@ func TestUntrustedTextVisible(t *testing.T) {
 			t.Errorf("%s: %d", c.path, p.status)
 			continue
 		}
-		if bad := rawControls(p.body); len(bad) > 0 {
-			t.Errorf("%s holds %q raw", c.path, bad)
+		if strings.ContainsFunc(p.body, func(r rune) bool { return safetext.Acts(r) && r != '\n' && r != '\t' && r != '\r' }) {
+			t.Errorf("%s holds a control or bidi character raw:\n%.3000s", c.path, p.body)
 		}
 		for _, w := range c.want {
 			if !strings.Contains(p.body, w) {
