@@ -33,6 +33,7 @@ type clientOptions struct {
 	output   string        // "" (human) or "json"
 	poll     time.Duration // --wait polling interval (0: one second)
 	token    string        // --os-token (client_auth.go)
+	cloud    string        // --os-cloud
 	project  string        // --project
 }
 
@@ -40,19 +41,19 @@ type clientOptions struct {
 func addClientCommands(root *cobra.Command) {
 	opts := &clientOptions{}
 	for _, group := range []*cobra.Command{newServerCmd(opts), newNodeCmd(opts), newVolumeCmd(opts), newKeypairCmd(opts), newFlavorCmd(opts)} {
-		defaultEndpoint := os.Getenv("INGOT_ENDPOINT")
-		if defaultEndpoint == "" {
-			defaultEndpoint = "http://127.0.0.1:8774"
-		}
-		group.PersistentFlags().StringVar(&opts.endpoint, "endpoint", defaultEndpoint,
-			"ingot API root (env INGOT_ENDPOINT)")
+		group.PersistentFlags().StringVar(&opts.endpoint, "endpoint", "",
+			`ingot API root (env INGOT_ENDPOINT; default: the catalog's compute endpoint after a Keystone login, else "`+defaultEndpoint+`")`)
 		group.PersistentFlags().DurationVar(&opts.poll, "poll-interval", time.Second,
 			"how often --wait polls the server")
-		group.PersistentFlags().StringVar(&opts.token, "os-token", "", "a Keystone token (env OS_TOKEN; OS_AUTH_URL and the OS_* password variables also work)")
+		group.PersistentFlags().StringVar(&opts.token, "os-token", "", "a Keystone token (env OS_TOKEN; OS_CLOUD, or OS_AUTH_URL and the OS_* password variables, also work)")
+		group.PersistentFlags().StringVar(&opts.cloud, "os-cloud", "", "a cloud of clouds.yaml to log in to Keystone with (env OS_CLOUD)")
 		group.PersistentFlags().StringVar(&opts.project, "project", "", `project id: noauth's X-Auth-Project-Id (env INGOT_PROJECT, default "ingot"), or a token's project`)
 		root.AddCommand(group)
 	}
 }
+
+// defaultEndpoint is where the CLI finds ingot when nothing says.
+const defaultEndpoint = "http://127.0.0.1:8774"
 
 // addOutputFlag adds -o/--output to a command that can print JSON for scripts.
 func addOutputFlag(cmd *cobra.Command, opts *clientOptions) {
@@ -72,21 +73,28 @@ type apiClient struct {
 }
 
 func (o *clientOptions) client(cmd *cobra.Command) (*apiClient, error) {
-	root := strings.TrimRight(o.endpoint, "/")
-	// Accept the endpoint the OpenStack CLI uses (…/v2.1) as well.
-	root = strings.TrimSuffix(root, "/v2.1")
-	if !strings.HasPrefix(root, "http://") && !strings.HasPrefix(root, "https://") {
-		return nil, fmt.Errorf("--endpoint %q: want an http:// or https:// URL", o.endpoint)
-	}
 	if o.output != "" && o.output != "json" {
 		return nil, fmt.Errorf("--output %q: want json or nothing", o.output)
 	}
-	headers, project, err := o.identify(cmd)
+	id, err := o.identify(cmd)
 	if err != nil {
 		return nil, err
 	}
+	endpoint := o.endpoint
+	for _, e := range []string{os.Getenv("INGOT_ENDPOINT"), id.compute, defaultEndpoint} {
+		if endpoint == "" {
+			endpoint = e
+		}
+	}
+	root := strings.TrimRight(endpoint, "/")
+	// Accept the endpoint the OpenStack CLI uses (…/v2.1) as well.
+	root = strings.TrimSuffix(root, "/v2.1")
+	if !strings.HasPrefix(root, "http://") && !strings.HasPrefix(root, "https://") {
+		return nil, fmt.Errorf("--endpoint %q: want an http:// or https:// URL", endpoint)
+	}
+	headers, project := id.headers, id.project
 	headers.Set(extensionsHeader, "true") // on every request, gophercloud's too
-	hc := &http.Client{Timeout: 30 * time.Second, Transport: &authTransport{base: http.DefaultTransport, headers: headers}}
+	hc := &http.Client{Timeout: 30 * time.Second, Transport: &authTransport{base: transport(id.tls), headers: headers}}
 	poll := o.poll
 	if poll <= 0 {
 		poll = time.Second
