@@ -38,11 +38,9 @@ func newServerEventsCmd(opts *clientOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			id := args[0]
-			if !isServerID(id) {
-				if id, err = c.resolveServer(cmd, id); err != nil {
-					return err
-				}
+			id, err := c.resolveServerOrDeleted(cmd, args[0])
+			if err != nil {
+				return err
 			}
 			actions, err := c.actions(cmd, id)
 			if err != nil {

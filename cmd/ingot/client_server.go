@@ -115,32 +115,65 @@ func (c *apiClient) getServer(cmd *cobra.Command, id string) (*serverDoc, json.R
 	return &s, body.Server, nil
 }
 
+// errNoServer: no live server has the name.
+var errNoServer = errors.New("no server")
+
 // resolveServer takes an id or an exact name, as the OpenStack CLI does.
 func (c *apiClient) resolveServer(cmd *cobra.Command, ref string) (string, error) {
 	if isServerID(ref) {
 		return ref, nil
 	}
-	pages, err := servers.List(c.compute, servers.ListOpts{Name: ref}).AllPages(cmd.Context())
-	if err != nil {
-		return "", friendly(err)
-	}
-	all, err := servers.ExtractServers(pages)
+	ids, err := c.serversNamed(cmd, servers.ListOpts{Name: ref}, ref)
 	if err != nil {
 		return "", err
 	}
-	var ids []string
-	for _, s := range all {
-		if s.Name == ref {
-			ids = append(ids, s.ID)
-		}
-	}
 	switch len(ids) {
 	case 0:
-		return "", fmt.Errorf("no server with id or name %q", ref)
+		return "", fmt.Errorf("%w with id or name %q", errNoServer, ref)
 	case 1:
 		return ids[0], nil
 	}
 	return "", fmt.Errorf("%d servers are named %q; use an id: %s", len(ids), ref, strings.Join(ids, ", "))
+}
+
+// resolveServerOrDeleted is resolveServer that also finds a deleted
+// server by its name: Nova's changes-since listing still shows it (status
+// DELETED), and its actions are still served by id.
+func (c *apiClient) resolveServerOrDeleted(cmd *cobra.Command, ref string) (string, error) {
+	id, err := c.resolveServer(cmd, ref)
+	if !errors.Is(err, errNoServer) {
+		return id, err
+	}
+	ids, err := c.serversNamed(cmd, servers.ListOpts{Name: ref, ChangesSince: "1970-01-01T00:00:00Z", Status: "DELETED"}, ref)
+	if err != nil {
+		return "", err
+	}
+	switch len(ids) {
+	case 0:
+		return "", fmt.Errorf("no server, live or deleted, with id or name %q", ref)
+	case 1:
+		return ids[0], nil
+	}
+	return "", fmt.Errorf("%d deleted servers were named %q; use an id: %s", len(ids), ref, strings.Join(ids, ", "))
+}
+
+// serversNamed lists the ids of the servers opts finds whose name is exactly name.
+func (c *apiClient) serversNamed(cmd *cobra.Command, opts servers.ListOpts, name string) ([]string, error) {
+	pages, err := servers.List(c.compute, opts).AllPages(cmd.Context())
+	if err != nil {
+		return nil, friendly(err)
+	}
+	all, err := servers.ExtractServers(pages)
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, s := range all {
+		if s.Name == name {
+			ids = append(ids, s.ID)
+		}
+	}
+	return ids, nil
 }
 
 type createFlags struct {

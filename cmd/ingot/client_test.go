@@ -228,6 +228,14 @@ func TestCLIDeleteWait(t *testing.T) {
 	if _, _, err := f.run("server", "show", "vm1"); err == nil || !strings.Contains(err.Error(), "no server") {
 		t.Errorf("show after delete: %v", err)
 	}
+	// Its events are still found by its name (the changes-since listing).
+	out, _, err = f.run("server", "events", "vm1")
+	if err != nil || !strings.Contains(out, "create") || !strings.Contains(out, "delete") {
+		t.Errorf("events by name after delete: %v\n%s", err, out)
+	}
+	if _, _, err := f.run("server", "events", "vm2"); err == nil || !strings.Contains(err.Error(), `no server, live or deleted, with id or name "vm2"`) {
+		t.Errorf("events of a name never used: %v", err)
+	}
 }
 
 func TestCLIErrors(t *testing.T) {
