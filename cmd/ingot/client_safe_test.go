@@ -27,6 +27,7 @@ func TestCLIEscapesUntrustedText(t *testing.T) {
 	if _, err := f.store.UpdateServer(context.Background(), id[1], nil, func(s *lifecycle.Server) error {
 		s.Name = nasty
 		s.Spec.Metadata = map[string]string{"k\x1b]0;title\x07": "v\u2066\u0085"}
+		s.Spec.Tags = []string{"nul\x00", "nl\nesc\x1b"}
 		return nil
 	}); err != nil {
 		t.Fatal(err)
@@ -45,7 +46,7 @@ func TestCLIEscapesUntrustedText(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"server", "show", id[1]}, []string{escapedName, `k\x1b]0;title\x07=v\u2066\u0085`, `deploy failed:\x1b[2J\rdone`}},
+		{[]string{"server", "show", id[1]}, []string{escapedName, `k\x1b]0;title\x07=v\u2066\u0085`, `nul\x00, nl\nesc\x1b`, `deploy failed:\x1b[2J\rdone`}},
 		{[]string{"server", "list"}, []string{escapedName}},
 		{[]string{"server", "events", id[1]}, []string{"create"}},
 		{[]string{"node", "list"}, []string{`ipmi: \x1b[2Jcleared \u202eyour screen`}},

@@ -47,6 +47,7 @@ type serverDoc struct {
 		MAC  string `json:"OS-EXT-IPS-MAC:mac_addr"`
 	} `json:"addresses"`
 	Metadata map[string]string `json:"metadata"`
+	Tags     []string          `json:"tags"` // 2.26
 	Fault    *struct {
 		Code    int    `json:"code"`
 		Message string `json:"message"`
@@ -210,7 +211,7 @@ func newServerCreateCmd(opts *clientOptions) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				return c.printServer(opts, doc, raw)
+				return c.printServer(cmd, opts, doc, raw)
 			}
 			fmt.Fprintf(c.out, "server %s created; waiting for it to become ACTIVE\n", s.ID)
 			return c.waitBuild(cmd, s.ID)
@@ -435,14 +436,14 @@ func newServerShowCmd(opts *clientOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return c.printServer(opts, s, raw)
+			return c.printServer(cmd, opts, s, raw)
 		},
 	}
 	addOutputFlag(cmd, opts)
 	return cmd
 }
 
-func (c *apiClient) printServer(opts *clientOptions, s *serverDoc, raw json.RawMessage) error {
+func (c *apiClient) printServer(cmd *cobra.Command, opts *clientOptions, s *serverDoc, raw json.RawMessage) error {
 	if opts.output == "json" {
 		return c.printJSON(raw)
 	}
@@ -460,7 +461,7 @@ func (c *apiClient) printServer(opts *clientOptions, s *serverDoc, raw json.RawM
 		flavor = fmt.Sprintf("%s (%d vCPU, %d MiB RAM, %d GiB disk)", flavor, s.Flavor.VCPUs, s.Flavor.RAM, s.Flavor.Disk)
 	}
 	kv("flavor", flavor)
-	kv("image", dash(s.Image.ID))
+	kv("image", c.imageLabel(cmd, s.Image.ID))
 	kv("volumes", volumesLine(s.Volumes))
 	var addrs []string
 	for net, list := range s.Addresses {
@@ -476,6 +477,7 @@ func (c *apiClient) printServer(opts *clientOptions, s *serverDoc, raw json.RawM
 	}
 	sort.Strings(md)
 	kv("metadata", dash(strings.Join(md, ", ")))
+	kv("tags", dash(strings.Join(s.Tags, ", ")))
 	kv("hostname", dash(deref(s.Hostname)))
 	kv("key_name", dash(deref(s.KeyName)))
 	kv("created", s.Created)
@@ -490,6 +492,22 @@ func (c *apiClient) printServer(opts *clientOptions, s *serverDoc, raw json.RawM
 		kv(fmt.Sprintf("attempt %d", i+1), fmt.Sprintf("node %s, step %s, %s: %s (%s)", dash(a.Node), dash(a.Step), a.Reason, a.Message, a.At))
 	}
 	return tw.flush()
+}
+
+// imageLabel is "name (id)": the server body names only the id, the
+// image API (ingot's Glance-shaped /image/v2) its name. The bare id when
+// the image is gone or cannot be read; "-" for a server booted from a volume.
+func (c *apiClient) imageLabel(cmd *cobra.Command, id string) string {
+	if id == "" {
+		return "-"
+	}
+	var img struct {
+		Name string `json:"name"`
+	}
+	if err := c.getJSON(cmd, "/image/v2/images/"+url.PathEscape(id), &img); err != nil || img.Name == "" {
+		return id
+	}
+	return img.Name + " (" + id + ")"
 }
 
 func newServerDeleteCmd(opts *clientOptions) *cobra.Command {

@@ -162,7 +162,8 @@ func TestCLICreateWaitActive(t *testing.T) {
 		t.Errorf("list -o json: %v\n%s", err, out)
 	}
 	out, _, err = f.run("server", "show", "vm1")
-	if err != nil || !regexp.MustCompile(`node\s+node-1`).MatchString(out) || !strings.Contains(out, "team=a") {
+	if err != nil || !regexp.MustCompile(`node\s+node-1`).MatchString(out) || !strings.Contains(out, "team=a") ||
+		!regexp.MustCompile(`image\s+debian-12 \(`+cliImage+`\)`).MatchString(out) {
 		t.Errorf("show by name: %v\n%s", err, out)
 	}
 	out, _, err = f.run("server", "events", "vm1")
