@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
+	"github.com/ingot-dev/ingot/internal/safetext"
 	"github.com/spf13/cobra"
 )
 
@@ -32,6 +33,7 @@ type clientOptions struct {
 	output   string        // "" (human) or "json"
 	poll     time.Duration // --wait polling interval (0: one second)
 	token    string        // --os-token (client_auth.go)
+	cloud    string        // --os-cloud
 	project  string        // --project
 }
 
@@ -39,19 +41,19 @@ type clientOptions struct {
 func addClientCommands(root *cobra.Command) {
 	opts := &clientOptions{}
 	for _, group := range []*cobra.Command{newServerCmd(opts), newNodeCmd(opts), newVolumeCmd(opts), newKeypairCmd(opts), newFlavorCmd(opts)} {
-		defaultEndpoint := os.Getenv("INGOT_ENDPOINT")
-		if defaultEndpoint == "" {
-			defaultEndpoint = "http://127.0.0.1:8774"
-		}
-		group.PersistentFlags().StringVar(&opts.endpoint, "endpoint", defaultEndpoint,
-			"ingot API root (env INGOT_ENDPOINT)")
+		group.PersistentFlags().StringVar(&opts.endpoint, "endpoint", "",
+			`ingot API root (env INGOT_ENDPOINT; default: the catalog's compute endpoint after a Keystone login, else "`+defaultEndpoint+`")`)
 		group.PersistentFlags().DurationVar(&opts.poll, "poll-interval", time.Second,
 			"how often --wait polls the server")
-		group.PersistentFlags().StringVar(&opts.token, "os-token", "", "a Keystone token (env OS_TOKEN; OS_AUTH_URL and the OS_* password variables also work)")
+		group.PersistentFlags().StringVar(&opts.token, "os-token", "", "a Keystone token (env OS_TOKEN; OS_CLOUD, or OS_AUTH_URL and the OS_* password variables, also work)")
+		group.PersistentFlags().StringVar(&opts.cloud, "os-cloud", "", "a cloud of clouds.yaml to log in to Keystone with (env OS_CLOUD)")
 		group.PersistentFlags().StringVar(&opts.project, "project", "", `project id: noauth's X-Auth-Project-Id (env INGOT_PROJECT, default "ingot"), or a token's project`)
 		root.AddCommand(group)
 	}
 }
+
+// defaultEndpoint is where the CLI finds ingot when nothing says.
+const defaultEndpoint = "http://127.0.0.1:8774"
 
 // addOutputFlag adds -o/--output to a command that can print JSON for scripts.
 func addOutputFlag(cmd *cobra.Command, opts *clientOptions) {
@@ -71,21 +73,28 @@ type apiClient struct {
 }
 
 func (o *clientOptions) client(cmd *cobra.Command) (*apiClient, error) {
-	root := strings.TrimRight(o.endpoint, "/")
-	// Accept the endpoint the OpenStack CLI uses (…/v2.1) as well.
-	root = strings.TrimSuffix(root, "/v2.1")
-	if !strings.HasPrefix(root, "http://") && !strings.HasPrefix(root, "https://") {
-		return nil, fmt.Errorf("--endpoint %q: want an http:// or https:// URL", o.endpoint)
-	}
 	if o.output != "" && o.output != "json" {
 		return nil, fmt.Errorf("--output %q: want json or nothing", o.output)
 	}
-	headers, project, err := o.identify(cmd)
+	id, err := o.identify(cmd)
 	if err != nil {
 		return nil, err
 	}
+	endpoint := o.endpoint
+	for _, e := range []string{os.Getenv("INGOT_ENDPOINT"), id.compute, defaultEndpoint} {
+		if endpoint == "" {
+			endpoint = e
+		}
+	}
+	root := strings.TrimRight(endpoint, "/")
+	// Accept the endpoint the OpenStack CLI uses (…/v2.1) as well.
+	root = strings.TrimSuffix(root, "/v2.1")
+	if !strings.HasPrefix(root, "http://") && !strings.HasPrefix(root, "https://") {
+		return nil, fmt.Errorf("--endpoint %q: want an http:// or https:// URL", endpoint)
+	}
+	headers, project := id.headers, id.project
 	headers.Set(extensionsHeader, "true") // on every request, gophercloud's too
-	hc := &http.Client{Timeout: 30 * time.Second, Transport: &authTransport{base: http.DefaultTransport, headers: headers}}
+	hc := &http.Client{Timeout: 30 * time.Second, Transport: &authTransport{base: transport(id.tls), headers: headers}}
 	poll := o.poll
 	if poll <= 0 {
 		poll = time.Second
@@ -139,7 +148,7 @@ type httpError struct {
 }
 
 func (e *httpError) Error() string {
-	return fmt.Sprintf("%d %s: %s", e.status, http.StatusText(e.status), e.message)
+	return fmt.Sprintf("%d %s: %s", e.status, http.StatusText(e.status), safetext.Escape(e.message))
 }
 
 // errorMessage takes the message out of {"<key>": {"message": …}} or
@@ -189,9 +198,34 @@ func (c *apiClient) printJSON(v any) error {
 	return enc.Encode(v)
 }
 
-func (c *apiClient) table() *tabwriter.Writer {
-	return tabwriter.NewWriter(c.out, 0, 0, 2, ' ', 0)
+// table lays out rows in aligned columns. Every cell is untrusted text
+// (a name, a tag, a fault message…) and is escaped: a tab or newline in a
+// name cannot make a column or row, an ESC cannot reach the terminal, a
+// U+202E cannot reverse the row.
+type table struct{ tw *tabwriter.Writer }
+
+func (c *apiClient) table() *table {
+	return &table{tw: tabwriter.NewWriter(c.out, 0, 0, 2, ' ', 0)}
 }
+
+// row writes one line of cells.
+func (t *table) row(cells ...string) {
+	for i, cell := range cells {
+		if i > 0 {
+			_, _ = io.WriteString(t.tw, "\t")
+		}
+		_, _ = io.WriteString(t.tw, safetext.Escape(cell))
+	}
+	_, _ = io.WriteString(t.tw, "\n")
+}
+
+// kv writes a "key value" line of a show.
+func (t *table) kv(k, v string) { t.row(k, v) }
+
+// blank writes an empty line.
+func (t *table) blank() { _, _ = io.WriteString(t.tw, "\n") }
+
+func (t *table) flush() error { return t.tw.Flush() }
 
 // retryable reports whether a poll may succeed later: the service did not
 // answer (restarting, network) or answered 5xx.

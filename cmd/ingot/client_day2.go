@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
+	"github.com/ingot-dev/ingot/internal/safetext"
 	"github.com/spf13/cobra"
 )
 
@@ -172,7 +173,7 @@ func (c *apiClient) waitOp(cmd *cobra.Command, id, what, want string) error {
 			lastErr = ""
 			state := fmt.Sprintf("%-11s task=%-16s phase=%-12s node=%s", s.Status, dash(deref(s.TaskState)), dash(s.Phase), dash(deref(s.Node)))
 			if state != last {
-				fmt.Fprintf(c.out, "[%5.0fs] %s\n", time.Since(start).Seconds(), state)
+				fmt.Fprintf(c.out, "[%5.0fs] %s\n", time.Since(start).Seconds(), safetext.Escape(state))
 				last = state
 			}
 			switch {

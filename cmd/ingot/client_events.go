@@ -38,11 +38,9 @@ func newServerEventsCmd(opts *clientOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			id := args[0]
-			if !isServerID(id) {
-				if id, err = c.resolveServer(cmd, id); err != nil {
-					return err
-				}
+			id, err := c.resolveServerOrDeleted(cmd, args[0])
+			if err != nil {
+				return err
 			}
 			actions, err := c.actions(cmd, id)
 			if err != nil {
@@ -54,15 +52,15 @@ func newServerEventsCmd(opts *clientOptions) *cobra.Command {
 			tw := c.table()
 			for i, a := range actions {
 				if i > 0 {
-					fmt.Fprintln(tw)
+					tw.blank()
 				}
-				fmt.Fprintf(tw, "%s\t%s\tstarted %s\t%s\n", a.Action, a.RequestID, a.StartTime, deref(a.Message))
+				tw.row(a.Action, a.RequestID, "started "+a.StartTime, deref(a.Message))
 				for _, e := range a.Events {
-					fmt.Fprintf(tw, "  %s\t%s\t%s → %s\tnode %s\t%s\n", e.Event, dash(deref(e.Result)),
-						timeOfDay(deref(e.StartTime)), timeOfDay(deref(e.FinishTime)), dash(deref(e.Host)), deref(e.Details))
+					tw.row("  "+e.Event, dash(deref(e.Result)), timeOfDay(deref(e.StartTime))+" → "+timeOfDay(deref(e.FinishTime)),
+						"node "+dash(deref(e.Host)), deref(e.Details))
 				}
 			}
-			return tw.Flush()
+			return tw.flush()
 		},
 	}
 	addOutputFlag(cmd, opts)

@@ -5,8 +5,10 @@ import (
 	"net/http"
 	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 
+	"github.com/ingot-dev/ingot/internal/safetext"
 	"github.com/spf13/cobra"
 )
 
@@ -149,11 +151,11 @@ func newFlavorListCmd(opts *clientOptions) *cobra.Command {
 				return c.printJSON(body.Flavors)
 			}
 			tw := c.table()
-			fmt.Fprintln(tw, "ID\tNAME\tVCPUS\tRAM\tDISK\tPUBLIC\tRESOURCE CLASS")
+			tw.row("ID", "NAME", "VCPUS", "RAM", "DISK", "PUBLIC", "RESOURCE CLASS")
 			for _, f := range body.Flavors {
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%t\t%s\n", f.ID, f.Name, f.VCPUs, f.RAM, f.Disk, f.IsPublic, dash(customClass(f.ExtraSpecs)))
+				tw.row(f.ID, f.Name, strconv.Itoa(f.VCPUs), strconv.Itoa(f.RAM), strconv.Itoa(f.Disk), strconv.FormatBool(f.IsPublic), dash(customClass(f.ExtraSpecs)))
 			}
-			return tw.Flush()
+			return tw.flush()
 		},
 	}
 	cmd.Flags().BoolVar(&all, "all", false, "public and private flavors (admins)")
@@ -200,9 +202,14 @@ func (c *apiClient) showFlavor(cmd *cobra.Command, opts *clientOptions, id strin
 		return c.printJSON(f)
 	}
 	tw := c.table()
-	fmt.Fprintf(tw, "id\t%s\nname\t%s\nvcpus\t%d\nram\t%d\ndisk\t%d\npublic\t%t\n", f.ID, f.Name, f.VCPUs, f.RAM, f.Disk, f.IsPublic)
+	tw.kv("id", f.ID)
+	tw.kv("name", f.Name)
+	tw.kv("vcpus", strconv.Itoa(f.VCPUs))
+	tw.kv("ram", strconv.Itoa(f.RAM))
+	tw.kv("disk", strconv.Itoa(f.Disk))
+	tw.kv("public", strconv.FormatBool(f.IsPublic))
 	if f.Description != nil {
-		fmt.Fprintf(tw, "description\t%s\n", *f.Description)
+		tw.kv("description", *f.Description)
 	}
 	keys := make([]string, 0, len(f.ExtraSpecs))
 	for k := range f.ExtraSpecs {
@@ -210,9 +217,9 @@ func (c *apiClient) showFlavor(cmd *cobra.Command, opts *clientOptions, id strin
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		fmt.Fprintf(tw, "%s\t%s\n", k, f.ExtraSpecs[k])
+		tw.kv(k, f.ExtraSpecs[k])
 	}
-	return tw.Flush()
+	return tw.flush()
 }
 
 func newFlavorDeleteCmd(opts *clientOptions) *cobra.Command {
@@ -228,7 +235,7 @@ func newFlavorDeleteCmd(opts *clientOptions) *cobra.Command {
 			if err := c.doJSONVersion(cmd, http.MethodDelete, "/v2.1/flavors/"+url.PathEscape(args[0]), flavorVersion, nil, nil); err != nil {
 				return err
 			}
-			fmt.Fprintf(c.out, "flavor %s deleted\n", args[0])
+			fmt.Fprintf(c.out, "flavor %s deleted\n", safetext.Escape(args[0]))
 			return nil
 		},
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/ingot-dev/ingot/internal/safetext"
 	"github.com/spf13/cobra"
 )
 
@@ -103,11 +104,11 @@ func newKeypairListCmd(opts *clientOptions) *cobra.Command {
 				return c.printJSON(out)
 			}
 			tw := c.table()
-			fmt.Fprintln(tw, "NAME\tTYPE\tFINGERPRINT")
+			tw.row("NAME", "TYPE", "FINGERPRINT")
 			for _, k := range body.Keypairs {
-				fmt.Fprintf(tw, "%s\t%s\t%s\n", k.Keypair.Name, k.Keypair.Type, k.Keypair.Fingerprint)
+				tw.row(k.Keypair.Name, k.Keypair.Type, k.Keypair.Fingerprint)
 			}
-			return tw.Flush()
+			return tw.flush()
 		},
 	}
 	addOutputFlag(cmd, opts)
@@ -154,7 +155,7 @@ func newKeypairDeleteCmd(opts *clientOptions) *cobra.Command {
 			if err := c.keypairCall(cmd, http.MethodDelete, args[0], nil, nil); err != nil {
 				return err
 			}
-			fmt.Fprintf(c.out, "keypair %s deleted\n", args[0])
+			fmt.Fprintf(c.out, "keypair %s deleted\n", safetext.Escape(args[0]))
 			return nil
 		},
 	}
@@ -172,17 +173,17 @@ func (c *apiClient) keypairCall(cmd *cobra.Command, method, name string, body, o
 
 func (c *apiClient) printKeypair(k keypairDoc) {
 	tw := c.table()
-	fmt.Fprintf(tw, "name\t%s\n", k.Name)
-	fmt.Fprintf(tw, "type\t%s\n", dash(k.Type))
-	fmt.Fprintf(tw, "fingerprint\t%s\n", k.Fingerprint)
+	tw.kv("name", k.Name)
+	tw.kv("type", dash(k.Type))
+	tw.kv("fingerprint", k.Fingerprint)
 	if k.UserID != "" {
-		fmt.Fprintf(tw, "user\t%s\n", k.UserID)
+		tw.kv("user", k.UserID)
 	}
 	if k.CreatedAt != "" {
-		fmt.Fprintf(tw, "created\t%s\n", k.CreatedAt)
+		tw.kv("created", k.CreatedAt)
 	}
-	fmt.Fprintf(tw, "public key\t%s\n", strings.TrimSpace(k.PublicKey))
-	_ = tw.Flush()
+	tw.kv("public key", strings.TrimSpace(k.PublicKey))
+	_ = tw.flush()
 	if k.PrivateKey != "" {
 		fmt.Fprintf(c.out, "private key (shown once):\n%s\n", strings.TrimSpace(k.PrivateKey))
 	}

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"fmt"
-
 	"github.com/spf13/cobra"
 )
 
@@ -40,7 +38,7 @@ func newNodeCmd(opts *clientOptions) *cobra.Command {
 				return c.printJSON(body.Nodes)
 			}
 			tw := c.table()
-			fmt.Fprintln(tw, "UUID\tNAME\tPROVISION STATE\tMAINT\tRESOURCE CLASS\tINSTANCE\tSERVER\tLAST ERROR")
+			tw.row("UUID", "NAME", "PROVISION STATE", "POWER", "MAINT", "RESOURCE CLASS", "INSTANCE", "SERVER", "LAST ERROR")
 			for _, n := range body.Nodes {
 				state := n.ProvisionState
 				if t := deref(n.TargetProvisionState); t != "" {
@@ -51,13 +49,13 @@ func newNodeCmd(opts *clientOptions) *cobra.Command {
 					maint = "yes"
 				}
 				lastErr := deref(n.LastError)
-				if len(lastErr) > 60 {
-					lastErr = lastErr[:57] + "..."
+				if r := []rune(lastErr); len(r) > 60 {
+					lastErr = string(r[:57]) + "..."
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", n.UUID, dash(n.Name), state, maint,
+				tw.row(n.UUID, dash(n.Name), state, dash(deref(n.PowerState)), maint,
 					dash(n.ResourceClass), dash(deref(n.InstanceUUID)), dash(deref(n.ServerID)), dash(lastErr))
 			}
-			return tw.Flush()
+			return tw.flush()
 		},
 	}
 	addOutputFlag(list, opts)

@@ -6,15 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"os"
 	"sort"
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/keypairs"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
+	"github.com/ingot-dev/ingot/internal/safetext"
 	"github.com/spf13/cobra"
 )
 
@@ -46,6 +45,7 @@ type serverDoc struct {
 		MAC  string `json:"OS-EXT-IPS-MAC:mac_addr"`
 	} `json:"addresses"`
 	Metadata map[string]string `json:"metadata"`
+	Tags     []string          `json:"tags"` // 2.26
 	Fault    *struct {
 		Code    int    `json:"code"`
 		Message string `json:"message"`
@@ -114,34 +114,6 @@ func (c *apiClient) getServer(cmd *cobra.Command, id string) (*serverDoc, json.R
 	return &s, body.Server, nil
 }
 
-// resolveServer takes an id or an exact name, as the OpenStack CLI does.
-func (c *apiClient) resolveServer(cmd *cobra.Command, ref string) (string, error) {
-	if isServerID(ref) {
-		return ref, nil
-	}
-	pages, err := servers.List(c.compute, servers.ListOpts{Name: ref}).AllPages(cmd.Context())
-	if err != nil {
-		return "", friendly(err)
-	}
-	all, err := servers.ExtractServers(pages)
-	if err != nil {
-		return "", err
-	}
-	var ids []string
-	for _, s := range all {
-		if s.Name == ref {
-			ids = append(ids, s.ID)
-		}
-	}
-	switch len(ids) {
-	case 0:
-		return "", fmt.Errorf("no server with id or name %q", ref)
-	case 1:
-		return ids[0], nil
-	}
-	return "", fmt.Errorf("%d servers are named %q; use an id: %s", len(ids), ref, strings.Join(ids, ", "))
-}
-
 type createFlags struct {
 	flavor, image, userData, keyName string
 	networks, properties             []string
@@ -176,7 +148,7 @@ func newServerCreateCmd(opts *clientOptions) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				return c.printServer(opts, doc, raw)
+				return c.printServer(cmd, opts, doc, raw)
 			}
 			fmt.Fprintf(c.out, "server %s created; waiting for it to become ACTIVE\n", s.ID)
 			return c.waitBuild(cmd, s.ID)
@@ -236,29 +208,6 @@ func (c *apiClient) createOpts(cmd *cobra.Command, name string, f createFlags) (
 	return o, nil
 }
 
-// resolveNetwork maps a network name to its id through the Neutron-shaped look-up.
-func (c *apiClient) resolveNetwork(cmd *cobra.Command, ref string) (string, error) {
-	if len(ref) == 36 && uuid.Validate(ref) == nil {
-		return ref, nil
-	}
-	var body struct {
-		Networks []struct {
-			ID   string `json:"id"`
-			Name string `json:"name"`
-		} `json:"networks"`
-	}
-	if err := c.getJSON(cmd, "/v2.1/networks?name="+url.QueryEscape(ref), &body); err != nil {
-		return "", fmt.Errorf("network %q: %w", ref, err)
-	}
-	switch len(body.Networks) {
-	case 0:
-		return "", fmt.Errorf("no network with id or name %q", ref)
-	case 1:
-		return body.Networks[0].ID, nil
-	}
-	return "", fmt.Errorf("more than one network is named %q; use an id", ref)
-}
-
 // errServerFailed is returned when a waited-for server ends in ERROR.
 var errServerFailed = errors.New("server build failed")
 
@@ -288,12 +237,12 @@ func (c *apiClient) waitBuild(cmd *cobra.Command, id string) error {
 			lastErr = ""
 			state := fmt.Sprintf("%-7s task=%-10s phase=%-10s node=%s", s.Status, dash(deref(s.TaskState)), dash(s.Phase), dash(deref(s.Node)))
 			if state != last {
-				fmt.Fprintf(c.out, "[%5.0fs] %s\n", time.Since(start).Seconds(), state)
+				fmt.Fprintf(c.out, "[%5.0fs] %s\n", time.Since(start).Seconds(), safetext.Escape(state))
 				last = state
 			}
 			switch s.Status {
 			case "ACTIVE":
-				fmt.Fprintf(c.out, "server %s is ACTIVE on node %s after %s\n", id, dash(deref(s.Node)), time.Since(start).Round(time.Second))
+				fmt.Fprintf(c.out, "server %s is ACTIVE on node %s after %s\n", id, safetext.Escape(dash(deref(s.Node))), time.Since(start).Round(time.Second))
 				return nil
 			case "ERROR":
 				c.printFault(s)
@@ -316,18 +265,18 @@ func (c *apiClient) printFault(s *serverDoc) {
 	switch {
 	case s.IngotFault != nil:
 		f := s.IngotFault
-		fmt.Fprintf(w, "fault: %s: %s", f.Reason, f.Message)
+		line := fmt.Sprintf("fault: %s: %s", f.Reason, f.Message)
 		if f.Node != "" || f.Step != "" {
-			fmt.Fprintf(w, " (node %s, step %s)", dash(f.Node), dash(f.Step))
+			line += fmt.Sprintf(" (node %s, step %s)", dash(f.Node), dash(f.Step))
 		}
-		fmt.Fprintln(w)
+		fmt.Fprintln(w, safetext.Escape(line))
 	case s.Fault != nil:
-		fmt.Fprintf(w, "fault: %s\n", s.Fault.Message)
+		fmt.Fprintln(w, "fault:", safetext.Escape(s.Fault.Message))
 	default:
 		fmt.Fprintln(w, "fault: (none recorded)")
 	}
 	for i, a := range s.Attempts {
-		fmt.Fprintf(w, "attempt %d: node %s, step %s, %s: %s (%s)\n", i+1, dash(a.Node), dash(a.Step), a.Reason, a.Message, a.At)
+		fmt.Fprintln(w, safetext.Escape(fmt.Sprintf("attempt %d: node %s, step %s, %s: %s (%s)", i+1, dash(a.Node), dash(a.Step), a.Reason, a.Message, a.At)))
 	}
 }
 
@@ -354,16 +303,15 @@ func newServerListCmd(opts *clientOptions) *cobra.Command {
 				return c.printJSON(raws)
 			}
 			tw := c.table()
-			fmt.Fprintln(tw, "ID\tNAME\tSTATUS\tTASK\tPHASE\tNODE\tNETWORKS")
+			tw.row("ID", "NAME", "STATUS", "TASK", "PHASE", "NODE", "NETWORKS")
 			for _, raw := range raws {
 				var s serverDoc
 				if err := json.Unmarshal(raw, &s); err != nil {
 					return err
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, s.Name, s.Status, dash(deref(s.TaskState)),
-					dash(s.Phase), dash(deref(s.Node)), dash(addressList(&s)))
+				tw.row(s.ID, s.Name, s.Status, dash(deref(s.TaskState)), dash(s.Phase), dash(deref(s.Node)), dash(addressList(&s)))
 			}
-			return tw.Flush()
+			return tw.flush()
 		},
 	}
 	cmd.Flags().StringVar(&name, "name", "", "only servers whose name contains this")
@@ -402,19 +350,19 @@ func newServerShowCmd(opts *clientOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return c.printServer(opts, s, raw)
+			return c.printServer(cmd, opts, s, raw)
 		},
 	}
 	addOutputFlag(cmd, opts)
 	return cmd
 }
 
-func (c *apiClient) printServer(opts *clientOptions, s *serverDoc, raw json.RawMessage) error {
+func (c *apiClient) printServer(cmd *cobra.Command, opts *clientOptions, s *serverDoc, raw json.RawMessage) error {
 	if opts.output == "json" {
 		return c.printJSON(raw)
 	}
 	tw := c.table()
-	kv := func(k, v string) { fmt.Fprintf(tw, "%s\t%s\n", k, v) }
+	kv := tw.kv
 	kv("id", s.ID)
 	kv("name", s.Name)
 	kv("status", fmt.Sprintf("%s (vm_state %s, task %s, power %d)", s.Status, dash(s.VMState), dash(deref(s.TaskState)), s.PowerState))
@@ -427,7 +375,7 @@ func (c *apiClient) printServer(opts *clientOptions, s *serverDoc, raw json.RawM
 		flavor = fmt.Sprintf("%s (%d vCPU, %d MiB RAM, %d GiB disk)", flavor, s.Flavor.VCPUs, s.Flavor.RAM, s.Flavor.Disk)
 	}
 	kv("flavor", flavor)
-	kv("image", dash(s.Image.ID))
+	kv("image", c.imageLabel(cmd, s.Image.ID))
 	kv("volumes", volumesLine(s.Volumes))
 	var addrs []string
 	for net, list := range s.Addresses {
@@ -443,6 +391,7 @@ func (c *apiClient) printServer(opts *clientOptions, s *serverDoc, raw json.RawM
 	}
 	sort.Strings(md)
 	kv("metadata", dash(strings.Join(md, ", ")))
+	kv("tags", dash(strings.Join(s.Tags, ", ")))
 	kv("hostname", dash(deref(s.Hostname)))
 	kv("key_name", dash(deref(s.KeyName)))
 	kv("created", s.Created)
@@ -456,7 +405,7 @@ func (c *apiClient) printServer(opts *clientOptions, s *serverDoc, raw json.RawM
 	for i, a := range s.Attempts {
 		kv(fmt.Sprintf("attempt %d", i+1), fmt.Sprintf("node %s, step %s, %s: %s (%s)", dash(a.Node), dash(a.Step), a.Reason, a.Message, a.At))
 	}
-	return tw.Flush()
+	return tw.flush()
 }
 
 func newServerDeleteCmd(opts *clientOptions) *cobra.Command {
@@ -507,7 +456,7 @@ func (c *apiClient) waitGone(cmd *cobra.Command, id string) error {
 		default:
 			state := fmt.Sprintf("%-7s task=%-10s phase=%-10s node=%s", s.Status, dash(deref(s.TaskState)), dash(s.Phase), dash(deref(s.Node)))
 			if state != last {
-				fmt.Fprintf(c.out, "[%5.0fs] %s\n", time.Since(start).Seconds(), state)
+				fmt.Fprintf(c.out, "[%5.0fs] %s\n", time.Since(start).Seconds(), safetext.Escape(state))
 				last = state
 			}
 		}

@@ -57,7 +57,8 @@ func newCLIFixture(t *testing.T) *cliFixture {
 		},
 		Networks: network.Networks{{ID: cliNet, Name: "provisioning", CIDR: netip.MustParsePrefix("10.0.0.0/24")}},
 		Nodes: func(ctx context.Context) ([]ironic.Node, error) {
-			return []ironic.Node{{UUID: "node-1", Name: "rack1-1", ProvisionState: "active", InstanceUUID: "x", ResourceClass: "baremetal"}}, nil
+			return []ironic.Node{{UUID: "node-1", Name: "rack1-1", ProvisionState: "active", PowerState: "power on", InstanceUUID: "x", ResourceClass: "baremetal",
+				LastError: "ipmi: \x1b[2Jcleared \u202eyour screen"}}, nil
 		},
 	})
 	showPath := regexp.MustCompile(`^/v2\.1/servers/([0-9a-f-]{36})$`)
@@ -161,7 +162,8 @@ func TestCLICreateWaitActive(t *testing.T) {
 		t.Errorf("list -o json: %v\n%s", err, out)
 	}
 	out, _, err = f.run("server", "show", "vm1")
-	if err != nil || !regexp.MustCompile(`node\s+node-1`).MatchString(out) || !strings.Contains(out, "team=a") {
+	if err != nil || !regexp.MustCompile(`node\s+node-1`).MatchString(out) || !strings.Contains(out, "team=a") ||
+		!regexp.MustCompile(`image\s+debian-12 \(`+cliImage+`\)`).MatchString(out) {
 		t.Errorf("show by name: %v\n%s", err, out)
 	}
 	out, _, err = f.run("server", "events", "vm1")
@@ -226,6 +228,14 @@ func TestCLIDeleteWait(t *testing.T) {
 	}
 	if _, _, err := f.run("server", "show", "vm1"); err == nil || !strings.Contains(err.Error(), "no server") {
 		t.Errorf("show after delete: %v", err)
+	}
+	// Its events are still found by its name (the changes-since listing).
+	out, _, err = f.run("server", "events", "vm1")
+	if err != nil || !strings.Contains(out, "create") || !strings.Contains(out, "delete") {
+		t.Errorf("events by name after delete: %v\n%s", err, out)
+	}
+	if _, _, err := f.run("server", "events", "vm2"); err == nil || !strings.Contains(err.Error(), `no server, live or deleted, with id or name "vm2"`) {
+		t.Errorf("events of a name never used: %v", err)
 	}
 }
 

@@ -240,16 +240,16 @@ func newVolumeListCmd(opts *clientOptions) *cobra.Command {
 				return c.printJSON(raws)
 			}
 			tw := c.table()
-			fmt.Fprintln(tw, "ID\tNAME\tSIZE\tSTATUS\tSERVER\tNODE")
+			tw.row("ID", "NAME", "SIZE", "STATUS", "SERVER", "NODE")
 			for _, raw := range raws {
 				var v volumeDoc
 				if err := json.Unmarshal(raw, &v); err != nil {
 					return err
 				}
 				server, node := v.holder()
-				fmt.Fprintf(tw, "%s\t%s\t%d GB\t%s\t%s\t%s\n", v.ID, dash(v.Name), v.Size, v.Status, dash(server), dash(node))
+				tw.row(v.ID, dash(v.Name), fmt.Sprintf("%d GB", v.Size), v.Status, dash(server), dash(node))
 			}
-			return tw.Flush()
+			return tw.flush()
 		},
 	}
 	addOutputFlag(cmd, opts)
@@ -315,7 +315,7 @@ func (c *apiClient) printVolume(opts *clientOptions, raw json.RawMessage) error 
 		return err
 	}
 	tw := c.table()
-	kv := func(k, val string) { fmt.Fprintf(tw, "%s\t%s\n", k, val) }
+	kv := tw.kv
 	kv("id", v.ID)
 	kv("name", dash(v.Name))
 	kv("size", fmt.Sprintf("%d GB", v.Size))
@@ -332,5 +332,5 @@ func (c *apiClient) printVolume(opts *clientOptions, raw json.RawMessage) error 
 	kv("bootable", v.Bootable)
 	kv("created", v.CreatedAt)
 	kv("updated", dash(v.UpdatedAt))
-	return tw.Flush()
+	return tw.flush()
 }

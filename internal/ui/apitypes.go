@@ -2,6 +2,7 @@ package ui
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"sort"
 	"strings"
@@ -70,6 +71,25 @@ type apiAttempt struct {
 	Reason  string    `json:"reason"`
 	Message string    `json:"message"`
 	At      time.Time `json:"at"`
+}
+
+// PowerName is Nova's name for the server's power state.
+func (s *apiServer) PowerName() string {
+	switch s.PowerState {
+	case 0:
+		return "NOSTATE"
+	case 1:
+		return "RUNNING"
+	case 3:
+		return "PAUSED"
+	case 4:
+		return "SHUTDOWN"
+	case 6:
+		return "CRASHED"
+	case 7:
+		return "SUSPENDED"
+	}
+	return fmt.Sprintf("unknown (%d)", s.PowerState)
 }
 
 // FlavorName is the embedded flavor's name (2.47+), else its id.

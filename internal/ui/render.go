@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
+	"io"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/ingot-dev/ingot/internal/policy"
+	"github.com/ingot-dev/ingot/internal/safetext"
 )
 
 // refreshHeader marks the live pages' own polling requests.
@@ -87,7 +89,10 @@ var funcs = template.FuncMap{
 }
 
 // render executes page into a buffer first, so a template error is a 500
-// rather than half a page.
+// rather than half a page. html/template escapes markup but passes
+// controls and bidi characters through; the templates hold none, so any
+// in the page came from untrusted text (a name, a tag, a fault) and is
+// made visible (\u202e, \x1b) so a U+202E cannot reorder what follows it.
 func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, page string, data any) {
 	var buf bytes.Buffer
 	if err := c.tmpl[page].ExecuteTemplate(&buf, "layout", data); err != nil {
@@ -98,7 +103,7 @@ func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, pag
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
-	_, _ = w.Write(buf.Bytes())
+	_, _ = io.WriteString(w, safetext.Visible(buf.String()))
 }
 
 type errorPage struct {
