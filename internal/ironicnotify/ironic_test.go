@@ -1,0 +1,232 @@
+package ironicnotify
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/ingot-dev/ingot/internal/ironictest"
+)
+
+// Tests against Debian's Ironic publishing to the machine's RabbitMQ, each on
+// a fresh vhost. Skipped when either is missing, failed then with
+// INGOT_TEST_IRONIC=1.
+
+const waitEvent = 15 * time.Second
+
+func realIronic(t *testing.T) (*ironictest.Bus, *ironictest.Env) {
+	t.Helper()
+	bus := ironictest.NewBus(t)
+	env := ironictest.StartReal(t, ironictest.RealOptions{Notifications: bus.IronicURL})
+	return bus, env
+}
+
+// setPower asks for a power state, retrying while the node is locked (the
+// conductor keeps the lock a moment after a change, docs/ironic.md §11),
+// and returns when the accepted call was sent.
+func setPower(t *testing.T, env *ironictest.Env, node, target string) time.Time {
+	t.Helper()
+	deadline := time.Now().Add(waitEvent)
+	for {
+		sent := time.Now()
+		r := env.Request(t, "PUT", "/v1/nodes/"+node+"/states/power", map[string]any{"target": target})
+		if r.Status == 202 {
+			return sent
+		}
+		if r.Status != 409 || time.Now().After(deadline) {
+			t.Fatalf("power %s: %d %s", target, r.Status, r.Fault())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func powerEnd(node, state string) func(Event) bool {
+	return func(e Event) bool {
+		return e.NodeUUID == node && e.Type == TypePowerSet && e.Phase == PhaseEnd && e.PowerState == state
+	}
+}
+
+// TestEventsFromRealIronic: the consumer, started before Ironic ever
+// published (so it declares the exchange itself), gets a fake deploy and
+// power changes as hints with the right node and states, and Ironic's own
+// default queues still get every message (nothing robbed, nothing dropped
+// for an exchange of the wrong kind). Prints the delays from the API call
+// to the hint.
+func TestEventsFromRealIronic(t *testing.T) {
+	bus := ironictest.NewBus(t)
+	rec := newRecorder()
+	start(t, bus, "ingot-test", rec, nil)
+	env := ironictest.StartReal(t, ironictest.RealOptions{Notifications: bus.IronicURL})
+	node := env.EnrollNode(t, ironictest.NodeSpec{})
+	rec.waitEvent(t, 0, waitEvent, "node.create.end", func(e Event) bool {
+		return e.NodeUUID == node && e.Type == TypeNodeCreate && e.Phase == PhaseEnd
+	})
+
+	instance := uuid.NewString()
+	if r := env.Request(t, "PATCH", "/v1/nodes/"+node, []map[string]any{{"op": "add", "path": "/instance_uuid", "value": instance}}); r.Status != 200 {
+		t.Fatalf("reserve: %d %s", r.Status, r.Fault())
+	}
+	from := rec.len()
+	t0 := time.Now()
+	if r := env.Request(t, "PUT", "/v1/nodes/"+node+"/states/provision", map[string]any{"target": "active"}); r.Status != 202 {
+		t.Fatalf("deploy: %d %s", r.Status, r.Fault())
+	}
+	startEv := rec.waitEvent(t, from, waitEvent, "provision_set.start (deploying)", func(e Event) bool {
+		return e.NodeUUID == node && e.Type == TypeProvisionSet && e.Phase == PhaseStart
+	})
+	if startEv.ProvisionState != "deploying" || startEv.TargetProvisionState != "active" || startEv.InstanceUUID != instance {
+		t.Errorf("provision_set.start: %+v, want deploying → active for instance %s", startEv.Event, instance)
+	}
+	end := rec.waitEvent(t, from, waitEvent, "provision_set.end (active)", func(e Event) bool {
+		return e.NodeUUID == node && e.Type == TypeProvisionSet && e.Phase == PhaseEnd
+	})
+	if end.ProvisionState != "active" || end.InstanceUUID != instance || end.At.IsZero() || end.MessageID == "" {
+		t.Errorf("provision_set.end: %+v, want active for instance %s, with a time and a message id", end.Event, instance)
+	}
+	deployDelay := end.Received.Sub(t0)
+
+	// Power cycles: the delay from the API call to power_set.end.
+	const cycles = 10
+	var delays, lags []time.Duration
+	for i := range 2 * cycles {
+		target := "power on"
+		if i%2 == 1 {
+			target = "power off"
+		}
+		from := rec.len()
+		t0 := setPower(t, env, node, target)
+		g := rec.waitEvent(t, from, waitEvent, "power_set.end "+target, powerEnd(node, target))
+		delays = append(delays, g.Received.Sub(t0))
+		lags = append(lags, g.Received.Sub(g.At))
+	}
+	slices.Sort(delays)
+	slices.Sort(lags)
+	ms := func(d time.Duration) time.Duration { return d.Round(time.Millisecond) }
+	t.Logf("API call → hint: deploy (provision_set.end active) %s; power_set.end median %s, p90 %s, max %s (n=%d); "+
+		"Ironic's timestamp → hint (the bus and the consumer): median %s, p90 %s, max %s",
+		ms(deployDelay), ms(percentile(delays, 0.5)), ms(percentile(delays, 0.9)), ms(delays[len(delays)-1]), len(delays),
+		ms(percentile(lags, 0.5)), ms(percentile(lags, 0.9)), ms(lags[len(lags)-1]))
+
+	// Ironic's default queues hold a copy of every message we got.
+	deadline := time.Now().Add(waitEvent)
+	for {
+		ours := rec.len()
+		theirs := ironicQueuesDepth(t, bus)
+		if theirs == ours && ours > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Ironic's default queues hold %d messages, the consumer got %d", theirs, ours)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestNothingLostAcrossRestart: events Ironic publishes while the consumer
+// is stopped wait in its queue and arrive when it starts again; what was
+// acked before the stop is not delivered again.
+func TestNothingLostAcrossRestart(t *testing.T) {
+	bus, env := realIronic(t)
+	node := env.EnrollNode(t, ironictest.NodeSpec{})
+	const queue = "ingot-restart"
+	before := newRecorder()
+	a := start(t, bus, queue, before, nil)
+	setPower(t, env, node, "power on")
+	before.waitEvent(t, 0, waitEvent, "power_set.end power on", powerEnd(node, "power on"))
+	// Ironic sends start and end of each change; wait for both before the stop.
+	before.wait(t, "2 events", waitEvent, func() bool { return len(before.events) >= 2 })
+	a.stop()
+
+	// Published while nobody consumes: two changes, four notifications.
+	setPower(t, env, node, "power off")
+	waitPower(t, env, node, "power off")
+	setPower(t, env, node, "power on")
+	waitPower(t, env, node, "power on")
+	deadline := time.Now().Add(waitEvent)
+	for queueDepth(t, bus, queue) < 4 {
+		if time.Now().After(deadline) {
+			t.Fatalf("queue %s holds %d messages after two power changes, want 4", queue, queueDepth(t, bus, queue))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+
+	after := newRecorder()
+	start(t, bus, queue, after, nil)
+	after.waitEvent(t, 0, waitEvent, "power_set.end power off (published while stopped)", powerEnd(node, "power off"))
+	after.waitEvent(t, 0, waitEvent, "power_set.end power on (published while stopped)", powerEnd(node, "power on"))
+	time.Sleep(300 * time.Millisecond) // would a redelivery of the first consumer's events follow? (they came first if at all)
+	seen := map[string]bool{}
+	for _, g := range before.snapshot() {
+		seen[g.MessageID] = true
+	}
+	afterEvents := after.snapshot()
+	if len(afterEvents) != 4 {
+		t.Errorf("after the restart got %d events, want the 4 published meanwhile:\n%s", len(afterEvents), after.describe())
+	}
+	for _, g := range afterEvents {
+		if seen[g.MessageID] || g.Redelivered {
+			t.Errorf("message %s (%s.%s) delivered again after the restart (redelivered %v)", g.MessageID, g.Type, g.Phase, g.Redelivered)
+		}
+		seen[g.MessageID] = true
+	}
+}
+
+func waitPower(t *testing.T, env *ironictest.Env, node, state string) {
+	t.Helper()
+	deadline := time.Now().Add(waitEvent)
+	for {
+		n := env.GetNode(t, node)
+		if n["power_state"] == state && n["target_power_state"] == nil && n["reservation"] == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("node %s: power %v (target %v), want %s", node, n["power_state"], n["target_power_state"], state)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestReconnectsAfterConnectionsClosed: the broker closes every connection
+// of the vhost; the consumer says it is disconnected, reconnects, says the
+// link resumed (a resync is due), and hints flow again.
+func TestReconnectsAfterConnectionsClosed(t *testing.T) {
+	bus, env := realIronic(t)
+	node := env.EnrollNode(t, ironictest.NodeSpec{})
+	rec := newRecorder()
+	r := start(t, bus, "ingot-reconnect", rec, nil)
+
+	bus.CloseConnections(t)
+	rec.wait(t, "Disconnected", waitEvent, func() bool { return rec.lost >= 1 })
+	rec.wait(t, "Connected(resumed)", waitEvent, func() bool { return slices.Contains(rec.connected, true) })
+	if st := r.c.Status(); !st.Connected || st.Reconnects != 1 || st.LastError == "" {
+		t.Errorf("status after the reconnection: %+v, want connected, 1 reconnection, the last error", st)
+	}
+	from := rec.len()
+	setPower(t, env, node, "power on")
+	rec.waitEvent(t, from, waitEvent, "power_set.end power on after the reconnection", powerEnd(node, "power on"))
+}
+
+// TestMalformedIsDropped: a message that is not a notification is rejected
+// with a warning, and the next one is delivered.
+func TestMalformedIsDropped(t *testing.T) {
+	bus := ironictest.NewBus(t)
+	rec := newRecorder()
+	var logs logBuffer
+	r := start(t, bus, "ingot-malformed", rec, logs.logger())
+	publish(t, bus, "ingot-malformed", []byte(`{"oslo.version": "2.0", "oslo.message": "{not json"}`))
+	publish(t, bus, "ingot-malformed", []byte(`not even json`))
+	publish(t, bus, "ingot-malformed", sampleEnvelope(t, "baremetal.node.power_set.end", map[string]any{"uuid": sampleNode, "power_state": "power on"}))
+	rec.waitEvent(t, 0, waitEvent, "the good message", powerEnd(sampleNode, "power on"))
+	rec.wait(t, "the ack", waitEvent, func() bool { return rec.delivered == 1 })
+	if st := r.c.Status(); st.Dropped != 2 || st.Events != 1 || !st.Connected {
+		t.Errorf("status: %+v, want 2 dropped, 1 event, connected", st)
+	}
+	if n := logs.count("does not decode"); n != 2 {
+		t.Errorf("%d warnings about undecodable messages, want 2:\n%s", n, logs.String())
+	}
+	if depth := queueDepth(t, bus, "ingot-malformed"); depth != 0 {
+		t.Errorf("%d messages left in the queue, want 0 (rejected, not requeued)", depth)
+	}
+}
