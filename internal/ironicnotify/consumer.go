@@ -156,7 +156,7 @@ func checkURL(raw string) error {
 	if err != nil {
 		return errors.New("ironicnotify: the URL does not parse") // url's error quotes the password
 	}
-	if (u.Scheme != "amqp" && u.Scheme != "amqps") || u.Host == "" {
+	if (u.Scheme != "amqp" && u.Scheme != "amqps") || u.Hostname() == "" {
 		return fmt.Errorf("ironicnotify: want amqp://user:password@host:port/vhost, got %s", u.Redacted())
 	}
 	return nil

@@ -2,6 +2,7 @@ package ironicnotify
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -122,3 +123,27 @@ func (l *logBuffer) String() string {
 func (l *logBuffer) count(s string) int { return strings.Count(l.String(), s) }
 
 func (l *logBuffer) logger() *slog.Logger { return slog.New(slog.NewTextHandler(l, nil)) }
+
+func TestNewChecksConfig(t *testing.T) {
+	h := func(context.Context, Event) {}
+	for name, tc := range map[string]struct {
+		cfg  Config
+		h    Handler
+		want string
+	}{
+		"not amqp":   {Config{URL: "http://u:s3cret@rabbit/", Queue: "q"}, h, "want amqp://"},
+		"no host":    {Config{URL: "amqp://u:s3cret@:5672/", Queue: "q"}, h, "want amqp://"},
+		"no queue":   {Config{URL: "amqp://rabbit/"}, h, "queue name is required"},
+		"Ironic's":   {Config{URL: "amqp://rabbit/", Queue: DefaultTopic + ".info"}, h, "one of Ironic's own"},
+		"no handler": {Config{URL: "amqp://rabbit/", Queue: "q"}, nil, "handler is required"},
+		"unparsable": {Config{URL: "amqp://u:s3cret@rabbit:56 72/", Queue: "q"}, h, "does not parse"},
+	} {
+		_, err := New(tc.cfg, tc.h, nil, Hooks{})
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("%s: New = %v, want %q without the password", name, err, tc.want)
+		}
+	}
+	if _, err := New(Config{URL: "amqps://rabbit/", Queue: "q"}, h, nil, Hooks{}); err != nil {
+		t.Errorf("valid config: %v", err)
+	}
+}

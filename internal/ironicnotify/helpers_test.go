@@ -199,18 +199,16 @@ func queueDepthErr(bus *ironictest.Bus, queue string) (int, error) {
 // publish puts a raw message into queue through the default exchange.
 func publish(t *testing.T, bus *ironictest.Bus, queue string, body []byte) {
 	t.Helper()
-	conn, err := amqp.Dial(bus.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	ch, err := conn.Channel()
-	if err != nil {
-		t.Fatal(err)
-	}
+	publishTo(t, bus, "", queue, body)
+}
+
+// publishTo publishes a raw message to an exchange, as Ironic does.
+func publishTo(t *testing.T, bus *ironictest.Bus, exchange, key string, body []byte) {
+	t.Helper()
+	ch := channel(t, bus)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := ch.PublishWithContext(ctx, "", queue, true, false, amqp.Publishing{ContentType: "application/json", Body: body}); err != nil {
+	if err := ch.PublishWithContext(ctx, exchange, key, false, false, amqp.Publishing{ContentType: "application/json", DeliveryMode: amqp.Persistent, Body: body}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -222,4 +220,19 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 	}
 	i := int(p*float64(len(sorted))+0.5) - 1
 	return sorted[max(0, min(i, len(sorted)-1))]
+}
+
+// channel opens a channel on the bus, closed when the test ends.
+func channel(t *testing.T, bus *ironictest.Bus) *amqp.Channel {
+	t.Helper()
+	conn, err := amqp.Dial(bus.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	ch, err := conn.Channel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ch
 }

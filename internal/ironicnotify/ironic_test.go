@@ -207,26 +207,3 @@ func TestReconnectsAfterConnectionsClosed(t *testing.T) {
 	setPower(t, env, node, "power on")
 	rec.waitEvent(t, from, waitEvent, "power_set.end power on after the reconnection", powerEnd(node, "power on"))
 }
-
-// TestMalformedIsDropped: a message that is not a notification is rejected
-// with a warning, and the next one is delivered.
-func TestMalformedIsDropped(t *testing.T) {
-	bus := ironictest.NewBus(t)
-	rec := newRecorder()
-	var logs logBuffer
-	r := start(t, bus, "ingot-malformed", rec, logs.logger())
-	publish(t, bus, "ingot-malformed", []byte(`{"oslo.version": "2.0", "oslo.message": "{not json"}`))
-	publish(t, bus, "ingot-malformed", []byte(`not even json`))
-	publish(t, bus, "ingot-malformed", sampleEnvelope(t, "baremetal.node.power_set.end", map[string]any{"uuid": sampleNode, "power_state": "power on"}))
-	rec.waitEvent(t, 0, waitEvent, "the good message", powerEnd(sampleNode, "power on"))
-	rec.wait(t, "the ack", waitEvent, func() bool { return rec.delivered == 1 })
-	if st := r.c.Status(); st.Dropped != 2 || st.Events != 1 || !st.Connected {
-		t.Errorf("status: %+v, want 2 dropped, 1 event, connected", st)
-	}
-	if n := logs.count("does not decode"); n != 2 {
-		t.Errorf("%d warnings about undecodable messages, want 2:\n%s", n, logs.String())
-	}
-	if depth := queueDepth(t, bus, "ingot-malformed"); depth != 0 {
-		t.Errorf("%d messages left in the queue, want 0 (rejected, not requeued)", depth)
-	}
-}
