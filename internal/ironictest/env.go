@@ -83,8 +83,8 @@ type Options struct {
 	// these service credentials). The helpers then need Env.AuthToken.
 	Keystone *Keystone
 	// Notifications, for the real Ironic only, is the rabbit:// transport
-	// URL Ironic publishes its versioned notifications to (notifications.go:
-	// NewVhost gives one); empty: none.
+	// URL Ironic publishes its versioned notifications to, at level info
+	// (NewBus gives one: Bus.IronicURL); empty: none.
 	Notifications string
 }
 
