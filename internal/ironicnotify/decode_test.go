@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -145,5 +146,47 @@ func TestNewChecksConfig(t *testing.T) {
 	}
 	if _, err := New(Config{URL: "amqps://rabbit/", Queue: "q"}, h, nil, Hooks{}); err != nil {
 		t.Errorf("valid config: %v", err)
+	}
+}
+
+// TestRunStopsWhileBusDown: with no broker to reach, Run reports each
+// failed attempt, keeps retrying, and returns at once when ctx is done.
+func TestRunStopsWhileBusDown(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close() // nobody listens there now
+	failures := make(chan error, 100)
+	c, err := New(Config{URL: "amqp://guest:s3cret@" + addr + "/", Queue: "q"}, func(context.Context, Event) {}, nil,
+		Hooks{Disconnected: func(err error) { failures <- err }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	for range 4 { // the first attempt and retries after 0.2, 0.4, 0.8 s; the next waits 1.6 s
+		select {
+		case err := <-failures:
+			if strings.Contains(err.Error(), "s3cret") {
+				t.Errorf("the error shows the password: %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("no Disconnected report while the bus is down")
+		}
+	}
+	if st := c.Status(); st.Connected || st.LastError == "" {
+		t.Errorf("status while down: %+v", st)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Run = %v, want nil after cancel", err)
+		}
+	case <-time.After(500 * time.Millisecond):
+		t.Fatal("Run did not return within 0.5 s of the cancel (in a 1.6 s backoff)")
 	}
 }
