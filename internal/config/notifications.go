@@ -70,3 +70,8 @@ func (c *Config) normalizeNotifications(bad func(key, format string, args ...any
 		bad(key+"queue", "%q is one of Ironic's own queues: reading it would take its messages from every other reader; name a queue of ingot's own", n.Queue)
 	}
 }
+
+// Consumer is the consumer's configuration (after Normalize).
+func (n Notifications) Consumer() ironicnotify.Config {
+	return ironicnotify.Config{URL: n.URL, Exchange: n.Exchange, Topic: n.Topic, Queue: n.Queue, Durable: n.Durable}
+}

@@ -25,6 +25,9 @@ func TestNotificationsDefaults(t *testing.T) {
 	if c.Ironic.Notifications != want {
 		t.Errorf("got  %+v\nwant %+v", c.Ironic.Notifications, want)
 	}
+	if cc := c.Ironic.Notifications.Consumer(); cc.Queue != "ingot.replica-a" || cc.Exchange != "ironic" || cc.URL != want.URL {
+		t.Errorf("Consumer() = %+v", cc)
+	}
 }
 
 func TestNotificationsErrors(t *testing.T) {
