@@ -206,11 +206,9 @@ func (c *Consumer) Run(ctx context.Context) error {
 // session is one connection: set up, then consume until it ends. It
 // reports whether it got as far as consuming.
 func (c *Consumer) session(ctx context.Context, resumed bool) (bool, error) {
-	conn, err := amqp.DialConfig(c.cfg.URL, amqp.Config{
-		Heartbeat:  heartbeat,
-		Dial:       dialer(ctx),
-		Properties: amqp.Table{"connection_name": "ingot " + c.cfg.Queue},
-	})
+	props := amqp.NewConnectionProperties()
+	props.SetClientConnectionName("ingot " + c.cfg.Queue) // shown by rabbitmqctl list_connections
+	conn, err := amqp.DialConfig(c.cfg.URL, amqp.Config{Heartbeat: heartbeat, Dial: dialer(ctx), Properties: props})
 	if err != nil {
 		return false, fmt.Errorf("connect: %w", redactErr(err, c.cfg.URL))
 	}
