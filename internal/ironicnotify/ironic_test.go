@@ -1,6 +1,7 @@
 package ironicnotify
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -23,23 +24,28 @@ func realIronic(t *testing.T) (*ironictest.Bus, *ironictest.Env) {
 	return bus, env
 }
 
-// setPower asks for a power state, retrying while the node is locked (the
-// conductor keeps the lock a moment after a change, docs/ironic.md §11),
-// and returns when the accepted call was sent.
-func setPower(t *testing.T, env *ironictest.Env, node, target string) time.Time {
+// call sends an API call, retrying while the node is locked (the conductor
+// keeps the lock a moment after a change, docs/ironic.md §11), and returns
+// when the accepted call was sent.
+func call(t *testing.T, env *ironictest.Env, method, path string, body any, want int) time.Time {
 	t.Helper()
 	deadline := time.Now().Add(waitEvent)
 	for {
 		sent := time.Now()
-		r := env.Request(t, "PUT", "/v1/nodes/"+node+"/states/power", map[string]any{"target": target})
-		if r.Status == 202 {
+		r := env.Request(t, method, path, body)
+		if r.Status == want {
 			return sent
 		}
 		if r.Status != 409 || time.Now().After(deadline) {
-			t.Fatalf("power %s: %d %s", target, r.Status, r.Fault())
+			t.Fatalf("%s %s: %d %s, want %d", method, path, r.Status, r.Fault(), want)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+func setPower(t *testing.T, env *ironictest.Env, node, target string) time.Time {
+	t.Helper()
+	return call(t, env, "PUT", "/v1/nodes/"+node+"/states/power", map[string]any{"target": target}, 202)
 }
 
 func powerEnd(node, state string) func(Event) bool {
@@ -48,12 +54,23 @@ func powerEnd(node, state string) func(Event) bool {
 	}
 }
 
+func provision(node string, phase Phase) func(Event) bool {
+	return func(e Event) bool { return e.NodeUUID == node && e.Type == TypeProvisionSet && e.Phase == phase }
+}
+
+// delays prints the median, p90 and max of a sample.
+func delays(name string, d []time.Duration) string {
+	slices.Sort(d)
+	ms := func(d time.Duration) time.Duration { return d.Round(time.Millisecond) }
+	return fmt.Sprintf("%smedian %s, p90 %s, max %s (n=%d)", name, ms(percentile(d, 0.5)), ms(percentile(d, 0.9)), ms(d[len(d)-1]), len(d))
+}
+
 // TestEventsFromRealIronic: the consumer, started before Ironic ever
-// published (so it declares the exchange itself), gets a fake deploy and
-// power changes as hints with the right node and states, and Ironic's own
-// default queues still get every message (nothing robbed, nothing dropped
-// for an exchange of the wrong kind). Prints the delays from the API call
-// to the hint.
+// published (so it declares the exchange itself), gets fake deploys,
+// undeploys and power changes as hints with the right node and states, and
+// Ironic's own default queues still get every message (nothing robbed,
+// nothing dropped for an exchange of the wrong kind). Prints the delays
+// from the API call to the hint.
 func TestEventsFromRealIronic(t *testing.T) {
 	bus := ironictest.NewBus(t)
 	rec := newRecorder()
@@ -63,51 +80,48 @@ func TestEventsFromRealIronic(t *testing.T) {
 	rec.waitEvent(t, 0, waitEvent, "node.create.end", func(e Event) bool {
 		return e.NodeUUID == node && e.Type == TypeNodeCreate && e.Phase == PhaseEnd
 	})
+	nodePath := "/v1/nodes/" + node
 
-	instance := uuid.NewString()
-	if r := env.Request(t, "PATCH", "/v1/nodes/"+node, []map[string]any{{"op": "add", "path": "/instance_uuid", "value": instance}}); r.Status != 200 {
-		t.Fatalf("reserve: %d %s", r.Status, r.Fault())
-	}
-	from := rec.len()
-	t0 := time.Now()
-	if r := env.Request(t, "PUT", "/v1/nodes/"+node+"/states/provision", map[string]any{"target": "active"}); r.Status != 202 {
-		t.Fatalf("deploy: %d %s", r.Status, r.Fault())
-	}
-	startEv := rec.waitEvent(t, from, waitEvent, "provision_set.start (deploying)", func(e Event) bool {
-		return e.NodeUUID == node && e.Type == TypeProvisionSet && e.Phase == PhaseStart
-	})
-	if startEv.ProvisionState != "deploying" || startEv.TargetProvisionState != "active" || startEv.InstanceUUID != instance {
-		t.Errorf("provision_set.start: %+v, want deploying → active for instance %s", startEv.Event, instance)
-	}
-	end := rec.waitEvent(t, from, waitEvent, "provision_set.end (active)", func(e Event) bool {
-		return e.NodeUUID == node && e.Type == TypeProvisionSet && e.Phase == PhaseEnd
-	})
-	if end.ProvisionState != "active" || end.InstanceUUID != instance || end.At.IsZero() || end.MessageID == "" {
-		t.Errorf("provision_set.end: %+v, want active for instance %s, with a time and a message id", end.Event, instance)
-	}
-	deployDelay := end.Received.Sub(t0)
+	var deploys, undeploys, powers, lags []time.Duration
+	const cycles = 5
+	for range cycles {
+		instance := uuid.NewString()
+		call(t, env, "PATCH", nodePath, []map[string]any{{"op": "add", "path": "/instance_uuid", "value": instance}}, 200)
+		from := rec.len()
+		sent := call(t, env, "PUT", nodePath+"/states/provision", map[string]any{"target": "active"}, 202)
+		st := rec.waitEvent(t, from, waitEvent, "provision_set.start (deploying)", provision(node, PhaseStart))
+		if st.ProvisionState != "deploying" || st.TargetProvisionState != "active" || st.InstanceUUID != instance {
+			t.Errorf("provision_set.start: %+v, want deploying → active for instance %s", st.Event, instance)
+		}
+		end := rec.waitEvent(t, from, waitEvent, "provision_set.end (active)", provision(node, PhaseEnd))
+		if end.ProvisionState != "active" || end.InstanceUUID != instance || end.At.IsZero() || end.MessageID == "" {
+			t.Errorf("provision_set.end: %+v, want active for instance %s, with a time and a message id", end.Event, instance)
+		}
+		deploys = append(deploys, end.Received.Sub(sent))
+		lags = append(lags, end.Received.Sub(end.At))
 
-	// Power cycles: the delay from the API call to power_set.end.
-	const cycles = 10
-	var delays, lags []time.Duration
-	for i := range 2 * cycles {
+		from = rec.len()
+		sent = call(t, env, "PUT", nodePath+"/states/provision", map[string]any{"target": "deleted"}, 202)
+		end = rec.waitEvent(t, from, waitEvent, "provision_set.end (available)", provision(node, PhaseEnd))
+		if end.ProvisionState != "available" || end.InstanceUUID != "" {
+			t.Errorf("undeploy's provision_set.end: %+v, want available without an instance", end.Event)
+		}
+		undeploys = append(undeploys, end.Received.Sub(sent))
+	}
+	for i := range 4 * cycles {
 		target := "power on"
 		if i%2 == 1 {
 			target = "power off"
 		}
 		from := rec.len()
-		t0 := setPower(t, env, node, target)
+		sent := setPower(t, env, node, target)
 		g := rec.waitEvent(t, from, waitEvent, "power_set.end "+target, powerEnd(node, target))
-		delays = append(delays, g.Received.Sub(t0))
+		powers = append(powers, g.Received.Sub(sent))
 		lags = append(lags, g.Received.Sub(g.At))
 	}
-	slices.Sort(delays)
-	slices.Sort(lags)
-	ms := func(d time.Duration) time.Duration { return d.Round(time.Millisecond) }
-	t.Logf("API call → hint: deploy (provision_set.end active) %s; power_set.end median %s, p90 %s, max %s (n=%d); "+
-		"Ironic's timestamp → hint (the bus and the consumer): median %s, p90 %s, max %s",
-		ms(deployDelay), ms(percentile(delays, 0.5)), ms(percentile(delays, 0.9)), ms(delays[len(delays)-1]), len(delays),
-		ms(percentile(lags, 0.5)), ms(percentile(lags, 0.9)), ms(lags[len(lags)-1]))
+	t.Logf("API call → hint: %s; %s; %s; Ironic's timestamp → hint (the bus and the consumer alone): %s",
+		delays("deploy (provision_set.end active) ", deploys), delays("undeploy (provision_set.end available) ", undeploys),
+		delays("power_set.end ", powers), delays("", lags))
 
 	// Ironic's default queues hold a copy of every message we got.
 	deadline := time.Now().Add(waitEvent)
