@@ -136,6 +136,9 @@ func TestEventsFromRealIronic(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+	if n := env.NotificationFailures(t); n != 0 {
+		t.Errorf("Ironic logged %d notifications it could not send", n)
+	}
 }
 
 // TestNothingLostAcrossRestart: events Ironic publishes while the consumer
@@ -226,4 +229,29 @@ func TestReconnectsAfterConnectionsClosed(t *testing.T) {
 	g := rec.waitEvent(t, from, 2*waitEvent, "power_set.end power on after the reconnection", powerEnd(node, "power on"))
 	t.Logf("reconnected %s after the close; the next hint %s after its API call",
 		resumed.Sub(closed).Round(time.Millisecond), g.Received.Sub(sent).Round(time.Millisecond))
+}
+
+// TestDurabilityMismatchDropsNotifications pins the trap the consumer's
+// exchange handling avoids (docs/ironic.md §13): with the exchange declared
+// durable before Ironic's first publish, Ironic's publishes fail, it logs
+// that it could not send and drops the notifications, while its API
+// answers as usual.
+func TestDurabilityMismatchDropsNotifications(t *testing.T) {
+	bus := ironictest.NewBus(t)
+	ch := channel(t, bus)
+	if err := ch.ExchangeDeclare(DefaultExchange, "topic", true, false, false, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	env := ironictest.StartReal(t, ironictest.RealOptions{Notifications: bus.IronicURL})
+	env.EnrollNode(t, ironictest.NodeSpec{}) // create, update and power notifications
+	deadline := time.Now().Add(waitEvent)
+	for env.NotificationFailures(t) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("Ironic logged no failed notification with a durable exchange")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if n, err := queueDepthErr(bus, DefaultTopic+".info"); err == nil && n > 0 {
+		t.Errorf("Ironic's default queue holds %d messages, want none delivered", n)
+	}
 }

@@ -109,3 +109,19 @@ func ctl(args ...string) error {
 	}
 	return nil
 }
+
+// NotificationFailures counts the notifications the real Ironic logged it
+// could not send (oslo.messaging's "Could not send notification": the
+// broker refused the publish, e.g. a 406 on the exchange, and the
+// notification is dropped); 0 for the simulator.
+func (e *Env) NotificationFailures(t testing.TB) int {
+	t.Helper()
+	if e.proc == nil {
+		return 0
+	}
+	b, err := os.ReadFile(e.proc.log)
+	if err != nil {
+		t.Fatalf("ironictest: %v", err)
+	}
+	return strings.Count(string(b), "Could not send notification")
+}
