@@ -80,6 +80,9 @@ type Ironic struct {
 	Auth string `yaml:"auth"`
 	// Sim configures the built-in simulator (url: sim).
 	Sim Sim `yaml:"sim"`
+	// Notifications is where Ironic publishes its notifications
+	// (notifications.go); off unless its url is set.
+	Notifications Notifications `yaml:"notifications"`
 }
 
 // Sim configures the built-in simulated Ironic.
@@ -169,6 +172,7 @@ func Default() Config {
 		LogLevel:         "info",
 	}
 	identityDefaults(&c)
+	notificationDefaults(&c)
 	return c
 }
 
@@ -279,6 +283,7 @@ func (c *Config) Normalize() error {
 		bad("log_level", "want debug, info, warn or error, got %q", c.LogLevel)
 	}
 	c.normalizeIdentity(bad)
+	c.normalizeNotifications(bad)
 	c.normalizeReplicas(bad)
 	seen := map[string]bool{}
 	for i := range c.Flavors {

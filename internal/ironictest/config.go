@@ -19,6 +19,7 @@ type configParams struct {
 	CallbackTimeout int // seconds
 	DeployDelay     int // seconds, 0 for none
 	Keystone        *Keystone
+	NotifyURL       string // transport_url of [oslo_messaging_notifications]; "" for none
 }
 
 // configTmpl is the minimal working standalone config (docs/ironic.md §1)
@@ -36,7 +37,8 @@ type configParams struct {
 var configTmpl = template.Must(template.New("ironic.conf").Parse(`# Written by ingot's internal/ironictest.
 [DEFAULT]
 auth_strategy = {{if .Keystone}}keystone{{else}}noauth{{end}}
-rpc_transport = none
+rpc_transport = none{{if .NotifyURL}}
+notification_level = info{{end}}
 host = localhost
 enabled_hardware_types = fake-hardware
 enabled_boot_interfaces = fake
@@ -78,7 +80,11 @@ deploy_delay = {{.DeployDelay}}
 
 [oslo_concurrency]
 lock_path = {{.LockDir}}
-{{with .Keystone}}
+{{with .NotifyURL}}
+[oslo_messaging_notifications]
+driver = messagingv2
+transport_url = {{.}}
+{{end}}{{with .Keystone}}
 [keystone_authtoken]
 auth_type = password
 www_authenticate_uri = {{.AuthURL}}

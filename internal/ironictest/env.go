@@ -82,6 +82,10 @@ type Options struct {
 	// (auth_strategy = keystone; keystonemiddleware validates tokens with
 	// these service credentials). The helpers then need Env.AuthToken.
 	Keystone *Keystone
+	// Notifications, for the real Ironic only, is the rabbit:// transport
+	// URL Ironic publishes its versioned notifications to, at level info
+	// (NewBus gives one: Bus.IronicURL); empty: none.
+	Notifications string
 }
 
 // Keystone is the [keystone_authtoken] of a real Ironic behind Keystone.

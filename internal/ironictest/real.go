@@ -137,6 +137,7 @@ func startReal(t testing.TB, opts RealOptions) (*Env, error) {
 		cfg := renderConfig(configParams{
 			Port: port, DB: db, LockDir: dir,
 			CallbackTimeout: cb, DeployDelay: delay, Keystone: opts.Keystone,
+			NotifyURL: opts.Notifications,
 		})
 		if err := os.WriteFile(p.conf, []byte(cfg), 0o600); err != nil {
 			return nil, err
