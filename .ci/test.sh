@@ -16,6 +16,7 @@ if command -v pg_isready >/dev/null && ! pg_isready -h 127.0.0.1 -p 5432 -q; the
 fi
 if command -v rabbitmqctl >/dev/null && ! rabbitmqctl -q status >/dev/null 2>&1; then
 	rabbitmq-server -detached || true
+	rabbitmqctl -q --timeout 60 await_startup || true
 fi
 
 step "installs (.ci/install-*.sh)"

@@ -16,6 +16,9 @@ type Notifications struct {
 	// broker and vhost of Ironic's [oslo_messaging_notifications]
 	// transport_url.
 	URL string `yaml:"url"`
+	// URLFile reads URL (which carries the broker's password) from a file;
+	// INGOT_NOTIFICATIONS_URL overrides both.
+	URLFile string `yaml:"url_file"`
 	// Exchange is Ironic's notification exchange (its control_exchange).
 	Exchange string `yaml:"exchange"`
 	// Topic is Ironic's versioned_notifications_topics entry.

@@ -24,12 +24,15 @@ type secret struct {
 const (
 	EnvDatabase         = "INGOT_DATABASE"
 	EnvKeystonePassword = "INGOT_KEYSTONE_PASSWORD"
+	// EnvNotificationsURL overrides ironic.notifications.url (and url_file).
+	EnvNotificationsURL = "INGOT_NOTIFICATIONS_URL"
 )
 
 func (c *Config) secrets() []secret {
 	return []secret{
 		{key: "database", inline: &c.Database, file: c.DatabaseFile, env: EnvDatabase, defaulted: true},
 		{key: "auth.keystone.password", inline: &c.Auth.Keystone.Password, file: c.Auth.Keystone.PasswordFile, env: EnvKeystonePassword},
+		{key: "ironic.notifications.url", inline: &c.Ironic.Notifications.URL, file: c.Ironic.Notifications.URLFile, env: EnvNotificationsURL},
 	}
 }
 

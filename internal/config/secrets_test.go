@@ -57,6 +57,16 @@ func TestSecretsFromFilesAndEnvironment(t *testing.T) {
 			t.Errorf("password %q database %q, want the environment's", c.Auth.Keystone.Password, c.Database)
 		}
 	})
+	t.Run("notifications URL from a file", func(t *testing.T) {
+		u := writeSecret(t, "amqp://ingot:bus-pw@127.0.0.1:5672/ironic\n")
+		c, err := Parse([]byte("ironic: {notifications: {url_file: " + u + "}}\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !c.Ironic.Notifications.Enabled() || c.Ironic.Notifications.URL != "amqp://ingot:bus-pw@127.0.0.1:5672/ironic" {
+			t.Errorf("notifications %+v", c.Ironic.Notifications)
+		}
+	})
 	t.Run("password only from the environment", func(t *testing.T) {
 		t.Setenv(EnvKeystonePassword, "from-env")
 		if c, err := Parse(keystoneYAML("")); err != nil || c.Auth.Keystone.Password != "from-env" {
