@@ -1,0 +1,97 @@
+package cinder_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/ingot-dev/ingot/internal/cinder"
+	"github.com/ingot-dev/ingot/internal/cindertest"
+)
+
+// backend is one Cinder the adapter tests run against.
+type backend struct {
+	// client calls as user (a keystonetest user), with the token of a user
+	// with the role service as X-Service-Token when service is set.
+	client func(t *testing.T, user string, service bool) *cinder.Client
+	// registerCompute puts url in the catalog as the compute endpoint.
+	registerCompute func(t *testing.T, url string)
+}
+
+// realBackend starts the real Cinder (skipped when it is not installed).
+func realBackend(t *testing.T) backend {
+	e := cindertest.Start(t)
+	t.Logf("Cinder up in %s, RSS %d MiB", e.SetupTime.Round(1e6), e.RSS()/1024)
+	svc := e.ServiceTokenUser(t, "svc-only")
+	var mu sync.Mutex
+	tokens := map[string]string{}
+	token := func(t *testing.T, user string) cinder.StaticToken {
+		mu.Lock()
+		defer mu.Unlock()
+		if tokens[user] == "" {
+			tokens[user] = e.Keystone.Token(t, user)
+		}
+		return cinder.StaticToken(tokens[user])
+	}
+	return backend{
+		client: func(t *testing.T, user string, service bool) *cinder.Client {
+			cfg := cinder.Config{Identity: e.Keystone.URL, User: token(t, user)}
+			if service {
+				cfg.Service = token(t, svc.Name)
+			}
+			c, err := cinder.New(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return c
+		},
+		registerCompute: func(t *testing.T, url string) {
+			e.Keystone.RegisterService(t, "compute", "nova", url)
+		},
+	}
+}
+
+// fakeCompute answers Cinder's call-back, GET
+// /v2.1/servers/{id}/os-volume_attachments/{volume}: with the attachment
+// id it is given (compute still uses it), or 404 when it is "".
+type fakeCompute struct {
+	mu           sync.Mutex
+	attachmentID string
+	calls        []string
+}
+
+func (f *fakeCompute) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, r.Method+" "+r.URL.Path)
+	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
+	if len(parts) != 5 || parts[1] != "servers" || parts[3] != "os-volume_attachments" || f.attachmentID == "" {
+		http.Error(w, `{"itemNotFound": {"code": 404, "message": "not found"}}`, http.StatusNotFound)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write([]byte(`{"volumeAttachment": {"id": "` + parts[4] + `", "volumeId": "` + parts[4] +
+		`", "serverId": "` + parts[2] + `", "attachment_id": "` + f.attachmentID + `", "delete_on_termination": false}}`))
+}
+
+func (f *fakeCompute) set(id string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.attachmentID, f.calls = id, nil
+}
+
+func (f *fakeCompute) seen() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.calls...)
+}
+
+func startFakeCompute(t *testing.T) (*fakeCompute, string) {
+	f := &fakeCompute{}
+	srv := httptest.NewServer(f)
+	t.Cleanup(srv.Close)
+	return f, srv.URL + "/v2.1"
+}
