@@ -29,6 +29,7 @@ func runAdapterChecks(t *testing.T, b backend) {
 		{"SecondServerRefused", checkSecondServerRefused},
 		{"RetryFindsAttachment", checkRetryFindsAttachment},
 		{"DeleteInUseRefused", checkDeleteInUseRefused},
+		{"DuplicateConnector", checkDuplicateConnector},
 		{"ComputeCallBack", checkComputeCallBack},
 	}
 	for _, c := range checks {
@@ -90,6 +91,7 @@ func wantErr(t *testing.T, what string, err, want error) {
 	if !errors.Is(err, want) {
 		t.Fatalf("%s: got %v, want %v", what, err, want)
 	}
+	t.Logf("%s: %v", what, err)
 }
 
 func checkVolumeLifecycle(t *testing.T, b backend) {
@@ -235,6 +237,27 @@ func checkDeleteInUseRefused(t *testing.T, b backend) {
 	waitStatus(t, c, v.ID, "available")
 	if err := c.DeleteVolume(t.Context(), v.ID); err != nil {
 		t.Fatalf("delete once detached: %v", err)
+	}
+}
+
+// checkDuplicateConnector: a second attachment of the same server (which
+// Cinder allows) cannot be connected while the first is.
+func checkDuplicateConnector(t *testing.T, b backend) {
+	c := b.client(t, "member-a", true)
+	ctx := t.Context()
+	v := newVolume(t, c)
+	server := uuid.NewString()
+	attach(t, c, v.ID, server)
+	waitStatus(t, c, v.ID, "in-use")
+	second, err := c.CreateAttachment(ctx, v.ID, server, nil)
+	if err != nil {
+		t.Fatalf("the same server's second attachment: %v", err)
+	}
+	_, err = c.UpdateAttachment(ctx, second.ID, connector)
+	wantErr(t, "connect the second attachment", err, cinder.ErrDuplicateConnector)
+	all, err := c.ListAttachments(ctx, server, v.ID)
+	if err != nil || len(all) != 2 {
+		t.Fatalf("attachments: %v %+v", err, all)
 	}
 }
 

@@ -24,7 +24,8 @@ type backend struct {
 // realBackend starts the real Cinder (skipped when it is not installed).
 func realBackend(t *testing.T) backend {
 	e := cindertest.Start(t)
-	t.Logf("Cinder up in %s, RSS %d MiB", e.SetupTime.Round(1e6), e.RSS()/1024)
+	t.Logf("Keystone and Cinder up in %s (Keystone %s), Cinder's RSS %d MiB",
+		e.SetupTime.Round(1e6), e.Keystone.SetupTime.Round(1e6), e.RSS()/1024)
 	svc := e.ServiceTokenUser(t, "svc-only")
 	var mu sync.Mutex
 	tokens := map[string]string{}
