@@ -17,6 +17,11 @@ func TestAgainstRealCinder(t *testing.T) {
 	runAdapterChecks(t, realBackend(t))
 }
 
+// TestAgainstSim runs the same checks on the simulator.
+func TestAgainstSim(t *testing.T) {
+	runAdapterChecks(t, simBackend(t))
+}
+
 // runAdapterChecks is the adapter's contract, for every backend. The
 // compute call-back check registers a compute endpoint: it runs last.
 func runAdapterChecks(t *testing.T, b backend) {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ingot-dev/ingot/internal/cinder"
+	"github.com/ingot-dev/ingot/internal/cindersim"
 	"github.com/ingot-dev/ingot/internal/cindertest"
 )
 
@@ -52,6 +53,31 @@ func realBackend(t *testing.T) backend {
 		registerCompute: func(t *testing.T, url string) {
 			e.Keystone.RegisterService(t, "compute", "nova", url)
 		},
+	}
+}
+
+// simBackend serves a cindersim.Sim; its tokens are the keystonetest
+// users' names.
+func simBackend(t *testing.T) backend {
+	sim := cindersim.New(cindersim.Options{})
+	srv := httptest.NewServer(sim.Handler())
+	t.Cleanup(srv.Close)
+	sim.AddToken("member-a", cindersim.Identity{ProjectID: "a", Roles: []string{"member", "reader"}})
+	sim.AddToken("member-b", cindersim.Identity{ProjectID: "b", Roles: []string{"member", "reader"}})
+	sim.AddToken("svc-only", cindersim.Identity{ProjectID: "service", Roles: []string{"service"}})
+	return backend{
+		client: func(t *testing.T, user string, service bool) *cinder.Client {
+			cfg := cinder.Config{Endpoint: srv.URL + "/v3", User: cinder.StaticToken(user)}
+			if service {
+				cfg.Service = cinder.StaticToken("svc-only")
+			}
+			c, err := cinder.New(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return c
+		},
+		registerCompute: func(t *testing.T, url string) { sim.SetComputeURL(url) },
 	}
 }
 
