@@ -210,9 +210,22 @@ func checkRetryFindsAttachment(t *testing.T, b backend) {
 	ctx := t.Context()
 	v := newVolume(t, c)
 	server := uuid.NewString()
+	b.calls.take()
 	first, created, err := c.EnsureAttachment(ctx, v.ID, server)
 	if err != nil || !created {
 		t.Fatalf("first: %v created=%v", err, created)
+	}
+	if _, err := c.UpdateAttachment(ctx, first.ID, connector); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.CompleteAttachment(ctx, first.ID); err != nil {
+		t.Fatal(err)
+	}
+	// One attach: list (none yet), create, update, complete.
+	if calls := b.calls.take(); len(calls) != 4 {
+		t.Fatalf("an attach took %d calls: %v", len(calls), calls)
+	} else {
+		t.Logf("an attach: %v", calls)
 	}
 	// The crash: the answer is lost; the step runs again.
 	again, created, err := c.EnsureAttachment(ctx, v.ID, server)
@@ -220,7 +233,7 @@ func checkRetryFindsAttachment(t *testing.T, b backend) {
 		t.Fatalf("retry: %v created=%v %s vs %s", err, created, again.ID, first.ID)
 	}
 	all, err := c.ListAttachments(ctx, server, "")
-	if err != nil || len(all) != 1 {
+	if err != nil || len(all) != 1 || all[0].Status != "attached" || all[0].ConnectionInfo.Data["target_lun"] != float64(0) {
 		t.Fatalf("attachments of the server: %v %+v", err, all)
 	}
 	// Another server's attachments are not this one's.

@@ -15,6 +15,8 @@ import (
 
 // backend is one Cinder the adapter tests run against.
 type backend struct {
+	// calls records the requests of every client of the backend.
+	calls *callLog
 	// client calls as user (a keystonetest user), with the token of a user
 	// with the role service as X-Service-Token when service is set.
 	client func(t *testing.T, user string, service bool) *cinder.Client
@@ -38,9 +40,11 @@ func realBackend(t *testing.T) backend {
 		}
 		return cinder.StaticToken(tokens[user])
 	}
+	calls := &callLog{}
 	return backend{
+		calls: calls,
 		client: func(t *testing.T, user string, service bool) *cinder.Client {
-			cfg := cinder.Config{Identity: e.Keystone.URL, User: token(t, user)}
+			cfg := cinder.Config{Identity: e.Keystone.URL, User: token(t, user), HTTPClient: calls.client()}
 			if service {
 				cfg.Service = token(t, svc.Name)
 			}
@@ -65,9 +69,11 @@ func simBackend(t *testing.T) backend {
 	sim.AddToken("member-a", cindersim.Identity{ProjectID: "a", Roles: []string{"member", "reader"}})
 	sim.AddToken("member-b", cindersim.Identity{ProjectID: "b", Roles: []string{"member", "reader"}})
 	sim.AddToken("svc-only", cindersim.Identity{ProjectID: "service", Roles: []string{"service"}})
+	calls := &callLog{}
 	return backend{
+		calls: calls,
 		client: func(t *testing.T, user string, service bool) *cinder.Client {
-			cfg := cinder.Config{Endpoint: srv.URL + "/v3", User: cinder.StaticToken(user)}
+			cfg := cinder.Config{Endpoint: srv.URL + "/v3", User: cinder.StaticToken(user), HTTPClient: calls.client()}
 			if service {
 				cfg.Service = cinder.StaticToken("svc-only")
 			}
@@ -121,4 +127,28 @@ func startFakeCompute(t *testing.T) (*fakeCompute, string) {
 	srv := httptest.NewServer(f)
 	t.Cleanup(srv.Close)
 	return f, srv.URL + "/v2.1"
+}
+
+// callLog records "METHOD path" of the requests its clients send.
+type callLog struct {
+	mu    sync.Mutex
+	calls []string
+}
+
+func (l *callLog) client() *http.Client { return &http.Client{Transport: l} }
+
+func (l *callLog) RoundTrip(r *http.Request) (*http.Response, error) {
+	l.mu.Lock()
+	l.calls = append(l.calls, r.Method+" "+r.URL.Path)
+	l.mu.Unlock()
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// take returns the calls since the last take.
+func (l *callLog) take() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := l.calls
+	l.calls = nil
+	return out
 }
