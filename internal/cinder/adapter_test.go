@@ -174,6 +174,13 @@ func checkAttachAsNova(t *testing.T, b backend) {
 		d["target_portal"] != "127.0.0.1:3260" || d["target_lun"] != float64(0) || d["auth_method"] != "CHAP" {
 		t.Fatalf("connection info: %+v", a.ConnectionInfo)
 	}
+	// Nova's form: the driver's data alone (what an Ironic volume target's
+	// properties take).
+	for _, k := range []string{"driver_volume_type", "attachment_id"} {
+		if _, ok := d[k]; ok {
+			t.Fatalf("connection info data carries %s: %+v", k, d)
+		}
+	}
 	waitStatus(t, c, v.ID, "attaching")
 	if err := c.CompleteAttachment(ctx, a.ID); err != nil {
 		t.Fatal(err)

@@ -1,20 +1,34 @@
 package cindertest
 
-import "testing"
+import (
+	"net/http"
+	"testing"
+	"time"
+)
 
-// TestStart: the pool is there once Start returns (so a volume created at
-// once does not go to error), and the catalog names Cinder's endpoint.
+// TestStart: once Start returns, a member's volume created at once becomes
+// available (the scheduler has the pool: before, it goes to error "No
+// valid backend was found"), and the admin counts it.
 func TestStart(t *testing.T) {
 	e := Start(t)
-	t.Logf("Cinder up in %s at %s, pool %s, RSS %d MiB", e.SetupTime.Round(1e6), e.URL, e.Pool, e.RSS()/1024)
-	if e.Pool == "" {
-		t.Fatal("no pool")
+	t.Logf("Keystone and Cinder up in %s (Keystone %s) at %s, pool %s, Cinder's RSS %d MiB",
+		e.SetupTime.Round(time.Millisecond), e.Keystone.SetupTime.Round(time.Millisecond), e.URL, e.Pool, e.RSS()/1024)
+	tok := e.Keystone.Token(t, "member-a")
+	var v struct {
+		Volume struct{ ID, Status string } `json:"volume"`
 	}
-	var out struct {
-		Volumes []struct{ ID string } `json:"volumes"`
+	if st := e.Do(t, tok, http.MethodPost, "/volumes", map[string]any{"volume": map[string]any{"size": 1}}, &v); st != http.StatusAccepted {
+		t.Fatalf("create volume: %d", st)
 	}
-	e.Get(t, e.Keystone.Token(t, "member-a"), "/volumes", &out)
-	if len(out.Volumes) != 0 {
-		t.Fatalf("a fresh Cinder lists volumes: %+v", out.Volumes)
+	deadline := time.Now().Add(time.Minute)
+	for v.Volume.Status != "available" {
+		if v.Volume.Status == "error" || time.Now().After(deadline) {
+			t.Fatalf("volume %s is %s", v.Volume.ID, v.Volume.Status)
+		}
+		time.Sleep(100 * time.Millisecond)
+		e.Do(t, tok, http.MethodGet, "/volumes/"+v.Volume.ID, nil, &v)
+	}
+	if vols, atts := e.Counts(t); vols != 1 || atts != 0 {
+		t.Fatalf("counts: %d volumes, %d attachments", vols, atts)
 	}
 }

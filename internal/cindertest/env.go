@@ -1,6 +1,7 @@
 package cindertest
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -36,32 +37,67 @@ func (e *Env) ServiceTokenUser(t testing.TB, name string) keystonetest.User {
 	return e.Keystone.AddUser(t, name, "service", "service")
 }
 
-// Get does GET URL+path with token at Microversion and decodes the JSON
-// answer into out; it fails the test on anything but 200.
-func (e *Env) Get(t testing.TB, token, path string, out any) {
+// Do sends method path (under URL) with token at Microversion, body as
+// JSON when not nil, decodes a JSON answer into out when not nil, and
+// returns the status; a transport error fails the test.
+func (e *Env) Do(t testing.TB, token, method, path string, body, out any) int {
 	t.Helper()
-	if err := e.get(context.Background(), token, path, out); err != nil {
-		t.Fatalf("cindertest: %v", err)
+	status, err := e.do(context.Background(), token, method, path, body, out)
+	if err != nil {
+		t.Fatalf("cindertest: %s %s: %v", method, path, err)
 	}
+	return status
 }
 
-func (e *Env) get(ctx context.Context, token, path string, out any) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.URL+path, nil)
+func (e *Env) do(ctx context.Context, token, method, path string, body, out any) (int, error) {
+	var rd io.Reader
+	if body != nil {
+		raw, err := json.Marshal(body)
+		if err != nil {
+			return 0, err
+		}
+		rd = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, e.URL+path, rd)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	req.Header.Set("X-Auth-Token", token)
 	req.Header.Set("OpenStack-API-Version", "volume "+Microversion)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	resp, err := e.hc.Do(req)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %s %s", path, resp.Status, raw)
+	if out != nil && resp.StatusCode/100 == 2 && len(raw) > 0 {
+		if err := json.Unmarshal(raw, out); err != nil {
+			return resp.StatusCode, fmt.Errorf("%s: %w", raw, err)
+		}
 	}
-	return json.Unmarshal(raw, out)
+	return resp.StatusCode, nil
+}
+
+// Counts are the volumes and attachments of every project (as the admin:
+// what the fault scenarios count before and after).
+func (e *Env) Counts(t testing.TB) (volumes, attachments int) {
+	t.Helper()
+	admin := e.Keystone.Token(t, "admin")
+	var vs struct {
+		Volumes []struct{ ID string } `json:"volumes"`
+	}
+	var as struct {
+		Attachments []struct{ ID string } `json:"attachments"`
+	}
+	for path, out := range map[string]any{"/volumes?all_tenants=1": &vs, "/attachments?all_tenants=1": &as} {
+		if st := e.Do(t, admin, http.MethodGet, path, nil, out); st != http.StatusOK {
+			t.Fatalf("cindertest: GET %s: %d", path, st)
+		}
+	}
+	return len(vs.Volumes), len(as.Attachments)
 }
 
 // pools lists the scheduler's pools (admin only).
@@ -69,8 +105,8 @@ func (e *Env) pools(ctx context.Context, adminToken string) ([]string, error) {
 	var out struct {
 		Pools []struct{ Name string } `json:"pools"`
 	}
-	if err := e.get(ctx, adminToken, "/scheduler-stats/get_pools", &out); err != nil {
-		return nil, err
+	if st, err := e.do(ctx, adminToken, http.MethodGet, "/scheduler-stats/get_pools", nil, &out); err != nil || st != http.StatusOK {
+		return nil, fmt.Errorf("get_pools: %d %v", st, err)
 	}
 	names := make([]string, 0, len(out.Pools))
 	for _, p := range out.Pools {
