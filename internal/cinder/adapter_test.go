@@ -30,6 +30,7 @@ func runAdapterChecks(t *testing.T, b backend) {
 		f    func(*testing.T, backend)
 	}{
 		{"VolumeLifecycle", checkVolumeLifecycle},
+		{"Tokens", checkTokens},
 		{"AttachAsNova", checkAttachAsNova},
 		{"SecondServerRefused", checkSecondServerRefused},
 		{"RetryFindsAttachment", checkRetryFindsAttachment},
@@ -142,6 +143,26 @@ func checkVolumeLifecycle(t *testing.T, b backend) {
 	if !errors.As(err, &ce) || ce.Status != 400 || ce.Message == "" {
 		t.Fatalf("Cinder's message is lost: %#v", err)
 	}
+}
+
+// checkTokens: a token Keystone does not know is ErrUnauthorized, with or
+// without a service token; a volume of another project is not found.
+func checkTokens(t *testing.T, b backend) {
+	ctx := t.Context()
+	v := newVolume(t, b.client(t, "member-a", true))
+	for _, cfg := range []cinder.Config{
+		{Endpoint: b.endpoint, User: cinder.StaticToken("not-a-token")},
+		{Endpoint: b.endpoint, User: cinder.StaticToken("not-a-token"), Service: cinder.StaticToken("not-either")},
+	} {
+		c, err := cinder.New(ctx, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = c.GetVolume(ctx, v.ID)
+		wantErr(t, "a made-up token", err, cinder.ErrUnauthorized)
+	}
+	_, err := b.client(t, "member-b", true).GetVolume(ctx, v.ID)
+	wantErr(t, "another project's volume", err, cinder.ErrVolumeNotFound)
 }
 
 func hasVolume(vs []cinder.Volume, id string) bool {

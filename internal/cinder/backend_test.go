@@ -17,6 +17,8 @@ import (
 type backend struct {
 	// calls records the requests of every client of the backend.
 	calls *callLog
+	// endpoint is the API root (for clients with made-up tokens).
+	endpoint string
 	// client calls as user (a keystonetest user), with the token of a user
 	// with the role service as X-Service-Token when service is set.
 	client func(t *testing.T, user string, service bool) *cinder.Client
@@ -42,7 +44,8 @@ func realBackend(t *testing.T) backend {
 	}
 	calls := &callLog{}
 	return backend{
-		calls: calls,
+		calls:    calls,
+		endpoint: e.URL,
 		client: func(t *testing.T, user string, service bool) *cinder.Client {
 			cfg := cinder.Config{Identity: e.Keystone.URL, User: token(t, user), HTTPClient: calls.client()}
 			if service {
@@ -71,7 +74,8 @@ func simBackend(t *testing.T) backend {
 	sim.AddToken("svc-only", cindersim.Identity{ProjectID: "service", Roles: []string{"service"}})
 	calls := &callLog{}
 	return backend{
-		calls: calls,
+		calls:    calls,
+		endpoint: srv.URL + "/v3",
 		client: func(t *testing.T, user string, service bool) *cinder.Client {
 			cfg := cinder.Config{Endpoint: srv.URL + "/v3", User: cinder.StaticToken(user), HTTPClient: calls.client()}
 			if service {

@@ -37,6 +37,21 @@ type StaticToken string
 // Token returns the token.
 func (s StaticToken) Token(context.Context) (string, error) { return string(s), nil }
 
+// ProviderToken is the current token of an authenticated gophercloud
+// provider (ingot's own, e.g. internal/auth's Keystone.Provider()). A
+// token that expired comes back as ErrUnauthorized; the provider's
+// Reauthenticate renews it.
+func ProviderToken(pc *gophercloud.ProviderClient) TokenSource { return providerToken{pc} }
+
+type providerToken struct{ pc *gophercloud.ProviderClient }
+
+func (p providerToken) Token(context.Context) (string, error) {
+	if tok := p.pc.Token(); tok != "" {
+		return tok, nil
+	}
+	return "", errors.New("cinder: the provider has no token")
+}
+
 // Config says where Cinder is and how calls authenticate.
 type Config struct {
 	// Endpoint is the block-storage API root, e.g. http://host:8776/v3

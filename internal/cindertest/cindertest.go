@@ -57,8 +57,10 @@ type Env struct {
 	URL string
 	// Pool is the volume backend's pool, e.g. ingot-cinder@fake#fake.
 	Pool string
-	// SetupTime is how long Start took (Keystone included).
-	SetupTime time.Duration
+	// SetupTime is how long Start took (Keystone included); SyncTime of it
+	// went to cinder-manage db sync, ReadyTime to the daemons' start-up
+	// until the scheduler listed the pool.
+	SetupTime, SyncTime, ReadyTime time.Duration
 	// Dir holds cinder.conf and the daemons' logs.
 	Dir string
 
@@ -121,9 +123,11 @@ func Start(t testing.TB) *Env {
 func (e *Env) start(t testing.TB) error {
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
+	begin := time.Now()
 	if err := run(ctx, e.Dir, manageBin, "--config-file", e.Dir+"/cinder.conf", "db", "sync"); err != nil {
 		return err
 	}
+	e.SyncTime, begin = time.Since(begin), time.Now()
 	for _, bin := range []string{volumeBin, schedulerBin, apiBin} {
 		d, err := startDaemon(e.Dir, bin)
 		if err != nil {
@@ -137,7 +141,7 @@ func (e *Env) start(t testing.TB) error {
 	for {
 		pools, err := e.pools(ctx, admin)
 		if err == nil && len(pools) > 0 {
-			e.Pool = pools[0]
+			e.Pool, e.ReadyTime = pools[0], time.Since(begin)
 			return nil
 		}
 		for _, d := range e.daemons {

@@ -13,8 +13,9 @@ import (
 // the admin counts it.
 func TestStart(t *testing.T) {
 	e := Start(t)
-	t.Logf("Keystone and Cinder up in %s (Keystone %s) at %s, pool %s, Cinder's RSS %d MiB",
-		e.SetupTime.Round(time.Millisecond), e.Keystone.SetupTime.Round(time.Millisecond), e.URL, e.Pool, e.RSS()/1024)
+	t.Logf("Keystone and Cinder up in %s (Keystone %s, db sync %s, daemons to the pool %s) at %s, pool %s, Cinder's RSS %d MiB",
+		e.SetupTime.Round(time.Millisecond), e.Keystone.SetupTime.Round(time.Millisecond), e.SyncTime.Round(time.Millisecond),
+		e.ReadyTime.Round(time.Millisecond), e.URL, e.Pool, e.RSS()/1024)
 	var pools struct {
 		Pools []struct{ Name string } `json:"pools"`
 	}
