@@ -143,6 +143,9 @@ func checkVolumeLifecycle(t *testing.T, b backend) {
 	if !errors.As(err, &ce) || ce.Status != 400 || ce.Message == "" {
 		t.Fatalf("Cinder's message is lost: %#v", err)
 	}
+	// No image service knows this image (the real Cinder here has no Glance).
+	_, err = c.CreateVolume(ctx, cinder.VolumeSpec{SizeGB: 1, ImageID: uuid.NewString()})
+	wantErr(t, "create from an unknown image", err, cinder.ErrImageNotUsable)
 }
 
 // checkTokens: a token Keystone does not know is ErrUnauthorized, with or

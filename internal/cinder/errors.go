@@ -27,6 +27,9 @@ var (
 	// still uses it (409), or Cinder failed to ask (a bare 500: no compute
 	// endpoint in the catalog; then ErrUnavailable too).
 	ErrComputeRefused = errors.New("cinder: compute refused the attachment's deletion")
+	// ErrImageNotUsable: a volume from an image Cinder cannot read from
+	// the image service (a 400 "Invalid image identifier …").
+	ErrImageNotUsable = errors.New("cinder: image not usable")
 	ErrUnauthorized   = errors.New("cinder: unauthorized")
 	ErrForbidden      = errors.New("cinder: forbidden")
 	// ErrBadRequest: any other 4xx; the *Error keeps Cinder's message.
@@ -84,6 +87,8 @@ func classify(op string, err error, nf notFound) error {
 		e.kind = nf
 	case resp.Actual == http.StatusBadRequest && strings.Contains(low, "status must be"):
 		e.kind = ErrVolumeNotAvailable
+	case resp.Actual == http.StatusBadRequest && strings.Contains(low, "invalid image identifier"):
+		e.kind = ErrImageNotUsable
 	case strings.Contains(low, "duplicate connectors"):
 		e.kind = ErrDuplicateConnector
 	case resp.Actual == http.StatusConflict && strings.Contains(low, "nova"):

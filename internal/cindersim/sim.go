@@ -55,12 +55,13 @@ type Sim struct {
 	attachments map[string]*attachment
 	computeURL  string
 	calls       map[string]int
+	images      map[string]bool
 }
 
 // New makes an empty Sim.
 func New(o Options) *Sim {
 	s := &Sim{clk: o.Clock, hc: o.HTTPClient, tokens: map[string]Identity{},
-		volumes: map[string]*volume{}, attachments: map[string]*attachment{}, calls: map[string]int{}}
+		volumes: map[string]*volume{}, attachments: map[string]*attachment{}, calls: map[string]int{}, images: map[string]bool{}}
 	if s.clk == nil {
 		s.clk = clock.Real{}
 	}
@@ -75,6 +76,14 @@ func (s *Sim) AddToken(token string, id Identity) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.tokens[token] = id
+}
+
+// AddImage makes an image the image service would serve (a volume can
+// be made from it).
+func (s *Sim) AddImage(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.images[id] = true
 }
 
 // SetComputeURL is the catalog's compute endpoint as Cinder would find it

@@ -72,10 +72,14 @@ func (s *Sim) createVolume(w http.ResponseWriter, r *http.Request, c call) {
 		return
 	}
 	b := body.Volume
-	v := &volume{id: uuid.NewString(), project: c.id.ProjectID, name: b.Name, description: b.Description,
-		size: b.Size, imageID: b.ImageRef, bootable: b.ImageRef != "", status: "creating", createdAt: s.clk.Now().UTC()}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if b.ImageRef != "" && !s.images[b.ImageRef] {
+		fault(w, http.StatusBadRequest, "Invalid image identifier or unable to access requested image.")
+		return
+	}
+	v := &volume{id: uuid.NewString(), project: c.id.ProjectID, name: b.Name, description: b.Description,
+		size: b.Size, imageID: b.ImageRef, bootable: b.ImageRef != "", status: "creating", createdAt: s.clk.Now().UTC()}
 	s.volumes[v.id] = v
 	view := s.volumeView(v)
 	v.status = "available"
