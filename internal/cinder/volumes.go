@@ -1,0 +1,120 @@
+package cinder
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/gophercloud/gophercloud/v2/openstack/blockstorage/v3/volumes"
+)
+
+// Volume is a Cinder volume as ingot reads it.
+type Volume struct {
+	ID, Name, Description string
+	// Status: creating, available, reserved, attaching, in-use, detaching,
+	// deleting, error, …
+	Status    string
+	SizeGB    int
+	Bootable  bool
+	ProjectID string
+	// ImageID is the image the volume was made from ("" for none).
+	ImageID string
+	// Attachments lists the servers it is attached to.
+	Attachments []VolumeAttachment
+}
+
+// VolumeAttachment is one attachment as the volume lists it.
+type VolumeAttachment struct {
+	AttachmentID, ServerID, Device string
+}
+
+// VolumeSpec is a volume to create.
+type VolumeSpec struct {
+	SizeGB            int
+	Name, Description string
+	// ImageID makes the volume from the image (Cinder copies it through
+	// Glance; the volume is then bootable).
+	ImageID string
+}
+
+func fromVolume(v *volumes.Volume) Volume {
+	out := Volume{ID: v.ID, Name: v.Name, Description: v.Description, Status: v.Status, SizeGB: v.Size,
+		ProjectID: v.TenantID, ImageID: v.VolumeImageMetadata["image_id"]}
+	out.Bootable, _ = strconv.ParseBool(v.Bootable)
+	for _, a := range v.Attachments {
+		out.Attachments = append(out.Attachments, VolumeAttachment{AttachmentID: a.AttachmentID, ServerID: a.ServerID, Device: a.Device})
+	}
+	return out
+}
+
+// GetVolume reads a volume.
+func (c *Client) GetVolume(ctx context.Context, id string) (Volume, error) {
+	const op = "get volume"
+	sc, err := c.sc(ctx, op)
+	if err != nil {
+		return Volume{}, err
+	}
+	v, err := volumes.Get(ctx, sc, id).Extract()
+	if err != nil {
+		return Volume{}, classify(op, err, ErrVolumeNotFound)
+	}
+	return fromVolume(v), nil
+}
+
+// ListVolumes lists the user's project's volumes (every page).
+func (c *Client) ListVolumes(ctx context.Context) ([]Volume, error) {
+	const op = "list volumes"
+	sc, err := c.sc(ctx, op)
+	if err != nil {
+		return nil, err
+	}
+	pages, err := volumes.List(sc, volumes.ListOpts{}).AllPages(ctx)
+	if err != nil {
+		return nil, classify(op, err, nil)
+	}
+	vs, err := volumes.ExtractVolumes(pages)
+	if err != nil {
+		return nil, classify(op, err, nil)
+	}
+	out := make([]Volume, 0, len(vs))
+	for i := range vs {
+		out = append(out, fromVolume(&vs[i]))
+	}
+	return out, nil
+}
+
+// CreateVolume asks for a volume; it is "creating" until Cinder's volume
+// service has made it (then "available", or "error").
+func (c *Client) CreateVolume(ctx context.Context, spec VolumeSpec) (Volume, error) {
+	const op = "create volume"
+	sc, err := c.sc(ctx, op)
+	if err != nil {
+		return Volume{}, err
+	}
+	v, err := volumes.Create(ctx, sc, volumes.CreateOpts{Size: spec.SizeGB, Name: spec.Name,
+		Description: spec.Description, ImageID: spec.ImageID}, nil).Extract()
+	if err != nil {
+		return Volume{}, classify(op, err, nil)
+	}
+	return fromVolume(v), nil
+}
+
+// SetBootable marks a volume bootable or not (os-set_bootable).
+func (c *Client) SetBootable(ctx context.Context, id string, bootable bool) error {
+	const op = "set bootable"
+	sc, err := c.sc(ctx, op)
+	if err != nil {
+		return err
+	}
+	return classify(op, volumes.SetBootable(ctx, sc, id, volumes.BootableOpts{Bootable: bootable}).ExtractErr(), ErrVolumeNotFound)
+}
+
+// DeleteVolume asks for a volume's deletion ("deleting", then gone). An
+// attached volume: ErrVolumeNotAvailable.
+func (c *Client) DeleteVolume(ctx context.Context, id string) error {
+	const op = "delete volume"
+	sc, err := c.sc(ctx, op)
+	if err != nil {
+		return err
+	}
+	return classify(op, volumes.Delete(ctx, sc, id, volumes.DeleteOpts{}).ExtractErr(), ErrVolumeNotFound)
+}
