@@ -14,11 +14,9 @@ package glancetest
 
 import (
 	"bytes"
-	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"text/template"
 	"time"
@@ -81,16 +79,7 @@ connection = {{.DB}}
 flavor = keystone
 config_file = {{.Paste}}
 
-[keystone_authtoken]
-www_authenticate_uri = {{.KeystoneURL}}
-auth_url = {{.KeystoneURL}}
-auth_type = password
-username = {{.User}}
-password = {{.Password}}
-project_name = service
-user_domain_name = Default
-project_domain_name = Default
-
+{{.Authtoken}}
 [oslo_concurrency]
 lock_path = {{.Dir}}/lock
 
@@ -103,25 +92,13 @@ driver = noop
 func Start(t testing.TB, ks *keystonetest.Env) *Env {
 	t.Helper()
 	servicetest.Require(t, script, apiBin, manageBin, pasteIni)
-	dir := t.TempDir()
-	for _, d := range []string{"images", "staging", "tasks", "lock"} {
-		if err := os.MkdirAll(filepath.Join(dir, d), 0o700); err != nil {
-			t.Fatal(err)
-		}
-	}
-	port, err := servicetest.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := &Env{URL: fmt.Sprintf("http://127.0.0.1:%d", port), Keystone: ks,
-		ServiceUser: fmt.Sprintf("glance-%d", port), hc: &http.Client{Timeout: 60 * time.Second}}
-	ks.AddUser(t, e.ServiceUser, "service", "admin", "service")
-	ks.RegisterService(t, "image", "glance", e.URL)
+	st := servicetest.Prepare(t, ks, "image", "glance", "images", "staging", "tasks", "lock")
+	dir := st.Dir
+	e := &Env{URL: st.URL, Keystone: ks, ServiceUser: st.User, hc: &http.Client{Timeout: 60 * time.Second}}
 	conf := filepath.Join(dir, "glance-api.conf")
 	var b bytes.Buffer
-	if err := confTmpl.Execute(&b, map[string]any{"Port": port, "Paste": pasteIni, "Dir": dir,
-		"DB": servicetest.Database(t), "KeystoneURL": strings.TrimSuffix(ks.URL, "/v3"),
-		"User": e.ServiceUser, "Password": keystonetest.Password}); err != nil {
+	if err := confTmpl.Execute(&b, map[string]any{"Port": st.Port, "Paste": pasteIni, "Dir": dir,
+		"DB": servicetest.Database(t), "Authtoken": st.Authtoken}); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(conf, b.Bytes(), 0o600); err != nil {
@@ -132,7 +109,7 @@ func Start(t testing.TB, ks *keystonetest.Env) *Env {
 		t.Fatalf("glancetest: %v", err)
 	}
 	e.SyncTime = time.Since(begin)
-	e.Proc = servicetest.Run(t, servicetest.Command{Name: "glance-api", Dir: dir, Port: port,
+	e.Proc = servicetest.Run(t, servicetest.Command{Name: "glance-api", Dir: dir, Port: st.Port,
 		Argv:  []string{apiBin, "--config-file", conf, "--log-file", filepath.Join(dir, "glance-api.log")},
 		Ready: e.URL + "/versions"})
 	return e

@@ -18,7 +18,6 @@ package neutrontest
 import (
 	"bytes"
 	"embed"
-	"fmt"
 	"io/fs"
 	"net/http"
 	"os"
@@ -94,16 +93,7 @@ connection = {{.DB}}
 [oslo_concurrency]
 lock_path = {{.Dir}}/lock
 
-[keystone_authtoken]
-www_authenticate_uri = {{.KeystoneURL}}
-auth_url = {{.KeystoneURL}}
-auth_type = password
-username = {{.User}}
-password = {{.Password}}
-project_name = service
-user_domain_name = Default
-project_domain_name = Default
-
+{{.Authtoken}}
 [ml2]
 type_drivers = flat,vlan
 tenant_network_types =
@@ -125,29 +115,17 @@ driver = noop
 func Start(t testing.TB, ks *keystonetest.Env) *Env {
 	t.Helper()
 	servicetest.Require(t, script, serverBin, manageBin, pasteIni)
-	dir := t.TempDir()
+	st := servicetest.Prepare(t, ks, "network", "neutron", "state", "lock")
+	dir := st.Dir
 	if err := writeBinder(dir); err != nil {
 		t.Fatalf("neutrontest: %v", err)
 	}
-	for _, d := range []string{"state", "lock"} {
-		if err := os.MkdirAll(filepath.Join(dir, d), 0o700); err != nil {
-			t.Fatal(err)
-		}
-	}
-	port, err := servicetest.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := &Env{URL: fmt.Sprintf("http://127.0.0.1:%d", port), Keystone: ks,
-		ServiceUser: fmt.Sprintf("neutron-%d", port), refuseFile: filepath.Join(dir, "refuse-hosts"),
+	e := &Env{URL: st.URL, Keystone: ks, ServiceUser: st.User, refuseFile: filepath.Join(dir, "refuse-hosts"),
 		hc: &http.Client{Timeout: 60 * time.Second}}
-	ks.AddUser(t, e.ServiceUser, "service", "admin", "service")
-	ks.RegisterService(t, "network", "neutron", e.URL)
 	conf := filepath.Join(dir, "neutron.conf")
 	var b bytes.Buffer
-	if err := confTmpl.Execute(&b, map[string]any{"Port": port, "Paste": pasteIni, "Dir": dir,
-		"Transport": servicetest.Vhost(t), "DB": servicetest.Database(t), "KeystoneURL": strings.TrimSuffix(ks.URL, "/v3"),
-		"User": e.ServiceUser, "Password": keystonetest.Password, "Physnet": PhysicalNetwork}); err != nil {
+	if err := confTmpl.Execute(&b, map[string]any{"Port": st.Port, "Paste": pasteIni, "Dir": dir,
+		"Transport": servicetest.Vhost(t), "DB": servicetest.Database(t), "Authtoken": st.Authtoken, "Physnet": PhysicalNetwork}); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(conf, b.Bytes(), 0o600); err != nil {
@@ -159,7 +137,7 @@ func Start(t testing.TB, ks *keystonetest.Env) *Env {
 		t.Fatalf("neutrontest: %v", err)
 	}
 	e.MigrateTime = time.Since(begin)
-	e.Proc = servicetest.Run(t, servicetest.Command{Name: "neutron-server", Dir: dir, Env: env, Port: port,
+	e.Proc = servicetest.Run(t, servicetest.Command{Name: "neutron-server", Dir: dir, Env: env, Port: st.Port,
 		Argv:  []string{serverBin, "--config-file", conf, "--log-file", filepath.Join(dir, "neutron-server.log")},
 		Ready: e.URL + "/"})
 	return e
