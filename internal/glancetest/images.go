@@ -30,6 +30,7 @@ func (e *Env) UploadImage(t testing.TB, user string, o ImageOptions) string {
 	token := e.Keystone.Token(t, user)
 	body := map[string]any{"name": o.Name, "disk_format": "raw", "container_format": "bare",
 		"min_disk": o.MinDisk, "min_ram": o.MinRAM}
+	body["visibility"] = "private" // Glance's own default is "shared"
 	if o.Visibility != "" {
 		body["visibility"] = o.Visibility
 	}
