@@ -3,6 +3,7 @@ package neutron_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/gophercloud/gophercloud/v2"
@@ -12,19 +13,33 @@ import (
 	"github.com/ingot-dev/ingot/internal/servicecatalog"
 )
 
-// world is one Keystone and one neutron-server shared by the subtests (a
-// start costs ~30 s), with a shared flat provider network and its subnet.
+// backend is what the contract needs of a Neutron beyond the adapter: the
+// operator's side (provider networks, subnets), the test driver's refusals
+// and a port count. neutrontest.Env (the real one) and simBackend have it.
+type backend interface {
+	CreateNetwork(t testing.TB, o neutrontest.NetworkOptions) neutrontest.Network
+	CreateSubnet(t testing.TB, o neutrontest.SubnetOptions) string
+	RefuseBinding(t testing.TB, hosts ...string)
+	PortCount(t testing.TB, query string) int
+}
+
+// world is one Neutron shared by the contract's subtests, with a shared flat
+// provider network and its subnet, and the tokens of the keystonetest users
+// (admin, member-a, member-b; ingot for the service).
 type world struct {
-	ks      *keystonetest.Env
-	n       *neutrontest.Env
+	b       backend
 	sc      *gophercloud.ServiceClient // ingot's service user
 	service *neutron.Client
-	net     neutrontest.Network
-	subnet  string
+	token   func(t *testing.T, user string) string
+	project func(user string) string
+	// refusedToken is a token Keystone no longer accepts.
+	refusedToken func(t *testing.T) string
+	net          neutrontest.Network
+	subnet       string
 }
 
 func (w *world) member(t *testing.T, user string) *neutron.Client {
-	return neutron.New(servicecatalog.WithToken(w.sc, w.ks.Token(t, user)), 0)
+	return neutron.New(servicecatalog.WithToken(w.sc, w.token(t, user)), 0)
 }
 
 // TestAgainstNeutron runs the adapter's contract against a real
@@ -41,18 +56,28 @@ func TestAgainstNeutron(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &world{ks: ks, n: n, sc: sc, service: neutron.New(sc, 0)}
-	w.net = n.CreateNetwork(t, neutrontest.NetworkOptions{Name: "provider", Shared: true})
-	w.subnet = n.CreateSubnet(t, neutrontest.SubnetOptions{NetworkID: w.net.ID, Name: "v4", CIDR: "192.0.2.0/24",
+	runContract(t, &world{b: n, sc: sc, service: neutron.New(sc, 0),
+		token:   func(t *testing.T, user string) string { return ks.Token(t, user) },
+		project: func(user string) string { return ks.Users[user].ProjectID },
+		refusedToken: func(t *testing.T) string {
+			tok := ks.Token(t, "member-b")
+			ks.Revoke(t, tok)
+			return tok
+		}})
+	rss, procs := n.Proc.RSS()
+	t.Logf("neutron-server after the contract: RSS %d MiB over %d processes (migrate %s, start %s)",
+		rss>>20, procs, n.MigrateTime.Round(1e6), n.Proc.StartTime.Round(1e6))
+}
+
+func runContract(t *testing.T, w *world) {
+	w.net = w.b.CreateNetwork(t, neutrontest.NetworkOptions{Name: "provider", Shared: true})
+	w.subnet = w.b.CreateSubnet(t, neutrontest.SubnetOptions{NetworkID: w.net.ID, Name: "v4", CIDR: "192.0.2.0/24",
 		Gateway: "192.0.2.1", DNS: []string{"192.0.2.53", "192.0.2.54"},
 		HostRoutes: []neutrontest.Route{{Destination: "198.51.100.0/24", NextHop: "192.0.2.254"}},
 		Pools:      []neutrontest.Pool{{Start: "192.0.2.100", End: "192.0.2.199"}}})
 	for _, c := range contract {
 		t.Run(c.name, func(t *testing.T) { c.run(t, w) })
 	}
-	rss, procs := n.Proc.RSS()
-	t.Logf("neutron-server after the contract: RSS %d MiB over %d processes (migrate %s, start %s)",
-		rss>>20, procs, n.MigrateTime.Round(1e6), n.Proc.StartTime.Round(1e6))
 }
 
 var contract = []struct {
@@ -150,11 +175,11 @@ func testEnsureFinds(t *testing.T, w *world) {
 	if err != nil || !created || other.ID == first.ID {
 		t.Fatalf("second NIC: %v created=%v", err, created)
 	}
-	if n := w.n.PortCount(t, "device_id="+server); n != 2 {
+	if n := w.b.PortCount(t, "device_id="+server); n != 2 {
 		t.Fatalf("%d ports of the server, want 2", n)
 	}
 	all, err := m.ListPorts(ctx, neutron.PortFilter{DeviceID: server})
-	if err != nil || len(all) != 2 || all[0].ID != first.ID {
+	if err != nil || len(all) != 2 || !slices.ContainsFunc(all, func(p neutron.Port) bool { return p.ID == first.ID }) {
 		t.Fatalf("list by device: %v %+v", err, all)
 	}
 	for _, p := range all {
@@ -194,7 +219,7 @@ func testMemberFixedIPForbidden(t *testing.T, w *world) {
 // A host the mechanism driver refuses → ErrBindingFailed (Neutron says 200).
 func testBindingRefused(t *testing.T, w *world) {
 	ctx := context.Background()
-	w.n.RefuseBinding(t, "node-refused")
+	w.b.RefuseBinding(t, "node-refused")
 	p, _, err := w.service.EnsurePort(ctx, neutron.PortSpec{NetworkID: w.net.ID,
 		ServerID: "5a7d2c61-0000-4000-8000-000000000006", DeviceOwner: owner, Name: "ingot-r"})
 	if err != nil {
@@ -219,7 +244,7 @@ func testNetworkData(t *testing.T, w *world) {
 	if n.MTU != 1500 || n.NetworkType != "flat" || n.PhysicalNetwork != neutrontest.PhysicalNetwork || !n.Shared || len(n.Subnets) != 1 {
 		t.Fatalf("network: %+v", n)
 	}
-	v6 := w.n.CreateSubnet(t, neutrontest.SubnetOptions{NetworkID: w.net.ID, Name: "v6", CIDR: "2001:db8::/64",
+	v6 := w.b.CreateSubnet(t, neutrontest.SubnetOptions{NetworkID: w.net.ID, Name: "v6", CIDR: "2001:db8::/64",
 		IPVersion: 6, IPv6AddressMode: "slaac", IPv6RAMode: "slaac"})
 	subnets, err := w.member(t, "member-a").ListSubnets(ctx, w.net.ID)
 	if err != nil || len(subnets) != 2 {
@@ -253,7 +278,7 @@ func testNetworkData(t *testing.T, w *world) {
 func testSecurityGroups(t *testing.T, w *world) {
 	ctx := context.Background()
 	m := w.member(t, "member-a")
-	project := w.ks.Users["member-a"].ProjectID
+	project := w.project("member-a")
 	groups, err := m.ListSecurityGroups(ctx, project)
 	if err != nil || len(groups) != 1 || groups[0].Name != "default" || len(groups[0].Rules) != 4 {
 		t.Fatalf("groups: %v %+v", err, groups)
@@ -319,9 +344,7 @@ func testClaimRelease(t *testing.T, w *world) {
 // A refused token → ErrNotAuthorized; no answer → ErrUnavailable.
 func testTokenRefused(t *testing.T, w *world) {
 	ctx := context.Background()
-	tok := w.ks.Token(t, "member-b")
-	w.ks.Revoke(t, tok)
-	_, err := neutron.New(servicecatalog.WithToken(w.sc, tok), 0).ListNetworks(ctx)
+	_, err := neutron.New(servicecatalog.WithToken(w.sc, w.refusedToken(t)), 0).ListNetworks(ctx)
 	mustIs(t, err, neutron.ErrNotAuthorized)
 	dead := *w.sc
 	dead.Endpoint, dead.ResourceBase = "http://127.0.0.1:1/", "http://127.0.0.1:1/v2.0/"

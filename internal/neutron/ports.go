@@ -1,6 +1,7 @@
 package neutron
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -123,7 +124,8 @@ type PortFilter struct {
 	ProjectID string
 }
 
-// ListPorts lists the ports matching f (those the token may see), oldest first.
+// ListPorts lists the ports matching f (those the token may see), oldest
+// first (by created_at, then id).
 func (c *Client) ListPorts(ctx context.Context, f PortFilter) ([]Port, error) {
 	q := url.Values{}
 	for k, v := range map[string]string{"device_id": f.DeviceID, "network_id": f.NetworkID, "name": f.Name, "project_id": f.ProjectID} {
@@ -133,8 +135,11 @@ func (c *Client) ListPorts(ctx context.Context, f PortFilter) ([]Port, error) {
 	}
 	var out portsBody
 	err := c.get(ctx, "list ports", c.sc.ServiceURL("ports")+"?"+q.Encode(), &out)
-	// Neutron cannot sort on created_at; its RFC 3339 text sorts as time.
-	slices.SortStableFunc(out.Ports, func(a, b Port) int { return strings.Compare(a.CreatedAt, b.CreatedAt) })
+	// Neutron cannot sort on created_at (whole seconds, RFC 3339: its text
+	// sorts as time); the id breaks ties, so EnsurePort picks the same one.
+	slices.SortFunc(out.Ports, func(a, b Port) int {
+		return cmp.Or(strings.Compare(a.CreatedAt, b.CreatedAt), strings.Compare(a.ID, b.ID))
+	})
 	return out.Ports, err
 }
 
