@@ -12,6 +12,11 @@ import (
 // Call does one JSON call with a Keystone token; a non-2xx answer is an
 // error carrying the status and body.
 func Call(hc *http.Client, token, method, url string, body, out any) error {
+	return CallWith(hc, token, method, url, body, out, nil)
+}
+
+// CallWith is Call with extra headers (a microversion).
+func CallWith(hc *http.Client, token, method, url string, body, out any, headers map[string]string) error {
 	var rd io.Reader
 	if body != nil {
 		raw, err := json.Marshal(body)
@@ -25,6 +30,9 @@ func Call(hc *http.Client, token, method, url string, body, out any) error {
 		return err
 	}
 	req.Header.Set("X-Auth-Token", token)
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
