@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/ingot-dev/ingot/internal/neutron"
 	"github.com/ingot-dev/ingot/internal/servicetest"
 )
 
@@ -65,17 +66,11 @@ func (e *Env) CreateNetwork(t testing.TB, o NetworkOptions) Network {
 	return Network{ID: out.Network.ID, Name: out.Network.Name, MTU: out.Network.MTU}
 }
 
-// Route is a subnet's host route.
-type Route struct {
-	Destination string `json:"destination"`
-	NextHop     string `json:"nexthop"`
-}
-
-// Pool is an allocation pool.
-type Pool struct {
-	Start string `json:"start"`
-	End   string `json:"end"`
-}
+// Route and Pool are the adapter's: a subnet's host route and allocation pool.
+type (
+	Route = neutron.Route
+	Pool  = neutron.Pool
+)
 
 // SubnetOptions describes a subnet made by the admin.
 type SubnetOptions struct {

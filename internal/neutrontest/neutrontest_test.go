@@ -20,8 +20,8 @@ func TestStart(t *testing.T) {
 
 	net := e.CreateNetwork(t, NetworkOptions{Name: "prov", Shared: true})
 	e.CreateSubnet(t, SubnetOptions{NetworkID: net.ID, CIDR: "192.0.2.0/24", Gateway: "192.0.2.1",
-		DNS: []string{"192.0.2.53"}, HostRoutes: []Route{{"198.51.100.0/24", "192.0.2.254"}},
-		Pools: []Pool{{"192.0.2.100", "192.0.2.199"}}})
+		DNS: []string{"192.0.2.53"}, HostRoutes: []Route{{Destination: "198.51.100.0/24", NextHop: "192.0.2.254"}},
+		Pools: []Pool{{Start: "192.0.2.100", End: "192.0.2.199"}}})
 	if net.MTU != 1500 {
 		t.Errorf("MTU %d, want 1500", net.MTU)
 	}
