@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"sort"
 
+	"github.com/ingot-dev/ingot/internal/api/core"
 	"github.com/ingot-dev/ingot/internal/policy"
 )
 
@@ -128,13 +129,13 @@ func extensionView(e extension) map[string]any {
 	}
 }
 
-func (s *server) extensionRoutes() {
-	s.compute("GET /v2.1/extensions", s.listExtensions)
-	s.compute("GET /v2.1/extensions/{alias}", s.showExtension)
+func (s *Service) extensionRoutes() {
+	s.Compute("GET /v2.1/extensions", s.listExtensions)
+	s.Compute("GET /v2.1/extensions/{alias}", s.showExtension)
 }
 
-func (s *server) listExtensions(w http.ResponseWriter, r *request) error {
-	if err := r.authorize(policy.Extensions, r.own()); err != nil {
+func (s *Service) listExtensions(w http.ResponseWriter, r *core.Request) error {
+	if err := r.Authorize(policy.Extensions, r.Own()); err != nil {
 		return err
 	}
 	out := make([]map[string]any, 0, len(novaExtensions))
@@ -142,20 +143,20 @@ func (s *server) listExtensions(w http.ResponseWriter, r *request) error {
 		out = append(out, extensionView(e))
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i]["alias"].(string) < out[j]["alias"].(string) })
-	writeJSON(w, http.StatusOK, map[string]any{"extensions": out})
+	core.WriteJSON(w, http.StatusOK, map[string]any{"extensions": out})
 	return nil
 }
 
-func (s *server) showExtension(w http.ResponseWriter, r *request) error {
-	if err := r.authorize(policy.Extensions, r.own()); err != nil {
+func (s *Service) showExtension(w http.ResponseWriter, r *core.Request) error {
+	if err := r.Authorize(policy.Extensions, r.Own()); err != nil {
 		return err
 	}
 	alias := r.PathValue("alias")
 	for _, e := range novaExtensions {
 		if e.alias == alias {
-			writeJSON(w, http.StatusOK, map[string]any{"extension": extensionView(e)})
+			core.WriteJSON(w, http.StatusOK, map[string]any{"extension": extensionView(e)})
 			return nil
 		}
 	}
-	return notFound("Extension %s could not be found.", alias)
+	return core.NotFound("Extension %s could not be found.", alias)
 }

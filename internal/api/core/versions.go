@@ -1,0 +1,68 @@
+package core
+
+import (
+	"net/http"
+)
+
+type Link struct {
+	Rel  string `json:"rel"`
+	Href string `json:"href"`
+	Type string `json:"type,omitempty"`
+}
+
+type MediaType struct {
+	Base string `json:"base"`
+	Type string `json:"type"`
+}
+
+type versionObject struct {
+	ID         string      `json:"id"`
+	Status     string      `json:"status"`
+	Version    string      `json:"version"`
+	MinVersion string      `json:"min_version"`
+	Updated    string      `json:"updated"`
+	Links      []Link      `json:"links"`
+	MediaTypes []MediaType `json:"media-types,omitempty"`
+}
+
+// computeVersion is the v2.1 document. The SDK needs id, status and a self
+// link, and without version/min_version it sends no microversion (docs/clients.md).
+func computeVersion(r *http.Request) versionObject {
+	return versionObject{
+		ID: "v2.1", Status: "CURRENT",
+		Version: maxVersion.String(), MinVersion: minVersion.String(),
+		Updated: "2013-07-23T11:33:21Z",
+		Links:   []Link{{Rel: "self", Href: BaseURL(r) + "/v2.1/"}},
+		MediaTypes: []MediaType{{Base: "application/json",
+			Type: "application/vnd.openstack.compute+json;version=2.1"}},
+	}
+}
+
+// versionsList answers GET /: the list for clients given the unversioned
+// root, as Nova's: v2.0 first, then v2.1, without media types (those are in
+// the single-version documents).
+func (s *Env) VersionsList(w http.ResponseWriter, r *Request) error {
+	v21 := computeVersion(r.Request)
+	v21.MediaTypes = nil
+	WriteJSON(w, http.StatusOK, map[string]any{"versions": []versionObject{legacyVersion(r.Request), v21}})
+	return nil
+}
+
+// versionDoc answers GET /v2.1 and /v2.1/, unauthenticated: without it every
+// SDK-based command fails discovery. Nova's has a describedby link too.
+func (s *Env) VersionDoc(w http.ResponseWriter, r *Request) error {
+	v := computeVersion(r.Request)
+	v.Links = append(v.Links, Link{Rel: "describedby", Type: "text/html", Href: "http://docs.openstack.org/"})
+	WriteJSON(w, http.StatusOK, map[string]any{"version": v})
+	return nil
+}
+
+// serviceVersions is the version list of the Glance- or Neutron-shaped root
+// (/image/, /network/) for users who point image_endpoint_override or
+// network_endpoint_override at them; the SDK follows the self link.
+func ServiceVersions(r *http.Request, id, path string) map[string]any {
+	return map[string]any{"versions": []map[string]any{{
+		"id": id, "status": "CURRENT",
+		"links": []Link{{Rel: "self", Href: BaseURL(r) + path}},
+	}}}
+}
