@@ -42,7 +42,7 @@ func aggregateView(r *core.Request, a store.Aggregate, full bool) map[string]any
 	if full {
 		v["hosts"], v["metadata"] = a.Hosts, a.Metadata
 	}
-	if r.MV.AtLeast(41) {
+	if r.MV.AtLeast(mvAggregateUUID) {
 		v["uuid"] = a.UUID
 	}
 	return v

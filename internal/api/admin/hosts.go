@@ -30,7 +30,7 @@ func (s *Service) hostRoutes() {
 // hostsOnly answers 404 from 2.43 and checks rule below it.
 func (s *Service) hostsOnly(rule string, h core.HandlerFunc) core.HandlerFunc {
 	return func(w http.ResponseWriter, r *core.Request) error {
-		if r.MV.AtLeast(43) {
+		if r.MV.AtLeast(mvHostsRemoved) {
 			r.Authorized = true // a 404 for everyone, as Nova's removed API
 			return core.NotFound("The resource could not be found.")
 		}

@@ -56,7 +56,7 @@ func legacyID(node string) int64 {
 }
 
 func (h hypervisor) id(r *core.Request) any {
-	if r.MV.AtLeast(53) {
+	if r.MV.AtLeast(mvUUIDs) {
 		return h.node.UUID
 	}
 	return legacyID(h.node.UUID)
@@ -88,7 +88,7 @@ func (s *Service) hypervisors(r *core.Request) ([]hypervisor, error) {
 			out = append(out, hypervisor{node: n, service: svc, holder: holders[n.UUID]})
 		}
 	}
-	if r.MV.AtLeast(53) {
+	if r.MV.AtLeast(mvUUIDs) {
 		sort.Slice(out, func(i, j int) bool { return out[i].node.UUID < out[j].node.UUID })
 	} else {
 		sort.Slice(out, func(i, j int) bool { return legacyID(out[i].node.UUID) < legacyID(out[j].node.UUID) })
@@ -132,7 +132,7 @@ func (s *Service) hypervisorView(r *core.Request, h hypervisor, detail bool, ser
 	}
 	v["hypervisor_type"], v["hypervisor_version"], v["host_ip"] = "ironic", 1, hostIP(r)
 	v["service"] = map[string]any{"host": h.service.Host, "id": serviceID(r, h.service), "disabled_reason": h.service.DisabledReason}
-	if r.MV.AtLeast(88) {
+	if r.MV.AtLeast(mvHypervisorTrim) {
 		return v
 	}
 	running := 0
@@ -144,7 +144,7 @@ func (s *Service) hypervisorView(r *core.Request, h hypervisor, detail bool, ser
 		v[k] = 0
 	}
 	v["running_vms"] = running
-	if r.MV.AtLeast(28) {
+	if r.MV.AtLeast(mvCPUInfoObject) {
 		v["cpu_info"] = map[string]any{}
 	} else {
 		v["cpu_info"] = ""
@@ -205,7 +205,7 @@ func (s *Service) listHypervisors(detail bool) core.HandlerFunc {
 		}
 		q := r.URL.Query()
 		servers, pattern := false, ""
-		if r.MV.AtLeast(53) {
+		if r.MV.AtLeast(mvUUIDs) {
 			if err := onlyParams(q, "limit", "marker", "hypervisor_hostname_pattern", "with_servers"); err != nil {
 				return err
 			}
@@ -222,7 +222,7 @@ func (s *Service) listHypervisors(detail bool) core.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		if q.Has("hypervisor_hostname_pattern") && r.MV.AtLeast(53) {
+		if q.Has("hypervisor_hostname_pattern") && r.MV.AtLeast(mvUUIDs) {
 			if all = matchHostname(all, pattern); len(all) == 0 {
 				return core.NotFound("No hypervisor matching '%s' could be found.", pattern)
 			}
@@ -268,7 +268,7 @@ func matchHostname(all []hypervisor, pattern string) []hypervisor {
 // of the next page when the page is full.
 func pageHypervisors(r *core.Request, all []hypervisor) ([]hypervisor, string, error) {
 	q := r.URL.Query()
-	if !r.MV.AtLeast(33) || (!q.Has("limit") && !q.Has("marker")) {
+	if !r.MV.AtLeast(mvHypervisorPaging) || (!q.Has("limit") && !q.Has("marker")) {
 		return all, "", nil
 	}
 	if q.Has("marker") {
@@ -306,7 +306,7 @@ func pageHypervisors(r *core.Request, all []hypervisor) ([]hypervisor, string, e
 // else is unknown, 404), a UUID from 2.53 (anything else is a 400).
 func (s *Service) findHypervisor(r *core.Request) (hypervisor, error) {
 	id := r.PathValue("id")
-	if r.MV.AtLeast(53) && !core.IsUUID(id) {
+	if r.MV.AtLeast(mvUUIDs) && !core.IsUUID(id) {
 		return hypervisor{}, core.BadRequest("Invalid uuid %s", id)
 	}
 	all, err := s.hypervisors(r)
@@ -314,7 +314,7 @@ func (s *Service) findHypervisor(r *core.Request) (hypervisor, error) {
 		return hypervisor{}, err
 	}
 	for _, h := range all {
-		if fmt.Sprint(h.id(r)) == id || (r.MV.AtLeast(53) && strings.EqualFold(h.node.UUID, id)) {
+		if fmt.Sprint(h.id(r)) == id || (r.MV.AtLeast(mvUUIDs) && strings.EqualFold(h.node.UUID, id)) {
 			return h, nil
 		}
 	}
@@ -326,7 +326,7 @@ func (s *Service) showHypervisor(w http.ResponseWriter, r *core.Request) error {
 		return err
 	}
 	servers := false
-	if r.MV.AtLeast(53) {
+	if r.MV.AtLeast(mvUUIDs) {
 		q := r.URL.Query()
 		if err := onlyParams(q, "with_servers"); err != nil {
 			return err
@@ -347,7 +347,7 @@ func (s *Service) showHypervisor(w http.ResponseWriter, r *core.Request) error {
 		}
 	}
 	v := s.hypervisorView(r, h, true, refs)
-	if r.MV.AtLeast(88) {
+	if r.MV.AtLeast(mvHypervisorTrim) {
 		v["uptime"] = nil // Nova's Ironic driver has no host uptime
 	}
 	core.WriteJSON(w, http.StatusOK, map[string]any{"hypervisor": v})
@@ -357,7 +357,7 @@ func (s *Service) showHypervisor(w http.ResponseWriter, r *core.Request) error {
 // hypervisorUptime: Nova's Ironic driver does not implement it (501);
 // removed at 2.88 (404).
 func (s *Service) hypervisorUptime(w http.ResponseWriter, r *core.Request) error {
-	if r.MV.AtLeast(88) {
+	if r.MV.AtLeast(mvHypervisorTrim) {
 		r.Authorized = true
 		return core.NotFound("The resource could not be found.")
 	}
@@ -375,7 +375,7 @@ func (s *Service) hypervisorUptime(w http.ResponseWriter, r *core.Request) error
 // with_servers replace them).
 func (s *Service) searchHypervisors(servers bool) core.HandlerFunc {
 	return func(w http.ResponseWriter, r *core.Request) error {
-		if r.MV.AtLeast(53) {
+		if r.MV.AtLeast(mvUUIDs) {
 			r.Authorized = true
 			return core.NotFound("The resource could not be found.")
 		}
@@ -412,7 +412,7 @@ func (s *Service) searchHypervisors(servers bool) core.HandlerFunc {
 
 // hypervisorStatistics sums the hypervisors (removed at 2.88).
 func (s *Service) hypervisorStatistics(w http.ResponseWriter, r *core.Request) error {
-	if r.MV.AtLeast(88) {
+	if r.MV.AtLeast(mvHypervisorTrim) {
 		r.Authorized = true
 		return core.NotFound("The resource could not be found.")
 	}

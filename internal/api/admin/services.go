@@ -58,7 +58,7 @@ func (s *Service) serviceView(r *core.Request, sv store.Service, z Zones) map[st
 		"status": serviceStatus(sv), "state": map[bool]string{true: "up", false: "down"}[s.serviceUp(sv)],
 		"updated_at": core.FormatTime(sv.UpdatedAt), "disabled_reason": sv.DisabledReason,
 	}
-	if r.MV.AtLeast(11) {
+	if r.MV.AtLeast(mvForcedDown) {
 		v["forced_down"] = sv.ForcedDown
 	}
 	return v
@@ -66,7 +66,7 @@ func (s *Service) serviceView(r *core.Request, sv store.Service, z Zones) map[st
 
 // serviceID is the integer id before 2.53, the UUID from 2.53.
 func serviceID(r *core.Request, sv store.Service) any {
-	if r.MV.AtLeast(53) {
+	if r.MV.AtLeast(mvUUIDs) {
 		return sv.UUID
 	}
 	return sv.ID
@@ -77,7 +77,7 @@ func (s *Service) listServices(w http.ResponseWriter, r *core.Request) error {
 		return err
 	}
 	q := r.URL.Query()
-	if r.MV.AtLeast(75) {
+	if r.MV.AtLeast(mvAPICleanup) {
 		for k := range q {
 			if k != "host" && k != "binary" {
 				return core.BadRequest("Invalid input for query parameters %s. Additional properties are not allowed.", k)
@@ -158,7 +158,7 @@ func (s *Service) updateService(w http.ResponseWriter, r *core.Request) error {
 	if err != nil {
 		return err
 	}
-	if r.MV.AtLeast(53) {
+	if r.MV.AtLeast(mvUUIDs) {
 		return s.updateServiceByID(w, r, body)
 	}
 	action := r.PathValue("id")
@@ -166,7 +166,7 @@ func (s *Service) updateService(w http.ResponseWriter, r *core.Request) error {
 		"enable": {"host", "binary"}, "disable": {"host", "binary"},
 		"disable-log-reason": {"host", "binary", "disabled_reason"},
 	}
-	if r.MV.AtLeast(11) {
+	if r.MV.AtLeast(mvForcedDown) {
 		want["force-down"] = []string{"host", "binary", "forced_down"}
 	}
 	keys, ok := want[action]
@@ -322,7 +322,7 @@ func (s *Service) deleteService(w http.ResponseWriter, r *core.Request) error {
 	}
 	id := r.PathValue("id")
 	var match func(store.Service) bool
-	if r.MV.AtLeast(53) {
+	if r.MV.AtLeast(mvUUIDs) {
 		if !core.IsUUID(id) {
 			return core.BadRequest("Invalid uuid %s", id)
 		}

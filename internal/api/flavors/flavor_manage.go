@@ -166,7 +166,7 @@ func (s *Service) createFlavor(w http.ResponseWriter, r *core.Request) error {
 	}
 	allowed := map[string]bool{"name": true, "id": true, "ram": true, "vcpus": true, "disk": true, "swap": true,
 		"OS-FLV-EXT-DATA:ephemeral": true, "rxtx_factor": true, "os-flavor-access:is_public": true,
-		"description": r.MV.AtLeast(55)}
+		"description": r.MV.AtLeast(mvFlavorDescription)}
 	for k := range fields {
 		if !allowed[k] {
 			return core.BadRequest("Invalid input for field/attribute flavor. Additional properties are not allowed ('%s' was unexpected).", k)
@@ -298,7 +298,7 @@ func (s *Service) flavorWriteErr(err error, id string) error {
 
 // updateFlavor is PUT /flavors/{id} (2.55+): the description only.
 func (s *Service) updateFlavor(w http.ResponseWriter, r *core.Request) error {
-	if !r.MV.AtLeast(55) {
+	if !r.MV.AtLeast(mvFlavorDescription) {
 		r.Authorized = true
 		return core.NotFound("The resource could not be found.")
 	}

@@ -82,7 +82,7 @@ func flavorLinks(base, id string) []core.Link {
 }
 
 func flavorDescription(mv core.Version, f store.Flavor) any {
-	if !mv.AtLeast(55) {
+	if !mv.AtLeast(mvFlavorDescription) {
 		return nil
 	}
 	if f.Description == nil {
@@ -98,10 +98,10 @@ func (s *Service) flavorView(r *core.Request, f store.Flavor) flavorView {
 		Links:       flavorLinks(core.BaseURL(r.Request), f.ID),
 		Description: flavorDescription(r.MV, f),
 	}
-	if f.SwapMB > 0 || r.MV.AtLeast(75) {
+	if f.SwapMB > 0 || r.MV.AtLeast(mvAPICleanup) {
 		v.Swap = f.SwapMB // Nova answers "" for no swap before 2.75
 	}
-	if r.MV.AtLeast(61) && r.Can(policy.FlavorExtraSpecsIndex, r.Own()) {
+	if r.MV.AtLeast(mvFlavorExtraSpecs) && r.Can(policy.FlavorExtraSpecsIndex, r.Own()) {
 		specs := f.ExtraSpecs
 		if specs == nil {
 			specs = map[string]string{}

@@ -37,7 +37,7 @@ type keypairView struct {
 // keypairUser is whose keypairs a request acts on: the caller's, or from
 // 2.10 the user_id an admin names (the policy decides).
 func keypairUser(r *core.Request, fromBody string) string {
-	if !r.MV.AtLeast(10) {
+	if !r.MV.AtLeast(mvKeypairUser) {
 		return r.Ident.UserID
 	}
 	if fromBody != "" {
@@ -51,7 +51,7 @@ func keypairUser(r *core.Request, fromBody string) string {
 
 func (s *Service) keypairView(r *core.Request, kp store.Keypair) keypairView {
 	v := keypairView{Name: kp.Name, PublicKey: kp.PublicKey, Fingerprint: kp.Fingerprint}
-	if r.MV.AtLeast(2) {
+	if r.MV.AtLeast(mvKeypairType) {
 		v.Type = kp.Type
 	}
 	return v
@@ -64,7 +64,7 @@ func (s *Service) ListKeypairs(w http.ResponseWriter, r *core.Request) error {
 	}
 	q := r.URL.Query()
 	limit, marker := core.MaxPage, ""
-	if r.MV.AtLeast(35) {
+	if r.MV.AtLeast(mvKeypairPaging) {
 		if l := q.Get("limit"); l != "" {
 			n, err := strconv.Atoi(l)
 			if err != nil || n < 0 {
@@ -93,7 +93,7 @@ func (s *Service) ListKeypairs(w http.ResponseWriter, r *core.Request) error {
 		out = append(out, map[string]keypairView{"keypair": s.keypairView(r, kp)})
 	}
 	body := map[string]any{"keypairs": out}
-	if r.MV.AtLeast(35) && limit > 0 && len(kps) == limit {
+	if r.MV.AtLeast(mvKeypairPaging) && limit > 0 && len(kps) == limit {
 		next := url.Values{"limit": {strconv.Itoa(limit)}, "marker": {kps[len(kps)-1].Name}}
 		if q.Has("user_id") {
 			next.Set("user_id", q.Get("user_id"))
@@ -122,7 +122,7 @@ func (s *Service) ShowKeypair(w http.ResponseWriter, r *core.Request) error {
 		"deleted": false, "deleted_at": nil, "updated_at": nil,
 		// Nova's id is a row id; a stable number stands in for it.
 		"id": int(crc32.ChecksumIEEE([]byte(kp.UserID+"/"+kp.Name)) & 0x7fffffff)}
-	if r.MV.AtLeast(2) {
+	if r.MV.AtLeast(mvKeypairType) {
 		v["type"] = kp.Type
 	}
 	core.WriteJSON(w, http.StatusOK, map[string]any{"keypair": v})
@@ -142,7 +142,7 @@ func (s *Service) DeleteKeypair(w http.ResponseWriter, r *core.Request) error {
 	if err != nil {
 		return fmt.Errorf("delete keypair: %w", err)
 	}
-	if r.MV.AtLeast(2) {
+	if r.MV.AtLeast(mvKeypairType) {
 		w.WriteHeader(http.StatusNoContent)
 	} else {
 		w.WriteHeader(http.StatusAccepted)
@@ -164,7 +164,7 @@ func (s *Service) CreateKeypair(w http.ResponseWriter, r *core.Request) error {
 	if err := json.Unmarshal(top["keypair"], &fields); err != nil || fields == nil {
 		return core.BadRequest("Invalid input for field/attribute keypair. It must be an object with a name.")
 	}
-	allowed := map[string]bool{"name": true, "public_key": true, "type": r.MV.AtLeast(2), "user_id": r.MV.AtLeast(10)}
+	allowed := map[string]bool{"name": true, "public_key": true, "type": r.MV.AtLeast(mvKeypairType), "user_id": r.MV.AtLeast(mvKeypairUser)}
 	for k := range fields {
 		if !allowed[k] {
 			return core.BadRequest("Invalid input for field/attribute keypair. Additional properties are not allowed ('%s' was unexpected).", k)
@@ -175,12 +175,12 @@ func (s *Service) CreateKeypair(w http.ResponseWriter, r *core.Request) error {
 		return err
 	}
 	nameRE := keypairName20
-	if r.MV.AtLeast(92) {
+	if r.MV.AtLeast(mvKeypairImportOnly) {
 		nameRE = keypairName292
 	}
 	if !nameRE.MatchString(name) || core.CheckName("name", name) != nil {
 		return core.BadRequest("Invalid input for field/attribute name. Value: %s. Keypair name contains unsafe characters; allowed are letters, digits, space, '_' and '-'%s.",
-			name, map[bool]string{true: ", '@' and '.'"}[r.MV.AtLeast(92)])
+			name, map[bool]string{true: ", '@' and '.'"}[r.MV.AtLeast(mvKeypairImportOnly)])
 	}
 	typ, err := core.OptionalString(fields, "type", 255)
 	if err != nil {
@@ -204,7 +204,7 @@ func (s *Service) CreateKeypair(w http.ResponseWriter, r *core.Request) error {
 	if err != nil {
 		return err
 	}
-	if _, present := fields["public_key"]; r.MV.AtLeast(92) && (!present || pub == "") {
+	if _, present := fields["public_key"]; r.MV.AtLeast(mvKeypairImportOnly) && (!present || pub == "") {
 		return core.BadRequest("Invalid input for field/attribute keypair. 'public_key' is a required property.")
 	}
 	kp := store.Keypair{UserID: user, Name: name, Type: typ, CreatedAt: s.Cfg.Clock.Now().UTC()}
@@ -247,7 +247,7 @@ func (s *Service) CreateKeypair(w http.ResponseWriter, r *core.Request) error {
 	v := s.keypairView(r, kp)
 	v.UserID, v.PrivateKey = kp.UserID, private
 	status := http.StatusOK
-	if r.MV.AtLeast(2) {
+	if r.MV.AtLeast(mvKeypairType) {
 		status = http.StatusCreated
 	}
 	core.WriteJSON(w, status, map[string]any{"keypair": v})

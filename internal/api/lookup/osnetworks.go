@@ -27,8 +27,8 @@ var (
 		"enable_dhcp", "share_address"}
 )
 
-// maxProxyMinor is the last microversion of Nova's network proxies.
-const maxProxyMinor = 35
+// mvNoNetworkProxy (2.36) removed Nova's network proxies.
+const mvNoNetworkProxy = 36
 
 func (s *Service) NovaNetworkRoutes() {
 	s.Compute("GET /v2.1/os-networks", s.listNovaNetworks)
@@ -50,7 +50,7 @@ func novaNetworkView(n network.Network, admin bool) map[string]any {
 }
 
 func (s *Service) listNovaNetworks(w http.ResponseWriter, r *core.Request) error {
-	if r.MV.AtLeast(maxProxyMinor + 1) {
+	if r.MV.AtLeast(mvNoNetworkProxy) {
 		return core.NotFound("The resource could not be found.")
 	}
 	if err := r.Authorize(policy.NovaNetworksList, r.Own()); err != nil {
@@ -66,7 +66,7 @@ func (s *Service) listNovaNetworks(w http.ResponseWriter, r *core.Request) error
 }
 
 func (s *Service) showNovaNetwork(w http.ResponseWriter, r *core.Request) error {
-	if r.MV.AtLeast(maxProxyMinor + 1) {
+	if r.MV.AtLeast(mvNoNetworkProxy) {
 		return core.NotFound("The resource could not be found.")
 	}
 	if err := r.Authorize(policy.NovaNetworksShow, r.Own()); err != nil {

@@ -48,12 +48,12 @@ func (s *Service) DefaultLimits(r *core.Request) (store.Limits, error) {
 // before 2.50).
 func quotaClassKeys(mv core.Version) []string {
 	keys := []string{store.ResInstances, store.ResCores, store.ResRAM, store.ResKeyPairs, store.ResMetadataItems}
-	if mv.AtLeast(50) {
+	if mv.AtLeast(mvGroupQuotaClasses) {
 		keys = append(keys, store.ResServerGroups, store.ResServerGroupMembers)
 	} else {
 		keys = append(keys, "fixed_ips", "floating_ips", "security_groups", "security_group_rules")
 	}
-	if !mv.AtLeast(57) {
+	if !mv.AtLeast(mvNoPersonality) {
 		keys = append(keys, "injected_files", "injected_file_content_bytes", "injected_file_path_bytes")
 	}
 	return keys
@@ -126,7 +126,7 @@ func (s *Service) updateQuotaClass(w http.ResponseWriter, r *core.Request) error
 		return core.BadRequest("Invalid input for field/attribute quota_class_set: want {\"quota_class_set\": {resource: limit, …}}.")
 	}
 	settable := quotaClassKeys(r.MV)
-	if !r.MV.AtLeast(50) {
+	if !r.MV.AtLeast(mvGroupQuotaClasses) {
 		settable = append(settable, store.ResServerGroups, store.ResServerGroupMembers)
 	}
 	limits := store.Limits{}

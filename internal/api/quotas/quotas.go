@@ -45,10 +45,10 @@ func (s *Service) ProjectLimits(r *core.Request, project string) (store.Limits, 
 func quotaKeys(mv core.Version) []string {
 	keys := []string{store.ResInstances, store.ResCores, store.ResRAM, store.ResKeyPairs, store.ResMetadataItems,
 		"server_groups", "server_group_members"}
-	if !mv.AtLeast(36) {
+	if !mv.AtLeast(mvNoProxyQuotas) {
 		keys = append(keys, "fixed_ips", "floating_ips", "security_groups", "security_group_rules")
 	}
-	if !mv.AtLeast(57) {
+	if !mv.AtLeast(mvNoPersonality) {
 		keys = append(keys, "injected_files", "injected_file_content_bytes", "injected_file_path_bytes")
 	}
 	return keys
@@ -266,14 +266,14 @@ func (s *Service) Limits(w http.ResponseWriter, r *core.Request) error {
 	if groups, err := s.Cfg.Store.ListServerGroups(r.Context(), project); err == nil {
 		abs["totalServerGroupsUsed"] = len(groups)
 	}
-	if !r.MV.AtLeast(36) {
+	if !r.MV.AtLeast(mvNoProxyQuotas) {
 		abs["maxSecurityGroups"], abs["maxSecurityGroupRules"], abs["maxTotalFloatingIps"] = store.Unlimited, store.Unlimited, store.Unlimited
 		abs["totalFloatingIpsUsed"], abs["totalSecurityGroupsUsed"] = 0, 0
 	}
-	if !r.MV.AtLeast(39) {
+	if !r.MV.AtLeast(mvNoImageMetaLimit) {
 		abs["maxImageMeta"] = 128
 	}
-	if !r.MV.AtLeast(57) {
+	if !r.MV.AtLeast(mvNoPersonality) {
 		abs["maxPersonality"], abs["maxPersonalitySize"] = 0, 0
 	}
 	core.WriteJSON(w, http.StatusOK, map[string]any{"limits": map[string]any{"rate": []any{}, "absolute": abs}})

@@ -85,7 +85,7 @@ func (s *Service) actionView(r *core.Request, a store.ActionRecord, events []lif
 			}
 		}
 	}
-	if r.MV.AtLeast(58) {
+	if r.MV.AtLeast(mvActionUpdatedAt) {
 		updated := a.StartTime
 		for _, e := range events {
 			if e.Finish.After(updated) {
@@ -147,7 +147,7 @@ func (s *Service) ShowAction(w http.ResponseWriter, r *core.Request) error {
 		v := s.actionView(r, a, events)
 		// Events: from 2.51 for everyone, before that for whom the events
 		// rule lets (as Nova).
-		if r.MV.AtLeast(51) || r.Can(policy.ActionsEvents, core.Target(sv.ProjectID, sv.UserID)) {
+		if r.MV.AtLeast(mvEventsForAll) || r.Can(policy.ActionsEvents, core.Target(sv.ProjectID, sv.UserID)) {
 			events = mergeEvents(events)
 			v.Events = make([]any, 0, len(events))
 			for _, e := range events {
@@ -165,13 +165,13 @@ func (s *Service) eventView(r *core.Request, sv *lifecycle.Server, e lifecycle.E
 	v := eventView{Event: e.Name, StartTime: usecTime(e.Start), FinishTime: usecTime(e.Finish),
 		Result: core.StrPtr(e.Result)}
 	t := core.Target(sv.ProjectID, sv.UserID)
-	if r.MV.AtLeast(62) {
+	if r.MV.AtLeast(mvEventHost) {
 		v.HostID = hostID(sv.ProjectID, e.Node)
 		if r.Can(policy.ActionsEvents, t) {
 			v.Host = core.OrNull(e.Node) // the node is for admins, as Nova's host
 		}
 	}
-	if r.MV.AtLeast(84) && r.Can(policy.ActionsEventDetails, t) {
+	if r.MV.AtLeast(mvEventDetails) && r.Can(policy.ActionsEventDetails, t) {
 		v.Details = core.OrNull(e.Details)
 	}
 	return v

@@ -83,14 +83,14 @@ func (s *Service) listMigrations(w http.ResponseWriter, r *core.Request) error {
 		return err
 	}
 	q := r.URL.Query()
-	if r.MV.AtLeast(59) {
+	if r.MV.AtLeast(mvMigrationsPaging) {
 		if l := q.Get("limit"); q.Has("limit") {
 			if n, err := strconv.Atoi(l); err != nil || n < 0 {
 				return core.BadRequest("Invalid input for query parameters limit. Value: %s. It must be a non-negative integer.", l)
 			}
 		}
 		for _, key := range []string{"changes-since", "changes-before"} {
-			if key == "changes-before" && !r.MV.AtLeast(66) {
+			if key == "changes-before" && !r.MV.AtLeast(mvChangesBefore) {
 				continue
 			}
 			if q.Has(key) {

@@ -295,7 +295,7 @@ func (s *Service) unrescue(w http.ResponseWriter, r *core.Request, _ json.RawMes
 // another project locks it as admin, which its owner cannot unlock.
 func (s *Service) lock(w http.ResponseWriter, r *core.Request, raw json.RawMessage) error {
 	reason := ""
-	if r.MV.AtLeast(73) && string(raw) != "null" {
+	if r.MV.AtLeast(mvLockReason) && string(raw) != "null" {
 		var body map[string]json.RawMessage
 		if json.Unmarshal(raw, &body) != nil || body == nil {
 			return core.BadRequest("Invalid input for field/attribute lock. Value: %s. It is not of type 'object', 'null'.", raw)

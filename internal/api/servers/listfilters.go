@@ -63,8 +63,8 @@ func parseSort(r *core.Request, q url.Values) ([]store.SortKey, error) {
 		return nil, core.BadRequest("Invalid input received: Sort direction size exceeds sort key size")
 	}
 	for _, k := range keys {
-		ignored := slices.Contains(ignoredSortKeys, k) && !(k == "locked" && r.MV.AtLeast(73))
-		valid := slices.Contains(novaSortKeys, k) || (k == "locked" && r.MV.AtLeast(73)) || (ignored && !r.MV.AtLeast(75))
+		ignored := slices.Contains(ignoredSortKeys, k) && !(k == "locked" && r.MV.AtLeast(mvLockReason))
+		valid := slices.Contains(novaSortKeys, k) || (k == "locked" && r.MV.AtLeast(mvLockReason)) || (ignored && !r.MV.AtLeast(mvAPICleanup))
 		if !valid {
 			return nil, core.BadRequest("Invalid input for query parameters sort_key. Value: %s. '%s' is not one of the valid sort keys.", k, k)
 		}
@@ -108,7 +108,7 @@ func parseChanges(r *core.Request, q url.Values, opts *store.ListOptions) error 
 			return err
 		}
 	}
-	if v := q.Get("changes-before"); q.Has("changes-before") && r.MV.AtLeast(66) {
+	if v := q.Get("changes-before"); q.Has("changes-before") && r.MV.AtLeast(mvChangesBefore) {
 		if opts.ChangesBefore, err = parseISOTime("changes-before", v); err != nil {
 			return err
 		}
@@ -137,7 +137,7 @@ func parseISOTime(param, v string) (time.Time, error) {
 // parseTagFilters reads tags, tags-any, not-tags and not-tags-any (2.26),
 // each a comma-separated list, as Nova splits them.
 func parseTagFilters(r *core.Request, q url.Values, opts *store.ListOptions) {
-	if !r.MV.AtLeast(26) {
+	if !r.MV.AtLeast(mvTags) {
 		return
 	}
 	for _, f := range []struct {

@@ -160,7 +160,7 @@ func (s *Service) specFilter(r *core.Request) (*listFilter, error) {
 	if f.ip, err = addressRE(q, "ip"); err != nil {
 		return nil, err
 	}
-	if allFilters || r.MV.AtLeast(5) {
+	if allFilters || r.MV.AtLeast(mvIP6Filter) {
 		if f.ip6, err = addressRE(q, "ip6"); err != nil {
 			return nil, err
 		}

@@ -58,8 +58,8 @@ func (s *Service) parseRebuild(r *core.Request, raw json.RawMessage) (*rebuildRe
 	mv := r.MV
 	allowed := map[string]bool{"name": true, "imageRef": true, "adminPass": true, "metadata": true,
 		"preserve_ephemeral": true, "OS-DCF:diskConfig": true, "accessIPv4": true, "accessIPv6": true,
-		"personality": !mv.AtLeast(57), "description": mv.AtLeast(19), "key_name": mv.AtLeast(54),
-		"user_data": mv.AtLeast(57), "trusted_image_certificates": mv.AtLeast(63), "hostname": mv.AtLeast(90)}
+		"personality": !mv.AtLeast(mvRebuildUserData), "description": mv.AtLeast(mvDescription), "key_name": mv.AtLeast(mvRebuildKeyName),
+		"user_data": mv.AtLeast(mvRebuildUserData), "trusted_image_certificates": mv.AtLeast(mvTrustedCerts), "hostname": mv.AtLeast(mvHostname)}
 	for k := range fields {
 		if !allowed[k] {
 			return nil, core.BadRequest("Invalid input for field/attribute rebuild. Additional properties are not allowed ('%s' was unexpected).", k)
@@ -281,7 +281,7 @@ func (s *Service) rebuild(w http.ResponseWriter, r *core.Request, raw json.RawMe
 	if !s.Cfg.DisableInstancePassword {
 		view["adminPass"] = rb.password
 	}
-	if r.MV.AtLeast(57) {
+	if r.MV.AtLeast(mvRebuildUserData) {
 		view["user_data"] = core.OrNull(out.Spec.UserData)
 	}
 	w.Header().Set("Location", s.renderer(r).serverLinks(out.ID)[0].Href)
@@ -334,7 +334,7 @@ func (s *Service) updateView(r *core.Request, sv *lifecycle.Server, rebuild bool
 	if rebuild {
 		delete(m, "OS-EXT-SRV-ATTR:user_data")
 	}
-	if r.MV.AtLeast(75) {
+	if r.MV.AtLeast(mvAPICleanup) {
 		return m, nil
 	}
 	for _, k := range []string{"OS-EXT-AZ:availability_zone", "config_drive", "OS-SRV-USG:launched_at",
@@ -342,7 +342,7 @@ func (s *Service) updateView(r *core.Request, sv *lifecycle.Server, rebuild bool
 		"OS-EXT-STS:power_state", "os-extended-volumes:volumes_attached", "host_status"} {
 		delete(m, k)
 	}
-	if !rebuild || !r.MV.AtLeast(54) {
+	if !rebuild || !r.MV.AtLeast(mvRebuildKeyName) {
 		delete(m, "key_name")
 	}
 	for k := range m {

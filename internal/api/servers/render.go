@@ -218,14 +218,14 @@ func (rd *renderer) server(sv *lifecycle.Server, ports []store.Port) *serverView
 // OS-EXT-SRV-ATTR ones only for admins (from 2.90 everyone sees the hostname).
 func (rd *renderer) versioned(v *serverView, sv *lifecycle.Server, admin bool) {
 	mv := rd.mv
-	if mv.AtLeast(90) && !admin {
+	if mv.AtLeast(mvHostname) && !admin {
 		hostname := sv.Spec.Hostname
 		if hostname == "" {
 			hostname = sv.Name
 		}
 		v.Hostname = hostname
 	}
-	if mv.AtLeast(3) && admin {
+	if mv.AtLeast(mvExtendedAttrs) && admin {
 		v.ReservationID = reservationOf(sv)
 		v.LaunchIndex = sv.Spec.LaunchIndex
 		v.Hostname = hostnameOf(sv) // what the node's config drive gets
@@ -233,31 +233,31 @@ func (rd *renderer) versioned(v *serverView, sv *lifecycle.Server, admin bool) {
 		v.RootDevice = core.JSONNull
 		v.UserData = core.OrNull(sv.Spec.UserData)
 	}
-	if mv.AtLeast(9) {
+	if mv.AtLeast(mvLocked) {
 		v.Locked = sv.Lock.Locked
 	}
-	if mv.AtLeast(16) && rd.can(policy.ServersShowHostStatus, sv) {
+	if mv.AtLeast(mvHostStatus) && rd.can(policy.ServersShowHostStatus, sv) {
 		v.HostStatus = ""
 		if sv.NodeID != "" {
 			v.HostStatus = "UP"
 		}
 	}
-	if mv.AtLeast(19) {
+	if mv.AtLeast(mvDescription) {
 		v.Description = core.JSONNull
 		if d := sv.Spec.Description; d != nil {
 			v.Description = *d
 		}
 	}
-	if mv.AtLeast(26) {
+	if mv.AtLeast(mvTags) {
 		v.Tags = tagsOf(sv)
 	}
-	if mv.AtLeast(63) {
+	if mv.AtLeast(mvTrustedCerts) {
 		v.TrustedCerts = core.JSONNull
 	}
-	if mv.AtLeast(71) && !rd.list {
+	if mv.AtLeast(mvServerGroups) && !rd.list {
 		v.ServerGroups = []string{}
 	}
-	if mv.AtLeast(73) {
+	if mv.AtLeast(mvLockReason) {
 		v.LockedReason = core.OrNull(sv.Lock.Reason)
 	}
 }
@@ -278,7 +278,7 @@ func (rd *renderer) flavor(id string) any {
 }
 
 func (rd *renderer) buildFlavor(id string) any {
-	if !rd.mv.AtLeast(47) {
+	if !rd.mv.AtLeast(mvEmbeddedFlavor) {
 		return refView{ID: id, Links: []core.Link{{Rel: "bookmark", Href: rd.base + "/flavors/" + id}}}
 	}
 	f, ok := rd.flavorOf(id)

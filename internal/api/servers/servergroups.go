@@ -32,7 +32,7 @@ func (s *Service) serverGroupView(r *core.Request, g store.ServerGroup) map[stri
 		members = []string{}
 	}
 	v := map[string]any{"id": g.ID, "name": g.Name, "members": members}
-	if r.MV.AtLeast(64) {
+	if r.MV.AtLeast(mvGroupPolicy) {
 		rules := map[string]any{}
 		if g.MaxServerPerHost > 0 {
 			rules["max_server_per_host"] = g.MaxServerPerHost
@@ -41,7 +41,7 @@ func (s *Service) serverGroupView(r *core.Request, g store.ServerGroup) map[stri
 	} else {
 		v["policies"], v["metadata"] = []string{g.Policy}, map[string]any{}
 	}
-	if r.MV.AtLeast(13) {
+	if r.MV.AtLeast(mvGroupOwner) {
 		v["project_id"], v["user_id"] = g.ProjectID, g.UserID
 	}
 	return v
@@ -52,7 +52,7 @@ func validPolicy(mv core.Version, p string) bool {
 	case store.PolicyAffinity, store.PolicyAntiAffinity:
 		return true
 	case store.PolicySoftAffinity, store.PolicySoftAntiAffinity:
-		return mv.AtLeast(15)
+		return mv.AtLeast(mvSoftAffinity)
 	}
 	return false
 }
@@ -70,7 +70,7 @@ func (s *Service) createServerGroup(w http.ResponseWriter, r *core.Request) erro
 		return core.BadRequest("Invalid input for field/attribute server_group: want {\"server_group\": {name, policy…}}.")
 	}
 	want := []string{"name", "policies"}
-	if r.MV.AtLeast(64) {
+	if r.MV.AtLeast(mvGroupPolicy) {
 		want = []string{"name", "policy", "rules"}
 	}
 	for k := range fields {
@@ -90,7 +90,7 @@ func (s *Service) createServerGroup(w http.ResponseWriter, r *core.Request) erro
 	if err := core.CheckName("name", g.Name); err != nil {
 		return err
 	}
-	if r.MV.AtLeast(64) {
+	if r.MV.AtLeast(mvGroupPolicy) {
 		if g.Policy, err = core.RequiredString(fields, "policy", 255); err != nil {
 			return err
 		}

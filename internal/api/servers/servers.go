@@ -283,7 +283,7 @@ func (s *Service) listQuery(r *core.Request) (opts store.ListOptions, empty bool
 	if st := q.Get("status"); st != "" {
 		st = strings.ToUpper(st)
 		if !novaStatuses[st] {
-			if r.MV.AtLeast(38) {
+			if r.MV.AtLeast(mvStrictStatus) {
 				return opts, false, core.BadRequest("Invalid status value")
 			}
 			return opts, true, nil

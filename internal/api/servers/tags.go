@@ -75,7 +75,7 @@ func parseTags(raw json.RawMessage, field string) ([]string, error) {
 // tagServer is the server of a tag route: 404 below 2.26 (Nova has no
 // such route there), then the server and its rule.
 func (s *Service) tagServer(r *core.Request, rule string) (*lifecycle.Server, error) {
-	if !r.MV.AtLeast(26) {
+	if !r.MV.AtLeast(mvTags) {
 		return nil, core.NotFound("The resource could not be found.")
 	}
 	return s.visibleServer(r, r.PathValue("id"), rule)
@@ -131,7 +131,7 @@ func (s *Service) listTags(w http.ResponseWriter, r *core.Request) error {
 }
 
 func (s *Service) replaceTags(w http.ResponseWriter, r *core.Request) error {
-	if !r.MV.AtLeast(26) {
+	if !r.MV.AtLeast(mvTags) {
 		return core.NotFound("The resource could not be found.")
 	}
 	body, err := core.ReadJSONObject(r.Request)
@@ -198,7 +198,7 @@ func (s *Service) checkTag(w http.ResponseWriter, r *core.Request) error {
 // addTag answers 201 with the tag's Location when it adds it, 204 when
 // the server already has it.
 func (s *Service) addTag(w http.ResponseWriter, r *core.Request) error {
-	if !r.MV.AtLeast(26) {
+	if !r.MV.AtLeast(mvTags) {
 		return core.NotFound("The resource could not be found.")
 	}
 	if b, err := io.ReadAll(r.Body); err != nil {
@@ -276,7 +276,7 @@ func (s *Service) serverSecurityGroups(w http.ResponseWriter, r *core.Request) e
 // members (400), as in Nova.
 func parseCreateExtras(r *core.Request, fields map[string]json.RawMessage, c *createRequest) error {
 	if raw, ok := fields["description"]; ok {
-		if !r.MV.AtLeast(19) {
+		if !r.MV.AtLeast(mvDescription) {
 			return core.BadRequest("Invalid input for field/attribute server. Additional properties are not allowed ('description' was unexpected).")
 		}
 		d, err := parseDescription(raw)
@@ -286,7 +286,7 @@ func parseCreateExtras(r *core.Request, fields map[string]json.RawMessage, c *cr
 		c.description = d
 	}
 	if raw, ok := fields["tags"]; ok {
-		if !r.MV.AtLeast(52) {
+		if !r.MV.AtLeast(mvCreateTags) {
 			return core.BadRequest("Invalid input for field/attribute server. Additional properties are not allowed ('tags' was unexpected).")
 		}
 		tags, err := parseTags(raw, "tags")

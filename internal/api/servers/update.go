@@ -50,7 +50,7 @@ func (s *Service) updateServer(w http.ResponseWriter, r *core.Request) error {
 		return core.BadRequest("Invalid input for field/attribute server. Value: %s. It is not of type 'object'.", raw)
 	}
 	allowed := map[string]bool{"name": true, "OS-DCF:diskConfig": true, "accessIPv4": true, "accessIPv6": true,
-		"description": r.MV.AtLeast(19), "hostname": r.MV.AtLeast(90)}
+		"description": r.MV.AtLeast(mvDescription), "hostname": r.MV.AtLeast(mvHostname)}
 	for k := range fields {
 		if !allowed[k] {
 			return core.BadRequest("Invalid input for field/attribute server. Additional properties are not allowed ('%s' was unexpected).", k)

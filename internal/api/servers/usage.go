@@ -139,7 +139,7 @@ func (s *Service) usages(r *core.Request, project string, start, end time.Time) 
 	q := r.URL.Query()
 	opts := store.ListOptions{ProjectID: project, IncludeDeleted: true, Limit: core.MaxPage}
 	want := -1
-	if r.MV.AtLeast(40) {
+	if r.MV.AtLeast(mvUsagePaging) {
 		if l := q.Get("limit"); q.Has("limit") {
 			n, err := strconv.Atoi(l)
 			if err != nil || n < 0 {

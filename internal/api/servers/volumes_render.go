@@ -16,7 +16,7 @@ import (
 func (rd *renderer) volumesAttached(vols []store.Volume) []any {
 	out := make([]any, 0, len(vols))
 	for _, v := range vols {
-		if rd.mv.AtLeast(3) {
+		if rd.mv.AtLeast(mvExtendedAttrs) {
 			out = append(out, map[string]any{"id": v.ID, "delete_on_termination": v.DeleteOnTermination})
 		} else {
 			out = append(out, map[string]any{"id": v.ID})
@@ -67,16 +67,16 @@ func (s *Service) serverVolumeAttachments(w http.ResponseWriter, r *core.Request
 	out := make([]map[string]any, 0, len(vols))
 	for _, v := range vols {
 		a := map[string]any{"serverId": sv.ID, "volumeId": v.ID, "device": volume.Device(v.BootIndex)}
-		if !r.MV.AtLeast(89) {
+		if !r.MV.AtLeast(mvAttachmentID) {
 			a["id"] = v.ID
 		}
-		if r.MV.AtLeast(70) {
+		if r.MV.AtLeast(mvAttachmentTag) {
 			a["tag"] = nil
 		}
-		if r.MV.AtLeast(79) {
+		if r.MV.AtLeast(mvAttachmentDeleteFlag) {
 			a["delete_on_termination"] = v.DeleteOnTermination
 		}
-		if r.MV.AtLeast(89) {
+		if r.MV.AtLeast(mvAttachmentID) {
 			a["attachment_id"] = volume.AttachmentID(v.ID, sv.ID)
 			a["bdm_uuid"] = volume.AttachmentID(v.ID, sv.ID+"/bdm")
 		}
