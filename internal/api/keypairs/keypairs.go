@@ -13,6 +13,7 @@ import (
 	"github.com/ingot-dev/ingot/internal/api/core"
 	"github.com/ingot-dev/ingot/internal/policy"
 	"github.com/ingot-dev/ingot/internal/store"
+	"golang.org/x/crypto/ssh"
 )
 
 // os-keypairs, in Nova's shapes for microversions 2.1–2.92: a keypair
@@ -215,7 +216,7 @@ func (s *Service) CreateKeypair(w http.ResponseWriter, r *core.Request) error {
 		if err != nil {
 			return core.BadRequest("%v", err)
 		}
-		kp.PublicKey, kp.Fingerprint = pub, key.fingerprint()
+		kp.PublicKey, kp.Fingerprint = pub, ssh.FingerprintLegacyMD5(key)
 	case pub != "":
 		if kp.Fingerprint, err = parseX509(pub); err != nil {
 			return core.BadRequest("%v", err)
