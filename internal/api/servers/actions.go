@@ -122,7 +122,7 @@ func (s *Service) ListActions(w http.ResponseWriter, r *core.Request) error {
 		}
 		out = append(out, s.actionView(r, a, events))
 	}
-	core.WriteJSON(w, http.StatusOK, map[string]any{"instanceActions": out})
+	core.WriteJSON(w, http.StatusOK, actionsBody{InstanceActions: out})
 	return nil
 }
 
@@ -154,7 +154,7 @@ func (s *Service) ShowAction(w http.ResponseWriter, r *core.Request) error {
 				v.Events = append(v.Events, s.eventView(r, sv, e))
 			}
 		}
-		core.WriteJSON(w, http.StatusOK, map[string]any{"instanceAction": v})
+		core.WriteJSON(w, http.StatusOK, actionBody{InstanceAction: v})
 		return nil
 	}
 	return core.NotFound("Action for request_id %s on instance %s not found", reqID, sv.ID)

@@ -21,10 +21,10 @@ func (s *Service) ConformanceRoutes() {
 
 // basicAddresses is a server's addresses as the ips routes show them: addr
 // and version only (no OS-EXT-IPS members there, in Nova either).
-func (rd *renderer) basicAddresses(ports []portAddr) map[string][]map[string]any {
-	out := map[string][]map[string]any{}
+func (rd *renderer) basicAddresses(ports []portAddr) map[string][]basicAddress {
+	out := map[string][]basicAddress{}
 	for _, p := range ports {
-		out[p.network] = append(out[p.network], map[string]any{"addr": p.addr, "version": p.version})
+		out[p.network] = append(out[p.network], basicAddress{Addr: p.addr, Version: p.version})
 	}
 	return out
 }
@@ -103,6 +103,6 @@ func (s *Service) listMigrations(w http.ResponseWriter, r *core.Request) error {
 			return core.BadRequest("Marker %s could not be found.", m)
 		}
 	}
-	core.WriteJSON(w, http.StatusOK, map[string]any{"migrations": []any{}})
+	core.WriteJSON(w, http.StatusOK, migrationsBody{Migrations: []any{}})
 	return nil
 }

@@ -258,9 +258,9 @@ func (s *Service) rescue(w http.ResponseWriter, r *core.Request, raw json.RawMes
 	if _, err := s.recordOp(r, sv, op); err != nil {
 		return err
 	}
-	body := map[string]any{}
+	var body adminPassBody
 	if !s.Cfg.DisableInstancePassword {
-		body["adminPass"] = password
+		body.AdminPass = &password
 	}
 	core.WriteJSON(w, http.StatusOK, body)
 	return nil

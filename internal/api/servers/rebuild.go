@@ -285,7 +285,7 @@ func (s *Service) rebuild(w http.ResponseWriter, r *core.Request, raw json.RawMe
 		view["user_data"] = core.OrNull(out.Spec.UserData)
 	}
 	w.Header().Set("Location", s.renderer(r).serverLinks(out.ID)[0].Href)
-	core.WriteJSON(w, http.StatusAccepted, map[string]any{"server": view})
+	core.WriteJSON(w, http.StatusAccepted, serverBody{Server: view})
 	return nil
 }
 

@@ -54,7 +54,7 @@ type serverView struct {
 	TaskState      *string                  `json:"OS-EXT-STS:task_state"`
 	VMState        string                   `json:"OS-EXT-STS:vm_state"`
 	PowerState     int                      `json:"OS-EXT-STS:power_state"`
-	Volumes        []any                    `json:"os-extended-volumes:volumes_attached"`
+	Volumes        []attachedVolume         `json:"os-extended-volumes:volumes_attached"`
 	SecurityGroups []map[string]string      `json:"security_groups"`
 	Locked         any                      `json:"locked,omitempty"`                     // 2.9
 	HostStatus     any                      `json:"host_status,omitempty"`                // 2.16
@@ -179,7 +179,7 @@ func (rd *renderer) server(sv *lifecycle.Server, ports []store.Port) *serverView
 		TaskState:      core.StrPtr(st.TaskState),
 		VMState:        st.VMState,
 		PowerState:     lifecycle.PowerState(sv),
-		Volumes:        []any{},
+		Volumes:        []attachedVolume{},
 		SecurityGroups: []map[string]string{{"name": "default"}},
 	}
 	if v.Metadata == nil {

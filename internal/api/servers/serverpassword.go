@@ -22,7 +22,7 @@ func (s *Service) showServerPassword(w http.ResponseWriter, r *core.Request) err
 	if _, err := s.visibleServer(r, r.PathValue("id"), policy.ServerPasswordShow); err != nil {
 		return err
 	}
-	core.WriteJSON(w, http.StatusOK, map[string]any{"password": ""})
+	core.WriteJSON(w, http.StatusOK, passwordBody{Password: ""})
 	return nil
 }
 

@@ -89,23 +89,19 @@ func (s *Service) CreateServer(w http.ResponseWriter, r *core.Request) error {
 	}
 	s.Cfg.Kick()
 	if c.multi.returnReservation {
-		core.WriteJSON(w, http.StatusAccepted, map[string]any{"reservation_id": resv})
+		core.WriteJSON(w, http.StatusAccepted, reservationBody{ReservationID: resv})
 		return nil
 	}
 	// Nova answers with the first server of a multiple create.
 	sv := servers[0]
 	rd := s.renderer(r)
 	w.Header().Set("Location", rd.base+"/v2.1/servers/"+sv.ID)
-	body := map[string]any{
-		"id":                sv.ID,
-		"links":             rd.serverLinks(sv.ID),
-		"OS-DCF:diskConfig": diskConfig(sv.Spec.DiskConfig),
-		"security_groups":   []map[string]string{{"name": "default"}},
-	}
+	body := createdServer{ID: sv.ID, Links: rd.serverLinks(sv.ID), DiskConfig: diskConfig(sv.Spec.DiskConfig),
+		SecurityGroups: []map[string]string{{"name": "default"}}}
 	if !s.Cfg.DisableInstancePassword {
-		body["adminPass"] = password
+		body.AdminPass = &password
 	}
-	core.WriteJSON(w, http.StatusAccepted, map[string]any{"server": body})
+	core.WriteJSON(w, http.StatusAccepted, serverBody{Server: body})
 	return nil
 }
 
@@ -214,7 +210,7 @@ func (s *Service) ShowServer(w http.ResponseWriter, r *core.Request) error {
 	if err := s.attachVolumes(r, []*lifecycle.Server{sv}, []*serverView{view}); err != nil {
 		return err
 	}
-	core.WriteJSON(w, http.StatusOK, map[string]any{"server": view})
+	core.WriteJSON(w, http.StatusOK, serverBody{Server: view})
 	return nil
 }
 
@@ -356,11 +352,7 @@ func (s *Service) ListServers(w http.ResponseWriter, r *core.Request) error {
 	for _, sv := range list {
 		out = append(out, serverRef{ID: sv.ID, Name: sv.Name, Links: rd.serverLinks(sv.ID)})
 	}
-	body := map[string]any{"servers": out}
-	if links := nextLinks(r, list, opts.Limit); links != nil {
-		body["servers_links"] = links
-	}
-	core.WriteJSON(w, http.StatusOK, body)
+	core.WriteJSON(w, http.StatusOK, serverList[serverRef]{Servers: out, Links: nextLinks(r, list, opts.Limit)})
 	return nil
 }
 
@@ -391,11 +383,7 @@ func (s *Service) ListServersDetail(w http.ResponseWriter, r *core.Request) erro
 	if err := s.attachVolumes(r, list, out); err != nil {
 		return err
 	}
-	body := map[string]any{"servers": out}
-	if links := nextLinks(r, list, opts.Limit); links != nil {
-		body["servers_links"] = links
-	}
-	core.WriteJSON(w, http.StatusOK, body)
+	core.WriteJSON(w, http.StatusOK, serverList[*serverView]{Servers: out, Links: nextLinks(r, list, opts.Limit)})
 	return nil
 }
 

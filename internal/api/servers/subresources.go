@@ -35,7 +35,7 @@ func (s *Service) serverMetadata(w http.ResponseWriter, r *core.Request) error {
 	if md == nil {
 		md = map[string]string{}
 	}
-	core.WriteJSON(w, http.StatusOK, map[string]any{"metadata": md})
+	core.WriteJSON(w, http.StatusOK, serverMetadata{Metadata: md})
 	return nil
 }
 
@@ -55,7 +55,7 @@ func (s *Service) serverIPs(w http.ResponseWriter, r *core.Request) error {
 			addrs = append(addrs, portAddr{network: name, addr: a.Addr, version: a.Version})
 		}
 	}
-	core.WriteJSON(w, http.StatusOK, map[string]any{"addresses": s.renderer(r).basicAddresses(addrs)})
+	core.WriteJSON(w, http.StatusOK, addressesBody{Addresses: s.renderer(r).basicAddresses(addrs)})
 	return nil
 }
 
@@ -68,14 +68,12 @@ func (s *Service) serverInterfaces(w http.ResponseWriter, r *core.Request) error
 	if err != nil {
 		return fmt.Errorf("ports of %s: %w", sv.ID, err)
 	}
-	out := make([]map[string]any, 0, len(ports))
+	out := make([]interfaceAttachment, 0, len(ports))
 	for _, p := range ports {
-		out = append(out, map[string]any{
-			"port_id": p.ID, "net_id": p.NetworkID, "mac_addr": p.MAC, "port_state": lookup.PortStatus(p),
-			"fixed_ips": []map[string]string{{"subnet_id": lookup.SubnetID(p.NetworkID), "ip_address": p.IP}},
-		})
+		out = append(out, interfaceAttachment{PortID: p.ID, NetID: p.NetworkID, MACAddr: p.MAC, PortState: lookup.PortStatus(p),
+			FixedIPs: []fixedIP{{SubnetID: lookup.SubnetID(p.NetworkID), IPAddress: p.IP}}})
 	}
-	core.WriteJSON(w, http.StatusOK, map[string]any{"interfaceAttachments": out})
+	core.WriteJSON(w, http.StatusOK, interfacesBody{InterfaceAttachments: out})
 	return nil
 }
 
@@ -85,7 +83,7 @@ func (s *Service) serverEmpty(key, rule string) core.HandlerFunc {
 		if _, err := s.visibleServer(r, r.PathValue("id"), rule); err != nil {
 			return err
 		}
-		core.WriteJSON(w, http.StatusOK, map[string]any{key: []any{}})
+		core.WriteJSON(w, http.StatusOK, map[string][]any{key: {}})
 		return nil
 	}
 }

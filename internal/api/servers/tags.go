@@ -126,7 +126,7 @@ func (s *Service) listTags(w http.ResponseWriter, r *core.Request) error {
 	if err != nil {
 		return err
 	}
-	core.WriteJSON(w, http.StatusOK, map[string]any{"tags": tagsOf(sv)})
+	core.WriteJSON(w, http.StatusOK, tagsBody{Tags: tagsOf(sv)})
 	return nil
 }
 
@@ -162,7 +162,7 @@ func (s *Service) replaceTags(w http.ResponseWriter, r *core.Request) error {
 	if err != nil {
 		return err
 	}
-	core.WriteJSON(w, http.StatusOK, map[string]any{"tags": tagsOf(out)})
+	core.WriteJSON(w, http.StatusOK, tagsBody{Tags: tagsOf(out)})
 	return nil
 }
 
@@ -267,7 +267,7 @@ func (s *Service) serverSecurityGroups(w http.ResponseWriter, r *core.Request) e
 	if _, err := s.visibleServer(r, r.PathValue("id"), policy.SecurityGroupsList); err != nil {
 		return err
 	}
-	core.WriteJSON(w, http.StatusOK, map[string]any{"security_groups": []any{}})
+	core.WriteJSON(w, http.StatusOK, securityGroupsBody{SecurityGroups: []any{}})
 	return nil
 }
 

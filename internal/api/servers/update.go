@@ -137,7 +137,7 @@ func (s *Service) updateServer(w http.ResponseWriter, r *core.Request) error {
 	if err != nil {
 		return err
 	}
-	core.WriteJSON(w, http.StatusOK, map[string]any{"server": view})
+	core.WriteJSON(w, http.StatusOK, serverBody{Server: view})
 	return nil
 }
 
@@ -258,7 +258,7 @@ func (s *Service) metadataWrite(replace bool) core.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		core.WriteJSON(w, http.StatusOK, map[string]any{"metadata": metadataOf(out)})
+		core.WriteJSON(w, http.StatusOK, serverMetadata{Metadata: metadataOf(out)})
 		return nil
 	}
 }
@@ -280,7 +280,7 @@ func (s *Service) metadataItem(w http.ResponseWriter, r *core.Request) error {
 	if !ok {
 		return core.NotFound("Metadata item was not found")
 	}
-	core.WriteJSON(w, http.StatusOK, map[string]any{"meta": map[string]string{key: v}})
+	core.WriteJSON(w, http.StatusOK, metaItem{Meta: map[string]string{key: v}})
 	return nil
 }
 
@@ -310,7 +310,7 @@ func (s *Service) metadataSetItem(w http.ResponseWriter, r *core.Request) error 
 	}); err != nil {
 		return err
 	}
-	core.WriteJSON(w, http.StatusOK, map[string]any{"meta": meta})
+	core.WriteJSON(w, http.StatusOK, metaItem{Meta: meta})
 	return nil
 }
 

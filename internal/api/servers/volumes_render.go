@@ -13,14 +13,14 @@ import (
 
 // volumesAttached is a server's os-extended-volumes:volumes_attached:
 // the volumes it holds, with delete_on_termination from 2.3 on.
-func (rd *renderer) volumesAttached(vols []store.Volume) []any {
-	out := make([]any, 0, len(vols))
+func (rd *renderer) volumesAttached(vols []store.Volume) []attachedVolume {
+	out := make([]attachedVolume, 0, len(vols))
 	for _, v := range vols {
+		a := attachedVolume{ID: v.ID}
 		if rd.mv.AtLeast(mvExtendedAttrs) {
-			out = append(out, map[string]any{"id": v.ID, "delete_on_termination": v.DeleteOnTermination})
-		} else {
-			out = append(out, map[string]any{"id": v.ID})
+			a.DeleteOnTermination = &v.DeleteOnTermination
 		}
+		out = append(out, a)
 	}
 	return out
 }
@@ -64,24 +64,24 @@ func (s *Service) serverVolumeAttachments(w http.ResponseWriter, r *core.Request
 			return fmt.Errorf("volumes of %s: %w", sv.ID, err)
 		}
 	}
-	out := make([]map[string]any, 0, len(vols))
+	out := make([]serverVolumeAttachment, 0, len(vols))
 	for _, v := range vols {
-		a := map[string]any{"serverId": sv.ID, "volumeId": v.ID, "device": volume.Device(v.BootIndex)}
+		a := serverVolumeAttachment{ServerID: sv.ID, VolumeID: v.ID, Device: volume.Device(v.BootIndex)}
 		if !r.MV.AtLeast(mvAttachmentID) {
-			a["id"] = v.ID
+			a.ID = &v.ID
 		}
 		if r.MV.AtLeast(mvAttachmentTag) {
-			a["tag"] = nil
+			a.Tag = core.JSONNull
 		}
 		if r.MV.AtLeast(mvAttachmentDeleteFlag) {
-			a["delete_on_termination"] = v.DeleteOnTermination
+			a.DeleteOnTermination = &v.DeleteOnTermination
 		}
 		if r.MV.AtLeast(mvAttachmentID) {
-			a["attachment_id"] = volume.AttachmentID(v.ID, sv.ID)
-			a["bdm_uuid"] = volume.AttachmentID(v.ID, sv.ID+"/bdm")
+			attachment, bdm := volume.AttachmentID(v.ID, sv.ID), volume.AttachmentID(v.ID, sv.ID+"/bdm")
+			a.AttachmentID, a.BDMUUID = &attachment, &bdm
 		}
 		out = append(out, a)
 	}
-	core.WriteJSON(w, http.StatusOK, map[string]any{"volumeAttachments": out})
+	core.WriteJSON(w, http.StatusOK, volumeAttachmentsBody{VolumeAttachments: out})
 	return nil
 }
