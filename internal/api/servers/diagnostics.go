@@ -48,23 +48,61 @@ func (s *Service) serverDiagnostics(w http.ResponseWriter, r *core.Request) erro
 	case lifecycle.PowerShutdown:
 		state = "shutdown"
 	}
-	nics := make([]map[string]any, 0, len(ports))
+	nics := make([]nicDiagnostics, 0, len(ports))
 	for _, p := range ports {
-		nics = append(nics, map[string]any{"mac_address": p.MAC, "rx_octets": nil, "rx_errors": nil, "rx_drop": nil,
-			"rx_packets": nil, "rx_rate": nil, "tx_octets": nil, "tx_errors": nil, "tx_drop": nil, "tx_packets": nil, "tx_rate": nil})
+		nics = append(nics, nicDiagnostics{MACAddress: p.MAC})
 	}
-	disks := []map[string]any{}
-	for range 1 + len(sv.Spec.Volumes) {
-		disks = append(disks, map[string]any{"read_bytes": nil, "read_requests": nil, "write_bytes": nil,
-			"write_requests": nil, "errors_count": nil})
-	}
-	core.WriteJSON(w, http.StatusOK, map[string]any{
-		"state": state, "driver": "ironic", "hypervisor": "ironic", "hypervisor_os": nil, "uptime": nil,
-		"config_drive": true, "num_cpus": sv.Spec.VCPUs, "num_nics": len(nics), "num_disks": len(disks),
-		"memory_details": map[string]any{"maximum": sv.Spec.RAMMB, "used": nil},
-		"cpu_details":    []any{}, "nic_details": nics, "disk_details": disks,
-	})
+	disks := make([]diskDiagnostics, 1+len(sv.Spec.Volumes))
+	d := diagnosticsView{State: state, Driver: "ironic", Hypervisor: "ironic", ConfigDrive: true,
+		NumCPUs: sv.Spec.VCPUs, NumNICs: len(nics), NumDisks: len(disks), CPUDetails: []any{}, NICDetails: nics, DiskDetails: disks}
+	d.MemoryDetails.Maximum = sv.Spec.RAMMB
+	core.WriteJSON(w, http.StatusOK, d)
 	return nil
+}
+
+// diagnosticsView is Nova's standard diagnostics (2.48), with null for
+// every figure Ironic does not give.
+type diagnosticsView struct {
+	ConfigDrive   bool              `json:"config_drive"`
+	CPUDetails    []any             `json:"cpu_details"`
+	DiskDetails   []diskDiagnostics `json:"disk_details"`
+	Driver        string            `json:"driver"`
+	Hypervisor    string            `json:"hypervisor"`
+	HypervisorOS  *string           `json:"hypervisor_os"`
+	MemoryDetails struct {
+		Maximum int  `json:"maximum"`
+		Used    *int `json:"used"`
+	} `json:"memory_details"`
+	NICDetails []nicDiagnostics `json:"nic_details"`
+	NumCPUs    int              `json:"num_cpus"`
+	NumDisks   int              `json:"num_disks"`
+	NumNICs    int              `json:"num_nics"`
+	State      string           `json:"state"`
+	Uptime     *int             `json:"uptime"`
+}
+
+// nicDiagnostics is a port's entry: its MAC, every counter null.
+type nicDiagnostics struct {
+	MACAddress string `json:"mac_address"`
+	RxDrop     *int   `json:"rx_drop"`
+	RxErrors   *int   `json:"rx_errors"`
+	RxOctets   *int   `json:"rx_octets"`
+	RxPackets  *int   `json:"rx_packets"`
+	RxRate     *int   `json:"rx_rate"`
+	TxDrop     *int   `json:"tx_drop"`
+	TxErrors   *int   `json:"tx_errors"`
+	TxOctets   *int   `json:"tx_octets"`
+	TxPackets  *int   `json:"tx_packets"`
+	TxRate     *int   `json:"tx_rate"`
+}
+
+// diskDiagnostics is a disk's entry: every counter null.
+type diskDiagnostics struct {
+	ErrorsCount   *int `json:"errors_count"`
+	ReadBytes     *int `json:"read_bytes"`
+	ReadRequests  *int `json:"read_requests"`
+	WriteBytes    *int `json:"write_bytes"`
+	WriteRequests *int `json:"write_requests"`
 }
 
 // eventNames are Nova's external event names and the microversion each
@@ -122,7 +160,9 @@ func (s *Service) externalEvents(w http.ResponseWriter, r *core.Request) error {
 			status = http.StatusMultiStatus
 		}
 	}
-	core.WriteJSON(w, status, map[string]any{"events": out})
+	core.WriteJSON(w, status, struct {
+		Events []externalEvent `json:"events"`
+	}{out})
 	return nil
 }
 

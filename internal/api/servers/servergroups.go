@@ -26,25 +26,43 @@ func (s *Service) ServerGroupRoutes() {
 	s.Compute("DELETE /v2.1/os-server-groups/{id}", s.deleteServerGroup)
 }
 
-func (s *Service) serverGroupView(r *core.Request, g store.ServerGroup) map[string]any {
+// serverGroupView is a server group: policies and metadata below 2.64,
+// policy and rules from it, the owner from 2.13.
+type serverGroupView struct {
+	ID        string          `json:"id"`
+	Members   []string        `json:"members"`
+	Metadata  *struct{}       `json:"metadata,omitempty"`
+	Name      string          `json:"name"`
+	Policies  []string        `json:"policies,omitempty"`
+	Policy    *string         `json:"policy,omitempty"`
+	ProjectID *string         `json:"project_id,omitempty"`
+	Rules     *groupRulesView `json:"rules,omitempty"`
+	UserID    *string         `json:"user_id,omitempty"`
+}
+
+type groupRulesView struct {
+	MaxServerPerHost int `json:"max_server_per_host,omitempty"`
+}
+
+func (s *Service) serverGroupView(r *core.Request, g store.ServerGroup) serverGroupView {
 	members := g.Members
 	if members == nil {
 		members = []string{}
 	}
-	v := map[string]any{"id": g.ID, "name": g.Name, "members": members}
+	v := serverGroupView{ID: g.ID, Name: g.Name, Members: members}
 	if r.MV.AtLeast(mvGroupPolicy) {
-		rules := map[string]any{}
-		if g.MaxServerPerHost > 0 {
-			rules["max_server_per_host"] = g.MaxServerPerHost
-		}
-		v["policy"], v["rules"] = g.Policy, rules
+		v.Policy, v.Rules = &g.Policy, &groupRulesView{MaxServerPerHost: g.MaxServerPerHost}
 	} else {
-		v["policies"], v["metadata"] = []string{g.Policy}, map[string]any{}
+		v.Policies, v.Metadata = []string{g.Policy}, &struct{}{}
 	}
 	if r.MV.AtLeast(mvGroupOwner) {
-		v["project_id"], v["user_id"] = g.ProjectID, g.UserID
+		v.ProjectID, v.UserID = &g.ProjectID, &g.UserID
 	}
 	return v
+}
+
+type serverGroupBody struct {
+	ServerGroup serverGroupView `json:"server_group"`
 }
 
 func validPolicy(mv core.Version, p string) bool {
@@ -120,7 +138,7 @@ func (s *Service) createServerGroup(w http.ResponseWriter, r *core.Request) erro
 		return fmt.Errorf("create server group: %w", err)
 	}
 	g.Members = []string{}
-	core.WriteJSON(w, http.StatusOK, map[string]any{"server_group": s.serverGroupView(r, g)})
+	core.WriteJSON(w, http.StatusOK, serverGroupBody{ServerGroup: s.serverGroupView(r, g)})
 	return nil
 }
 
@@ -189,11 +207,13 @@ func (s *Service) listServerGroups(w http.ResponseWriter, r *core.Request) error
 	if q.Has("limit") && limit < len(groups) {
 		groups = groups[:limit]
 	}
-	out := make([]map[string]any, 0, len(groups))
+	out := make([]serverGroupView, 0, len(groups))
 	for _, g := range groups {
 		out = append(out, s.serverGroupView(r, g))
 	}
-	core.WriteJSON(w, http.StatusOK, map[string]any{"server_groups": out})
+	core.WriteJSON(w, http.StatusOK, struct {
+		ServerGroups []serverGroupView `json:"server_groups"`
+	}{out})
 	return nil
 }
 
@@ -219,7 +239,7 @@ func (s *Service) showServerGroup(w http.ResponseWriter, r *core.Request) error 
 	if err != nil {
 		return err
 	}
-	core.WriteJSON(w, http.StatusOK, map[string]any{"server_group": s.serverGroupView(r, g)})
+	core.WriteJSON(w, http.StatusOK, serverGroupBody{ServerGroup: s.serverGroupView(r, g)})
 	return nil
 }
 

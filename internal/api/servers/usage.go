@@ -66,9 +66,9 @@ func (s *Service) usagePeriod(q url.Values) (start, end time.Time, err error) {
 }
 
 // serverUsage is one server's usage in the period (ok false: none).
-func (s *Service) serverUsage(ctx context.Context, sv *lifecycle.Server, start, end, now time.Time) (map[string]any, float64, bool) {
+func (s *Service) serverUsage(ctx context.Context, sv *lifecycle.Server, start, end, now time.Time) (serverUsage, float64, bool) {
 	if sv.LaunchedAt.IsZero() || !sv.LaunchedAt.Before(end) {
-		return nil, 0, false
+		return serverUsage{}, 0, false
 	}
 	terminated := time.Time{}
 	if lifecycle.Nova(sv).Status == "DELETED" {
@@ -77,7 +77,7 @@ func (s *Service) serverUsage(ctx context.Context, sv *lifecycle.Server, start, 
 			terminated = sv.UpdatedAt
 		}
 		if terminated.Before(start) {
-			return nil, 0, false
+			return serverUsage{}, 0, false
 		}
 	}
 	from, to := sv.LaunchedAt, end
@@ -92,42 +92,70 @@ func (s *Service) serverUsage(ctx context.Context, sv *lifecycle.Server, start, 
 	if f, err := s.Cfg.Store.GetFlavor(ctx, sv.Spec.FlavorID); err == nil {
 		flavor = f.Name
 	}
-	state, ended := lifecycle.Nova(sv).VMState, any(nil)
+	u := serverUsage{InstanceID: sv.ID, Name: sv.Name, TenantID: sv.ProjectID, Flavor: flavor,
+		Hours: hours, LocalGB: sv.Spec.RootGB, MemoryMB: sv.Spec.RAMMB, VCPUs: sv.Spec.VCPUs,
+		StartedAt: pyISO(sv.LaunchedAt), State: lifecycle.Nova(sv).VMState}
 	uptime := now.Sub(sv.LaunchedAt)
 	if !terminated.IsZero() {
-		state, ended, uptime = "terminated", pyISO(terminated), terminated.Sub(sv.LaunchedAt)
+		ended := pyISO(terminated)
+		u.State, u.EndedAt, uptime = "terminated", &ended, terminated.Sub(sv.LaunchedAt)
 	}
-	return map[string]any{
-		"instance_id": sv.ID, "name": sv.Name, "tenant_id": sv.ProjectID, "flavor": flavor,
-		"hours": hours, "local_gb": sv.Spec.RootGB, "memory_mb": sv.Spec.RAMMB, "vcpus": sv.Spec.VCPUs,
-		"started_at": pyISO(sv.LaunchedAt), "ended_at": ended, "state": state, "uptime": int(uptime.Seconds()),
-	}, hours, true
+	u.Uptime = int(uptime.Seconds())
+	return u, hours, true
+}
+
+// serverUsage is one server's entry of server_usages.
+type serverUsage struct {
+	EndedAt    *string `json:"ended_at"`
+	Flavor     string  `json:"flavor"`
+	Hours      float64 `json:"hours"`
+	InstanceID string  `json:"instance_id"`
+	LocalGB    int     `json:"local_gb"`
+	MemoryMB   int     `json:"memory_mb"`
+	Name       string  `json:"name"`
+	StartedAt  string  `json:"started_at"`
+	State      string  `json:"state"`
+	TenantID   string  `json:"tenant_id"`
+	Uptime     int     `json:"uptime"`
+	VCPUs      int     `json:"vcpus"`
 }
 
 // tenantUsage sums the usages of one project's servers.
 type tenantUsage struct {
 	project                        string
 	hours, localGB, memoryMB, vcpu float64
-	servers                        []map[string]any
+	servers                        []serverUsage
 }
 
-func (u *tenantUsage) add(su map[string]any, hours float64) {
+func (u *tenantUsage) add(su serverUsage, hours float64) {
 	u.hours += hours
-	u.localGB += float64(su["local_gb"].(int)) * hours
-	u.memoryMB += float64(su["memory_mb"].(int)) * hours
-	u.vcpu += float64(su["vcpus"].(int)) * hours
+	u.localGB += float64(su.LocalGB) * hours
+	u.memoryMB += float64(su.MemoryMB) * hours
+	u.vcpu += float64(su.VCPUs) * hours
 	u.servers = append(u.servers, su)
 }
 
-func (u *tenantUsage) view(start, end time.Time, detailed bool) map[string]any {
-	v := map[string]any{"tenant_id": u.project, "start": pyISO(start), "stop": pyISO(end),
-		"total_hours": u.hours, "total_local_gb_usage": u.localGB, "total_memory_mb_usage": u.memoryMB,
-		"total_vcpus_usage": u.vcpu}
+// tenantUsageView is a project's usage; server_usages only when detailed.
+type tenantUsageView struct {
+	ServerUsages       *[]serverUsage `json:"server_usages,omitempty"`
+	Start              string         `json:"start"`
+	Stop               string         `json:"stop"`
+	TenantID           string         `json:"tenant_id"`
+	TotalHours         float64        `json:"total_hours"`
+	TotalLocalGBUsage  float64        `json:"total_local_gb_usage"`
+	TotalMemoryMBUsage float64        `json:"total_memory_mb_usage"`
+	TotalVCPUsUsage    float64        `json:"total_vcpus_usage"`
+}
+
+func (u *tenantUsage) view(start, end time.Time, detailed bool) tenantUsageView {
+	v := tenantUsageView{TenantID: u.project, Start: pyISO(start), Stop: pyISO(end),
+		TotalHours: u.hours, TotalLocalGBUsage: u.localGB, TotalMemoryMBUsage: u.memoryMB, TotalVCPUsUsage: u.vcpu}
 	if detailed {
-		v["server_usages"] = u.servers
-		if u.servers == nil {
-			v["server_usages"] = []any{}
+		servers := u.servers
+		if servers == nil {
+			servers = []serverUsage{}
 		}
+		v.ServerUsages = &servers
 	}
 	return v
 }
@@ -216,15 +244,14 @@ func (s *Service) listTenantUsage(w http.ResponseWriter, r *core.Request) error 
 		projects = append(projects, p)
 	}
 	sort.Strings(projects)
-	out := make([]map[string]any, 0, len(projects))
+	out := make([]tenantUsageView, 0, len(projects))
 	for _, p := range projects {
 		out = append(out, all[p].view(start, end, q.Get("detailed") == "1"))
 	}
-	body := map[string]any{"tenant_usages": out}
-	if links := usageLinks(r, last); links != nil {
-		body["tenant_usages_links"] = links
-	}
-	core.WriteJSON(w, http.StatusOK, body)
+	core.WriteJSON(w, http.StatusOK, struct {
+		TenantUsages []tenantUsageView `json:"tenant_usages"`
+		Links        []core.Link       `json:"tenant_usages_links,omitempty"`
+	}{out, usageLinks(r, last)})
 	return nil
 }
 
@@ -244,14 +271,15 @@ func (s *Service) showTenantUsage(w http.ResponseWriter, r *core.Request) error 
 	u := all[project]
 	if u == nil {
 		// Nova answers an empty object for a project without usage.
-		core.WriteJSON(w, http.StatusOK, map[string]any{"tenant_usage": map[string]any{}})
+		core.WriteJSON(w, http.StatusOK, struct {
+			TenantUsage struct{} `json:"tenant_usage"`
+		}{})
 		return nil
 	}
-	body := map[string]any{"tenant_usage": u.view(start, end, true)}
-	if links := usageLinks(r, last); links != nil {
-		body["tenant_usage_links"] = links
-	}
-	core.WriteJSON(w, http.StatusOK, body)
+	core.WriteJSON(w, http.StatusOK, struct {
+		TenantUsage tenantUsageView `json:"tenant_usage"`
+		Links       []core.Link     `json:"tenant_usage_links,omitempty"`
+	}{u.view(start, end, true), usageLinks(r, last)})
 	return nil
 }
 
@@ -269,21 +297,34 @@ func auditPeriod(t time.Time) (begin, end time.Time) {
 
 // auditLog is the audit log of the period before t: ingot's one compute
 // host, whose audit task never ran.
-func auditLog(t time.Time) map[string]any {
+func auditLog(t time.Time) auditLogView {
 	begin, end := auditPeriod(t)
-	return map[string]any{
-		"period_beginning": begin.Format("2006-01-02 15:04:05"), "period_ending": end.Format("2006-01-02 15:04:05"),
-		"num_hosts": 1, "num_hosts_done": 0, "num_hosts_running": 0, "num_hosts_not_run": 1,
-		"hosts_not_run": []string{core.HostName}, "total_instances": 0, "total_errors": 0,
-		"overall_status": "0 of 1 hosts done. 0 errors.", "log": map[string]any{},
-	}
+	return auditLogView{PeriodBeginning: begin.Format("2006-01-02 15:04:05"), PeriodEnding: end.Format("2006-01-02 15:04:05"),
+		NumHosts: 1, NumHostsNotRun: 1, HostsNotRun: []string{core.HostName},
+		OverallStatus: "0 of 1 hosts done. 0 errors."}
+}
+
+type auditLogView struct {
+	HostsNotRun     []string `json:"hosts_not_run"`
+	Log             struct{} `json:"log"`
+	NumHosts        int      `json:"num_hosts"`
+	NumHostsDone    int      `json:"num_hosts_done"`
+	NumHostsNotRun  int      `json:"num_hosts_not_run"`
+	NumHostsRunning int      `json:"num_hosts_running"`
+	OverallStatus   string   `json:"overall_status"`
+	PeriodBeginning string   `json:"period_beginning"`
+	PeriodEnding    string   `json:"period_ending"`
+	TotalErrors     int      `json:"total_errors"`
+	TotalInstances  int      `json:"total_instances"`
 }
 
 func (s *Service) listUsageAuditLog(w http.ResponseWriter, r *core.Request) error {
 	if err := r.Authorize(policy.UsageAuditLogList, r.Own()); err != nil {
 		return err
 	}
-	core.WriteJSON(w, http.StatusOK, map[string]any{"instance_usage_audit_logs": auditLog(s.Cfg.Clock.Now())})
+	core.WriteJSON(w, http.StatusOK, struct {
+		Logs auditLogView `json:"instance_usage_audit_logs"`
+	}{auditLog(s.Cfg.Clock.Now())})
 	return nil
 }
 
@@ -304,6 +345,8 @@ func (s *Service) showUsageAuditLog(w http.ResponseWriter, r *core.Request) erro
 	if err != nil {
 		return core.BadRequest("Invalid timestamp for date %s", v)
 	}
-	core.WriteJSON(w, http.StatusOK, map[string]any{"instance_usage_audit_log": auditLog(before)})
+	core.WriteJSON(w, http.StatusOK, struct {
+		Log auditLogView `json:"instance_usage_audit_log"`
+	}{auditLog(before)})
 	return nil
 }
