@@ -30,22 +30,34 @@ func (s *Service) AggregateRoutes() {
 
 // aggregateView is Nova's aggregate: hosts and metadata except in the
 // create answer, uuid from 2.41, deleted members always false and null.
-func aggregateView(r *core.Request, a store.Aggregate, full bool) map[string]any {
-	v := map[string]any{
-		"id": a.ID, "name": a.Name, "availability_zone": aggregateAZ(a),
-		"created_at": a.CreatedAt.UTC().Format(core.NovaUsecTime), "updated_at": nil,
-		"deleted": false, "deleted_at": nil,
-	}
+func aggregateView(r *core.Request, a store.Aggregate, full bool) aggregateItem {
+	v := aggregateItem{ID: a.ID, Name: a.Name, AvailabilityZone: aggregateAZ(a),
+		CreatedAt: a.CreatedAt.UTC().Format(core.NovaUsecTime)}
 	if a.UpdatedAt != nil {
-		v["updated_at"] = a.UpdatedAt.UTC().Format(core.NovaUsecTime)
+		v.UpdatedAt = core.StrPtr(a.UpdatedAt.UTC().Format(core.NovaUsecTime))
 	}
 	if full {
-		v["hosts"], v["metadata"] = a.Hosts, a.Metadata
+		v.Hosts, v.Metadata = a.Hosts, a.Metadata
 	}
 	if r.MV.AtLeast(mvAggregateUUID) {
-		v["uuid"] = a.UUID
+		v.UUID = &a.UUID
 	}
 	return v
+}
+
+// aggregateItem is an aggregate; hosts and metadata (null when nil) only
+// when full.
+type aggregateItem struct {
+	AvailabilityZone any     `json:"availability_zone"`
+	CreatedAt        string  `json:"created_at"`
+	Deleted          bool    `json:"deleted"`
+	DeletedAt        *string `json:"deleted_at"`
+	Hosts            any     `json:"hosts,omitempty"`
+	ID               int64   `json:"id"`
+	Metadata         any     `json:"metadata,omitempty"`
+	Name             string  `json:"name"`
+	UpdatedAt        *string `json:"updated_at"`
+	UUID             *string `json:"uuid,omitempty"`
 }
 
 // aggregateAZ is the zone an aggregate's metadata names, or null.
@@ -57,7 +69,9 @@ func aggregateAZ(a store.Aggregate) any {
 }
 
 func (s *Service) writeAggregate(w http.ResponseWriter, r *core.Request, a store.Aggregate, full bool) error {
-	core.WriteJSON(w, http.StatusOK, map[string]any{"aggregate": aggregateView(r, a, full)})
+	core.WriteJSON(w, http.StatusOK, struct {
+		Aggregate aggregateItem `json:"aggregate"`
+	}{aggregateView(r, a, full)})
 	return nil
 }
 
@@ -88,11 +102,13 @@ func (s *Service) listAggregates(w http.ResponseWriter, r *core.Request) error {
 	if err != nil {
 		return fmt.Errorf("list aggregates: %w", err)
 	}
-	out := []map[string]any{}
+	out := []aggregateItem{}
 	for _, a := range all {
 		out = append(out, aggregateView(r, a, true))
 	}
-	core.WriteJSON(w, http.StatusOK, map[string]any{"aggregates": out})
+	core.WriteJSON(w, http.StatusOK, struct {
+		Aggregates []aggregateItem `json:"aggregates"`
+	}{out})
 	return nil
 }
 

@@ -57,7 +57,9 @@ func (s *Service) listHosts(w http.ResponseWriter, r *core.Request) error {
 		}
 		out = append(out, map[string]string{"host_name": sv.Host, "service": topics[sv.Binary], "zone": z.of(sv)})
 	}
-	core.WriteJSON(w, http.StatusOK, map[string]any{"hosts": out})
+	core.WriteJSON(w, http.StatusOK, struct {
+		Hosts []map[string]string `json:"hosts"`
+	}{out})
 	return nil
 }
 
@@ -133,7 +135,9 @@ func (s *Service) showHost(w http.ResponseWriter, r *core.Request) error {
 	for _, p := range projects {
 		rows = append(rows, map[string]hostResource{"resource": *byProject[p]})
 	}
-	core.WriteJSON(w, http.StatusOK, map[string]any{"host": rows})
+	core.WriteJSON(w, http.StatusOK, struct {
+		Host []map[string]hostResource `json:"host"`
+	}{rows})
 	return nil
 }
 

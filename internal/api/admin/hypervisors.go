@@ -114,40 +114,76 @@ func hostIP(r *core.Request) string {
 	return "127.0.0.1"
 }
 
+type hypervisorList struct {
+	Hypervisors []hypervisorView `json:"hypervisors"`
+	Links       []core.Link      `json:"hypervisors_links,omitempty"`
+}
+
 type hypServer struct {
 	Name string `json:"name"`
 	UUID string `json:"uuid"`
 }
 
-func (s *Service) hypervisorView(r *core.Request, h hypervisor, detail bool, servers []hypServer) map[string]any {
-	v := map[string]any{
-		"id": h.id(r), "hypervisor_hostname": h.node.UUID,
-		"state": map[bool]string{true: "up", false: "down"}[s.serviceUp(h.service)], "status": serviceStatus(h.service),
-	}
+// hypervisorView is a node as os-hypervisors shows it: the detail members
+// only in details, the resource figures (all 0: a node is whole) below 2.88,
+// uptime (null) in the show from 2.88.
+type hypervisorView struct {
+	CPUInfo            any                `json:"cpu_info,omitempty"` // "" or, from 2.28, {}
+	CurrentWorkload    *int               `json:"current_workload,omitempty"`
+	DiskAvailableLeast *int               `json:"disk_available_least,omitempty"`
+	FreeDiskGB         *int               `json:"free_disk_gb,omitempty"`
+	FreeRAMMB          *int               `json:"free_ram_mb,omitempty"`
+	HostIP             *string            `json:"host_ip,omitempty"`
+	HypervisorHostname string             `json:"hypervisor_hostname"`
+	HypervisorType     *string            `json:"hypervisor_type,omitempty"`
+	HypervisorVersion  *int               `json:"hypervisor_version,omitempty"`
+	ID                 any                `json:"id"`
+	LocalGB            *int               `json:"local_gb,omitempty"`
+	LocalGBUsed        *int               `json:"local_gb_used,omitempty"`
+	MemoryMB           *int               `json:"memory_mb,omitempty"`
+	MemoryMBUsed       *int               `json:"memory_mb_used,omitempty"`
+	RunningVMs         *int               `json:"running_vms,omitempty"`
+	Servers            *[]hypServer       `json:"servers,omitempty"`
+	Service            *hypervisorService `json:"service,omitempty"`
+	State              string             `json:"state"`
+	Status             string             `json:"status"`
+	Uptime             any                `json:"uptime,omitempty"` // null
+	VCPUs              *int               `json:"vcpus,omitempty"`
+	VCPUsUsed          *int               `json:"vcpus_used,omitempty"`
+}
+
+type hypervisorService struct {
+	DisabledReason *string `json:"disabled_reason"`
+	Host           string  `json:"host"`
+	ID             any     `json:"id"`
+}
+
+func (s *Service) hypervisorView(r *core.Request, h hypervisor, detail bool, servers []hypServer) hypervisorView {
+	v := hypervisorView{ID: h.id(r), HypervisorHostname: h.node.UUID,
+		State: map[bool]string{true: "up", false: "down"}[s.serviceUp(h.service)], Status: serviceStatus(h.service)}
 	if servers != nil {
-		v["servers"] = servers
+		v.Servers = &servers
 	}
 	if !detail {
 		return v
 	}
-	v["hypervisor_type"], v["hypervisor_version"], v["host_ip"] = "ironic", 1, hostIP(r)
-	v["service"] = map[string]any{"host": h.service.Host, "id": serviceID(r, h.service), "disabled_reason": h.service.DisabledReason}
+	typ, version, ip := "ironic", 1, hostIP(r)
+	v.HypervisorType, v.HypervisorVersion, v.HostIP = &typ, &version, &ip
+	v.Service = &hypervisorService{Host: h.service.Host, ID: serviceID(r, h.service), DisabledReason: h.service.DisabledReason}
 	if r.MV.AtLeast(mvHypervisorTrim) {
 		return v
 	}
-	running := 0
+	running, zero := 0, 0
 	if h.holder != "" {
 		running = 1
 	}
-	for _, k := range []string{"vcpus", "vcpus_used", "memory_mb", "memory_mb_used", "local_gb", "local_gb_used",
-		"free_ram_mb", "free_disk_gb", "disk_available_least", "current_workload"} {
-		v[k] = 0
-	}
-	v["running_vms"] = running
+	v.VCPUs, v.VCPUsUsed, v.MemoryMB, v.MemoryMBUsed, v.LocalGB, v.LocalGBUsed = &zero, &zero, &zero, &zero, &zero, &zero
+	v.FreeRAMMB, v.FreeDiskGB, v.DiskAvailableLeast, v.CurrentWorkload = &zero, &zero, &zero, &zero
+	v.RunningVMs = &running
 	if r.MV.AtLeast(mvCPUInfoObject) {
-		v["cpu_info"] = map[string]any{}
+		v.CPUInfo = struct{}{}
 	} else {
-		v["cpu_info"] = ""
+		v.CPUInfo = ""
 	}
 	return v
 }
@@ -231,7 +267,7 @@ func (s *Service) listHypervisors(detail bool) core.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		out := make([]map[string]any, 0, len(page))
+		out := make([]hypervisorView, 0, len(page))
 		for _, h := range page {
 			var refs []hypServer
 			if servers {
@@ -241,13 +277,13 @@ func (s *Service) listHypervisors(detail bool) core.HandlerFunc {
 			}
 			out = append(out, s.hypervisorView(r, h, detail, refs))
 		}
-		body := map[string]any{"hypervisors": out}
+		body := hypervisorList{Hypervisors: out}
 		if next != "" {
 			path := "/v2.1/os-hypervisors"
 			if detail {
 				path += "/detail"
 			}
-			body["hypervisors_links"] = []core.Link{{Rel: "next", Href: core.BaseURL(r.Request) + path + "?" + next}}
+			body.Links = []core.Link{{Rel: "next", Href: core.BaseURL(r.Request) + path + "?" + next}}
 		}
 		core.WriteJSON(w, http.StatusOK, body)
 		return nil
@@ -348,9 +384,11 @@ func (s *Service) showHypervisor(w http.ResponseWriter, r *core.Request) error {
 	}
 	v := s.hypervisorView(r, h, true, refs)
 	if r.MV.AtLeast(mvHypervisorTrim) {
-		v["uptime"] = nil // Nova's Ironic driver has no host uptime
+		v.Uptime = core.JSONNull // Nova's Ironic driver has no host uptime
 	}
-	core.WriteJSON(w, http.StatusOK, map[string]any{"hypervisor": v})
+	core.WriteJSON(w, http.StatusOK, struct {
+		Hypervisor hypervisorView `json:"hypervisor"`
+	}{v})
 	return nil
 }
 
@@ -395,7 +433,7 @@ func (s *Service) searchHypervisors(servers bool) core.HandlerFunc {
 		if len(found) == 0 {
 			return core.NotFound("No hypervisor matching '%s' could be found.", pattern)
 		}
-		out := make([]map[string]any, 0, len(found))
+		out := make([]hypervisorView, 0, len(found))
 		for _, h := range found {
 			var refs []hypServer
 			if servers {
@@ -405,7 +443,7 @@ func (s *Service) searchHypervisors(servers bool) core.HandlerFunc {
 			}
 			out = append(out, s.hypervisorView(r, h, false, refs))
 		}
-		core.WriteJSON(w, http.StatusOK, map[string]any{"hypervisors": out})
+		core.WriteJSON(w, http.StatusOK, hypervisorList{Hypervisors: out})
 		return nil
 	}
 }
@@ -433,6 +471,8 @@ func (s *Service) hypervisorStatistics(w http.ResponseWriter, r *core.Request) e
 			stats["running_vms"]++
 		}
 	}
-	core.WriteJSON(w, http.StatusOK, map[string]any{"hypervisor_statistics": stats})
+	core.WriteJSON(w, http.StatusOK, struct {
+		Statistics map[string]int `json:"hypervisor_statistics"`
+	}{stats})
 	return nil
 }

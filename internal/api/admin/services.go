@@ -52,16 +52,36 @@ func serviceStatus(sv store.Service) string {
 }
 
 // serviceView shows sv in its zone (zones.go).
-func (s *Service) serviceView(r *core.Request, sv store.Service, z Zones) map[string]any {
-	v := map[string]any{
-		"id": serviceID(r, sv), "binary": sv.Binary, "host": sv.Host, "zone": z.of(sv),
-		"status": serviceStatus(sv), "state": map[bool]string{true: "up", false: "down"}[s.serviceUp(sv)],
-		"updated_at": core.FormatTime(sv.UpdatedAt), "disabled_reason": sv.DisabledReason,
-	}
+func (s *Service) serviceView(r *core.Request, sv store.Service, z Zones) serviceView {
+	v := serviceView{ID: serviceID(r, sv), Binary: sv.Binary, Host: sv.Host, Zone: z.of(sv),
+		Status: serviceStatus(sv), State: map[bool]string{true: "up", false: "down"}[s.serviceUp(sv)],
+		UpdatedAt: core.FormatTime(sv.UpdatedAt), DisabledReason: sv.DisabledReason}
 	if r.MV.AtLeast(mvForcedDown) {
-		v["forced_down"] = sv.ForcedDown
+		v.ForcedDown = &sv.ForcedDown
 	}
 	return v
+}
+
+// serviceView is a service of os-services; forced_down from 2.11.
+type serviceView struct {
+	Binary         string  `json:"binary"`
+	DisabledReason *string `json:"disabled_reason"`
+	ForcedDown     *bool   `json:"forced_down,omitempty"`
+	Host           string  `json:"host"`
+	ID             any     `json:"id"`
+	State          string  `json:"state"`
+	Status         string  `json:"status"`
+	UpdatedAt      string  `json:"updated_at"`
+	Zone           string  `json:"zone"`
+}
+
+// serviceChange is the answer of a pre-2.53 PUT: what the action changed.
+type serviceChange struct {
+	Binary         string  `json:"binary"`
+	DisabledReason *string `json:"disabled_reason,omitempty"`
+	ForcedDown     *bool   `json:"forced_down,omitempty"`
+	Host           string  `json:"host"`
+	Status         *string `json:"status,omitempty"`
 }
 
 // serviceID is the integer id before 2.53, the UUID from 2.53.
@@ -88,14 +108,16 @@ func (s *Service) listServices(w http.ResponseWriter, r *core.Request) error {
 	if err != nil {
 		return err
 	}
-	out := []map[string]any{}
+	out := []serviceView{}
 	for _, sv := range z.Services {
 		if (q.Has("host") && sv.Host != q.Get("host")) || (q.Has("binary") && sv.Binary != q.Get("binary")) {
 			continue
 		}
 		out = append(out, s.serviceView(r, sv, z))
 	}
-	core.WriteJSON(w, http.StatusOK, map[string]any{"services": out})
+	core.WriteJSON(w, http.StatusOK, struct {
+		Services []serviceView `json:"services"`
+	}{out})
 	return nil
 }
 
@@ -221,16 +243,19 @@ func (s *Service) updateService(w http.ResponseWriter, r *core.Request) error {
 	if sv, err = s.Cfg.Store.UpdateService(r.Context(), sv.UUID, u); err != nil {
 		return s.serviceErr(err, sv.UUID)
 	}
-	v := map[string]any{"host": sv.Host, "binary": sv.Binary}
+	v := serviceChange{Host: sv.Host, Binary: sv.Binary}
+	status := serviceStatus(sv)
 	switch action {
 	case "force-down":
-		v["forced_down"] = sv.ForcedDown
+		v.ForcedDown = &sv.ForcedDown
 	case "disable-log-reason":
-		v["status"], v["disabled_reason"] = serviceStatus(sv), *sv.DisabledReason
+		v.Status, v.DisabledReason = &status, sv.DisabledReason
 	default:
-		v["status"] = serviceStatus(sv)
+		v.Status = &status
 	}
-	core.WriteJSON(w, http.StatusOK, map[string]any{"service": v})
+	core.WriteJSON(w, http.StatusOK, struct {
+		Service serviceChange `json:"service"`
+	}{v})
 	return nil
 }
 
@@ -309,8 +334,9 @@ func (s *Service) updateServiceByID(w http.ResponseWriter, r *core.Request, body
 	if err != nil {
 		return err
 	}
-	v := s.serviceView(r, sv, z)
-	core.WriteJSON(w, http.StatusOK, map[string]any{"service": v})
+	core.WriteJSON(w, http.StatusOK, struct {
+		Service serviceView `json:"service"`
+	}{s.serviceView(r, sv, z)})
 	return nil
 }
 

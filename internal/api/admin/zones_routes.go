@@ -17,11 +17,11 @@ func (s *Service) AvailabilityZones(w http.ResponseWriter, r *core.Request) erro
 	if err != nil {
 		return err
 	}
-	out := []map[string]any{}
+	out := []zoneInfo{}
 	for _, name := range z.compute() {
-		out = append(out, map[string]any{"zoneName": name, "zoneState": map[string]bool{"available": zoneAvailable(z, name)}, "hosts": nil})
+		out = append(out, zoneInfo{ZoneName: name, ZoneState: zoneState{Available: zoneAvailable(z, name)}})
 	}
-	core.WriteJSON(w, http.StatusOK, map[string]any{"availabilityZoneInfo": out})
+	core.WriteJSON(w, http.StatusOK, zonesBody{Zones: out})
 	return nil
 }
 
@@ -55,28 +55,50 @@ func (s *Service) AvailabilityZonesDetail(w http.ResponseWriter, r *core.Request
 		return err
 	}
 	if len(z.Services) == 0 {
-		core.WriteJSON(w, http.StatusOK, map[string]any{"availabilityZoneInfo": []map[string]any{{
-			"zoneName": core.AvailabilityZone, "zoneState": map[string]bool{"available": true},
-			"hosts": map[string]any{core.HostName: map[string]any{"nova-compute": map[string]any{
-				"available": true, "active": true, "updated_at": s.Cfg.Clock.Now().UTC().Format(core.NovaUsecTime)}}},
+		core.WriteJSON(w, http.StatusOK, zonesBody{Zones: []zoneInfo{{
+			ZoneName: core.AvailabilityZone, ZoneState: zoneState{Available: true},
+			Hosts: map[string]map[string]zoneService{core.HostName: {"nova-compute": {
+				Available: true, Active: true, UpdatedAt: s.Cfg.Clock.Now().UTC().Format(core.NovaUsecTime)}}},
 		}}})
 		return nil
 	}
-	out := []map[string]any{}
+	out := []zoneInfo{}
 	for _, name := range z.compute() {
-		hosts := map[string]map[string]any{}
+		hosts := map[string]map[string]zoneService{}
 		for _, sv := range ComputeServices(z.Services) {
 			if z.of(sv) != name {
 				continue
 			}
 			if hosts[sv.Host] == nil {
-				hosts[sv.Host] = map[string]any{}
+				hosts[sv.Host] = map[string]zoneService{}
 			}
-			hosts[sv.Host][sv.Binary] = map[string]any{"available": s.serviceUp(sv), "active": !sv.Disabled,
-				"updated_at": sv.UpdatedAt.UTC().Format(core.NovaUsecTime)}
+			hosts[sv.Host][sv.Binary] = zoneService{Available: s.serviceUp(sv), Active: !sv.Disabled,
+				UpdatedAt: sv.UpdatedAt.UTC().Format(core.NovaUsecTime)}
 		}
-		out = append(out, map[string]any{"zoneName": name, "zoneState": map[string]bool{"available": zoneAvailable(z, name)}, "hosts": hosts})
+		out = append(out, zoneInfo{ZoneName: name, ZoneState: zoneState{Available: zoneAvailable(z, name)}, Hosts: hosts})
 	}
-	core.WriteJSON(w, http.StatusOK, map[string]any{"availabilityZoneInfo": out})
+	core.WriteJSON(w, http.StatusOK, zonesBody{Zones: out})
 	return nil
+}
+
+type zonesBody struct {
+	Zones []zoneInfo `json:"availabilityZoneInfo"`
+}
+
+// zoneInfo is a zone; hosts is null in the list, host → binary → state in
+// the detail.
+type zoneInfo struct {
+	Hosts     map[string]map[string]zoneService `json:"hosts"`
+	ZoneName  string                            `json:"zoneName"`
+	ZoneState zoneState                         `json:"zoneState"`
+}
+
+type zoneState struct {
+	Available bool `json:"available"`
+}
+
+type zoneService struct {
+	Active    bool   `json:"active"`
+	Available bool   `json:"available"`
+	UpdatedAt string `json:"updated_at"`
 }
