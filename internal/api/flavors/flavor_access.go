@@ -20,16 +20,20 @@ type accessView struct {
 	TenantID string `json:"tenant_id"`
 }
 
-func (s *Service) accessList(r *core.Request, id string) (map[string]any, error) {
+type accessBody struct {
+	FlavorAccess []accessView `json:"flavor_access"`
+}
+
+func (s *Service) accessList(r *core.Request, id string) (accessBody, error) {
 	projects, err := s.Cfg.Store.FlavorAccess(r.Context(), id)
 	if err != nil {
-		return nil, s.flavorWriteErr(err, id)
+		return accessBody{}, s.flavorWriteErr(err, id)
 	}
 	out := make([]accessView, 0, len(projects))
 	for _, p := range projects {
 		out = append(out, accessView{FlavorID: id, TenantID: p})
 	}
-	return map[string]any{"flavor_access": out}, nil
+	return accessBody{FlavorAccess: out}, nil
 }
 
 func (s *Service) listFlavorAccess(w http.ResponseWriter, r *core.Request) error {
@@ -231,7 +235,7 @@ func (s *Service) createExtraSpecs(w http.ResponseWriter, r *core.Request) error
 	if _, err := s.setSpecs(r, r.PathValue("id"), specs, ""); err != nil {
 		return err
 	}
-	core.WriteJSON(w, http.StatusOK, map[string]any{"extra_specs": specs})
+	core.WriteJSON(w, http.StatusOK, extraSpecsBody{ExtraSpecs: specs})
 	return nil
 }
 

@@ -228,7 +228,7 @@ func (s *Service) createFlavor(w http.ResponseWriter, r *core.Request) error {
 		}
 		return fmt.Errorf("create flavor: %w", err)
 	}
-	core.WriteJSON(w, http.StatusOK, map[string]any{"flavor": s.flavorView(r, f)})
+	core.WriteJSON(w, http.StatusOK, flavorBody{Flavor: s.flavorView(r, f)})
 	return nil
 }
 
@@ -334,7 +334,7 @@ func (s *Service) updateFlavor(w http.ResponseWriter, r *core.Request) error {
 	if err != nil {
 		return s.flavorWriteErr(err, id)
 	}
-	core.WriteJSON(w, http.StatusOK, map[string]any{"flavor": s.flavorView(r, f)})
+	core.WriteJSON(w, http.StatusOK, flavorBody{Flavor: s.flavorView(r, f)})
 	return nil
 }
 

@@ -58,6 +58,16 @@ type flavorRef struct {
 	Description any         `json:"description,omitempty"` // 2.55
 }
 
+type flavorBody struct {
+	Flavor flavorView `json:"flavor"`
+}
+
+// extraSpecsBody is a flavor's extra specs (a map: their keys are the
+// operator's).
+type extraSpecsBody struct {
+	ExtraSpecs map[string]string `json:"extra_specs"`
+}
+
 type flavorView struct {
 	ID          string      `json:"id"`
 	Name        string      `json:"name"`
@@ -210,7 +220,9 @@ func (s *Service) ListFlavors(w http.ResponseWriter, r *core.Request) error {
 		out = append(out, flavorRef{ID: f.ID, Name: f.Name, Links: flavorLinks(base, f.ID),
 			Description: flavorDescription(r.MV, f)})
 	}
-	core.WriteJSON(w, http.StatusOK, map[string]any{"flavors": out})
+	core.WriteJSON(w, http.StatusOK, struct {
+		Flavors []flavorRef `json:"flavors"`
+	}{out})
 	return nil
 }
 
@@ -223,7 +235,9 @@ func (s *Service) ListFlavorsDetail(w http.ResponseWriter, r *core.Request) erro
 	for _, f := range page {
 		out = append(out, s.flavorView(r, f))
 	}
-	core.WriteJSON(w, http.StatusOK, map[string]any{"flavors": out})
+	core.WriteJSON(w, http.StatusOK, struct {
+		Flavors []flavorView `json:"flavors"`
+	}{out})
 	return nil
 }
 
@@ -278,7 +292,7 @@ func (s *Service) ShowFlavor(w http.ResponseWriter, r *core.Request) error {
 	if err != nil {
 		return err
 	}
-	core.WriteJSON(w, http.StatusOK, map[string]any{"flavor": s.flavorView(r, f)})
+	core.WriteJSON(w, http.StatusOK, flavorBody{Flavor: s.flavorView(r, f)})
 	return nil
 }
 
@@ -291,7 +305,7 @@ func (s *Service) FlavorExtraSpecs(w http.ResponseWriter, r *core.Request) error
 	if specs == nil {
 		specs = map[string]string{}
 	}
-	core.WriteJSON(w, http.StatusOK, map[string]any{"extra_specs": specs})
+	core.WriteJSON(w, http.StatusOK, extraSpecsBody{ExtraSpecs: specs})
 	return nil
 }
 

@@ -93,16 +93,34 @@ func (s *Service) ListKeypairs(w http.ResponseWriter, r *core.Request) error {
 	for _, kp := range kps {
 		out = append(out, map[string]keypairView{"keypair": s.keypairView(r, kp)})
 	}
-	body := map[string]any{"keypairs": out}
+	body := struct {
+		Keypairs []map[string]keypairView `json:"keypairs"`
+		Links    []core.Link              `json:"keypairs_links,omitempty"`
+	}{Keypairs: out}
 	if r.MV.AtLeast(mvKeypairPaging) && limit > 0 && len(kps) == limit {
 		next := url.Values{"limit": {strconv.Itoa(limit)}, "marker": {kps[len(kps)-1].Name}}
 		if q.Has("user_id") {
 			next.Set("user_id", q.Get("user_id"))
 		}
-		body["keypairs_links"] = []core.Link{{Rel: "next", Href: core.BaseURL(r.Request) + r.URL.Path + "?" + next.Encode()}}
+		body.Links = []core.Link{{Rel: "next", Href: core.BaseURL(r.Request) + r.URL.Path + "?" + next.Encode()}}
 	}
 	core.WriteJSON(w, http.StatusOK, body)
 	return nil
+}
+
+// keypairShown is GET /os-keypairs/{name}: Nova's row members besides the
+// key (deleted ones always false and null), the type from 2.2.
+type keypairShown struct {
+	CreatedAt   string  `json:"created_at"`
+	Deleted     bool    `json:"deleted"`
+	DeletedAt   *string `json:"deleted_at"`
+	Fingerprint string  `json:"fingerprint"`
+	ID          int     `json:"id"`
+	Name        string  `json:"name"`
+	PublicKey   string  `json:"public_key"`
+	Type        *string `json:"type,omitempty"`
+	UpdatedAt   *string `json:"updated_at"`
+	UserID      string  `json:"user_id"`
 }
 
 func (s *Service) ShowKeypair(w http.ResponseWriter, r *core.Request) error {
@@ -118,15 +136,16 @@ func (s *Service) ShowKeypair(w http.ResponseWriter, r *core.Request) error {
 	if err != nil {
 		return fmt.Errorf("get keypair: %w", err)
 	}
-	v := map[string]any{"name": kp.Name, "public_key": kp.PublicKey, "fingerprint": kp.Fingerprint,
-		"user_id": kp.UserID, "created_at": kp.CreatedAt.UTC().Format(core.NovaUsecTime),
-		"deleted": false, "deleted_at": nil, "updated_at": nil,
+	v := keypairShown{Name: kp.Name, PublicKey: kp.PublicKey, Fingerprint: kp.Fingerprint,
+		UserID: kp.UserID, CreatedAt: kp.CreatedAt.UTC().Format(core.NovaUsecTime),
 		// Nova's id is a row id; a stable number stands in for it.
-		"id": int(crc32.ChecksumIEEE([]byte(kp.UserID+"/"+kp.Name)) & 0x7fffffff)}
+		ID: int(crc32.ChecksumIEEE([]byte(kp.UserID+"/"+kp.Name)) & 0x7fffffff)}
 	if r.MV.AtLeast(mvKeypairType) {
-		v["type"] = kp.Type
+		v.Type = &kp.Type
 	}
-	core.WriteJSON(w, http.StatusOK, map[string]any{"keypair": v})
+	core.WriteJSON(w, http.StatusOK, struct {
+		Keypair keypairShown `json:"keypair"`
+	}{v})
 	return nil
 }
 
@@ -251,6 +270,6 @@ func (s *Service) CreateKeypair(w http.ResponseWriter, r *core.Request) error {
 	if r.MV.AtLeast(mvKeypairType) {
 		status = http.StatusCreated
 	}
-	core.WriteJSON(w, status, map[string]any{"keypair": v})
+	core.WriteJSON(w, status, map[string]keypairView{"keypair": v})
 	return nil
 }

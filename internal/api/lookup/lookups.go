@@ -48,31 +48,49 @@ func (s *Service) LookupRoutes() {
 }
 
 // imageView is a Glance v2 image.
-func (s *Service) imageView(img catalog.Image) map[string]any {
-	v := map[string]any{
-		"id": img.ID, "name": img.Name, "status": "active", "visibility": "public",
-		"protected": false, "os_hidden": false, "disk_format": "raw", "container_format": "bare",
-		"min_disk": img.MinDisk, "min_ram": 0, "size": nil, "virtual_size": nil,
-		"checksum": nil, "os_hash_algo": nil, "os_hash_value": nil,
-		"owner": "", "tags": []string{},
-		"created_at": s.Started, "updated_at": s.Started,
-		"self": "/v2/images/" + img.ID, "file": "/v2/images/" + img.ID + "/file",
-		"schema": "/v2/schemas/image",
-	}
+func (s *Service) imageView(img catalog.Image) imageView {
+	v := imageView{ID: img.ID, Name: img.Name, Status: "active", Visibility: "public",
+		DiskFormat: "raw", ContainerFormat: "bare", MinDisk: img.MinDisk, Tags: []string{},
+		CreatedAt: s.Started, UpdatedAt: s.Started,
+		Self: "/v2/images/" + img.ID, File: "/v2/images/" + img.ID + "/file", Schema: "/v2/schemas/image",
+		OSDistro: img.OSDistro}
 	// Glance's checksum is MD5; a longer hex digest is a multihash.
 	switch c := img.Checksum; len(c) {
-	case 0:
 	case 32:
-		v["checksum"] = c
-	case 64:
-		v["os_hash_algo"], v["os_hash_value"] = "sha256", c
-	case 128:
-		v["os_hash_algo"], v["os_hash_value"] = "sha512", c
-	}
-	if img.OSDistro != "" {
-		v["os_distro"] = img.OSDistro
+		v.Checksum = &c
+	case 64, 128:
+		algo := map[int]string{64: "sha256", 128: "sha512"}[len(c)]
+		v.OSHashAlgo, v.OSHashValue = &algo, &c
 	}
 	return v
+}
+
+// imageView is a Glance v2 image (members in byte order, as the map they
+// replaced wrote them).
+type imageView struct {
+	Checksum        *string  `json:"checksum"`
+	ContainerFormat string   `json:"container_format"`
+	CreatedAt       string   `json:"created_at"`
+	DiskFormat      string   `json:"disk_format"`
+	File            string   `json:"file"`
+	ID              string   `json:"id"`
+	MinDisk         int      `json:"min_disk"`
+	MinRAM          int      `json:"min_ram"`
+	Name            string   `json:"name"`
+	OSDistro        string   `json:"os_distro,omitempty"`
+	OSHashAlgo      *string  `json:"os_hash_algo"`
+	OSHashValue     *string  `json:"os_hash_value"`
+	OSHidden        bool     `json:"os_hidden"`
+	Owner           string   `json:"owner"`
+	Protected       bool     `json:"protected"`
+	Schema          string   `json:"schema"`
+	Self            string   `json:"self"`
+	Size            *int64   `json:"size"`
+	Status          string   `json:"status"`
+	Tags            []string `json:"tags"`
+	UpdatedAt       string   `json:"updated_at"`
+	VirtualSize     *int64   `json:"virtual_size"`
+	Visibility      string   `json:"visibility"`
 }
 
 // showImage answers Glance's GET /v2/images/{id}: a bare object, by id only
@@ -97,7 +115,7 @@ func (s *Service) listImages(w http.ResponseWriter, r *core.Request) error {
 	if err != nil {
 		return err
 	}
-	out := []map[string]any{}
+	out := []imageView{}
 	marker := q.Get("marker")
 	seen := marker == ""
 	for _, img := range s.Cfg.Catalog.Images {
@@ -118,7 +136,11 @@ func (s *Service) listImages(w http.ResponseWriter, r *core.Request) error {
 	if q.Has("limit") && limit < len(out) {
 		out = out[:limit]
 	}
-	core.WriteJSON(w, http.StatusOK, map[string]any{"images": out, "first": "/v2/images", "schema": "/v2/schemas/images"})
+	core.WriteJSON(w, http.StatusOK, struct {
+		First  string      `json:"first"`
+		Images []imageView `json:"images"`
+		Schema string      `json:"schema"`
+	}{"/v2/images", out, "/v2/schemas/images"})
 	return nil
 }
 
@@ -128,7 +150,8 @@ func SubnetID(networkID string) string {
 	return uuid.NewSHA1(uuid.NameSpaceURL, []byte("ingot:subnet:"+strings.ToLower(networkID))).String()
 }
 
-// networkView is a Neutron network.
+// networkView is a Neutron network. A map: the list filters on any of its
+// scalar members (matchesFilters).
 func networkView(n network.Network) map[string]any {
 	mtu := n.MTU
 	if mtu == 0 {
@@ -147,7 +170,9 @@ func (s *Service) showNetwork(w http.ResponseWriter, r *core.Request) error {
 	id := r.PathValue("id")
 	for _, n := range s.Cfg.Networks {
 		if strings.EqualFold(n.ID, id) {
-			core.WriteJSON(w, http.StatusOK, map[string]any{"network": networkView(n)})
+			core.WriteJSON(w, http.StatusOK, struct {
+				Network map[string]any `json:"network"`
+			}{networkView(n)})
 			return nil
 		}
 	}
@@ -175,7 +200,9 @@ func (s *Service) listNetworks(w http.ResponseWriter, r *core.Request) error {
 		}
 		out = append(out, v)
 	}
-	core.WriteJSON(w, http.StatusOK, map[string]any{"networks": out})
+	core.WriteJSON(w, http.StatusOK, struct {
+		Networks []map[string]any `json:"networks"`
+	}{out})
 	return nil
 }
 
@@ -237,7 +264,9 @@ func (s *Service) showPort(w http.ResponseWriter, r *core.Request) error {
 	} else if !ok {
 		return core.NotFound("Port %s could not be found.", id)
 	}
-	core.WriteJSON(w, http.StatusOK, map[string]any{"port": portView(p)})
+	core.WriteJSON(w, http.StatusOK, struct {
+		Port portView `json:"port"`
+	}{newPortView(p)})
 	return nil
 }
 
@@ -249,18 +278,33 @@ func PortStatus(p store.Port) string {
 	return "DOWN"
 }
 
-// portView is a Neutron port.
-func portView(p store.Port) map[string]any {
-	return map[string]any{
-		"id": p.ID, "name": "", "network_id": p.NetworkID, "mac_address": p.MAC,
-		"fixed_ips":    []map[string]string{{"subnet_id": SubnetID(p.NetworkID), "ip_address": p.IP}},
-		"device_id":    p.ServerID,
-		"device_owner": "compute:" + core.AvailabilityZone,
-		"status":       PortStatus(p), "admin_state_up": true,
-		"binding:host_id": p.VIFNode, "binding:vnic_type": "baremetal",
-		"project_id": "", "tenant_id": "", "description": "",
-		"security_groups": []string{}, "tags": []string{},
-		"created_at":      p.CreatedAt.UTC().Format(core.NovaTime),
-		"revision_number": 1,
-	}
+// portView is a Neutron port (members in byte order, as the map they
+// replaced wrote them).
+type portView struct {
+	AdminStateUp    bool                `json:"admin_state_up"`
+	BindingHostID   string              `json:"binding:host_id"`
+	BindingVNICType string              `json:"binding:vnic_type"`
+	CreatedAt       string              `json:"created_at"`
+	Description     string              `json:"description"`
+	DeviceID        string              `json:"device_id"`
+	DeviceOwner     string              `json:"device_owner"`
+	FixedIPs        []map[string]string `json:"fixed_ips"`
+	ID              string              `json:"id"`
+	MACAddress      string              `json:"mac_address"`
+	Name            string              `json:"name"`
+	NetworkID       string              `json:"network_id"`
+	ProjectID       string              `json:"project_id"`
+	RevisionNumber  int                 `json:"revision_number"`
+	SecurityGroups  []string            `json:"security_groups"`
+	Status          string              `json:"status"`
+	Tags            []string            `json:"tags"`
+	TenantID        string              `json:"tenant_id"`
+}
+
+func newPortView(p store.Port) portView {
+	return portView{ID: p.ID, NetworkID: p.NetworkID, MACAddress: p.MAC,
+		FixedIPs: []map[string]string{{"subnet_id": SubnetID(p.NetworkID), "ip_address": p.IP}},
+		DeviceID: p.ServerID, DeviceOwner: "compute:" + core.AvailabilityZone,
+		Status: PortStatus(p), AdminStateUp: true, BindingHostID: p.VIFNode, BindingVNICType: "baremetal",
+		SecurityGroups: []string{}, Tags: []string{}, CreatedAt: p.CreatedAt.UTC().Format(core.NovaTime), RevisionNumber: 1}
 }

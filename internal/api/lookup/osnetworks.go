@@ -35,7 +35,8 @@ func (s *Service) NovaNetworkRoutes() {
 	s.Compute("GET /v2.1/os-networks/{id}", s.showNovaNetwork)
 }
 
-// novaNetworkView is Nova's network_dict for a Neutron network.
+// novaNetworkView is Nova's network_dict for a Neutron network: a map, as
+// its members are a list of names, all null but id and label.
 func novaNetworkView(n network.Network, admin bool) map[string]any {
 	out := map[string]any{}
 	fields := novaNetworkFields
@@ -61,7 +62,9 @@ func (s *Service) listNovaNetworks(w http.ResponseWriter, r *core.Request) error
 	for _, n := range s.Cfg.Networks {
 		out = append(out, novaNetworkView(n, admin))
 	}
-	core.WriteJSON(w, http.StatusOK, map[string]any{"networks": out})
+	core.WriteJSON(w, http.StatusOK, struct {
+		Networks []map[string]any `json:"networks"`
+	}{out})
 	return nil
 }
 
@@ -75,7 +78,9 @@ func (s *Service) showNovaNetwork(w http.ResponseWriter, r *core.Request) error 
 	id := r.PathValue("id")
 	for _, n := range s.Cfg.Networks {
 		if strings.EqualFold(n.ID, id) {
-			core.WriteJSON(w, http.StatusOK, map[string]any{"network": novaNetworkView(n, r.IsAdmin())})
+			core.WriteJSON(w, http.StatusOK, struct {
+				Network map[string]any `json:"network"`
+			}{novaNetworkView(n, r.IsAdmin())})
 			return nil
 		}
 	}

@@ -58,14 +58,16 @@ func (s *Service) ListPorts(w http.ResponseWriter, r *core.Request) error {
 			return err
 		}
 	}
-	out := make([]map[string]any, 0, len(ports))
+	out := make([]portView, 0, len(ports))
 	for _, p := range ports {
 		if q.Has("network_id") && q.Get("network_id") != p.NetworkID {
 			continue
 		}
-		out = append(out, portView(p))
+		out = append(out, newPortView(p))
 	}
-	core.WriteJSON(w, http.StatusOK, map[string]any{"ports": out})
+	core.WriteJSON(w, http.StatusOK, struct {
+		Ports []portView `json:"ports"`
+	}{out})
 	return nil
 }
 

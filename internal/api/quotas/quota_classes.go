@@ -102,7 +102,9 @@ func (s *Service) showQuotaClass(w http.ResponseWriter, r *core.Request) error {
 	if err != nil {
 		return err
 	}
-	core.WriteJSON(w, http.StatusOK, map[string]any{"quota_class_set": set})
+	core.WriteJSON(w, http.StatusOK, struct {
+		QuotaClassSet map[string]any `json:"quota_class_set"`
+	}{set})
 	return nil
 }
 
@@ -147,6 +149,8 @@ func (s *Service) updateQuotaClass(w http.ResponseWriter, r *core.Request) error
 	if err != nil {
 		return err
 	}
-	core.WriteJSON(w, http.StatusOK, map[string]any{"quota_class_set": set})
+	core.WriteJSON(w, http.StatusOK, struct {
+		QuotaClassSet map[string]any `json:"quota_class_set"`
+	}{set})
 	return nil
 }

@@ -66,6 +66,27 @@ func fixedQuota(res string) (int, bool) {
 	return 0, false
 }
 
+// quotaSetBody wraps a quota set: a map, as its members are the
+// microversion's resources and the project's custom resource classes.
+type quotaSetBody struct {
+	QuotaSet map[string]any `json:"quota_set"`
+}
+
+// limitsBody is GET /limits (Nova's and Cinder's): absolute limits, no
+// rate limits.
+type limitsBody struct {
+	Limits struct {
+		Absolute map[string]int `json:"absolute"`
+		Rate     []any          `json:"rate"`
+	} `json:"limits"`
+}
+
+func newLimitsBody(abs map[string]int) limitsBody {
+	var b limitsBody
+	b.Limits.Absolute, b.Limits.Rate = abs, []any{}
+	return b
+}
+
 // quotaSet renders limits (and, for detail, usage) of project.
 func (s *Service) quotaSet(r *core.Request, project string, limits store.Limits, u *store.Usage, keypairs int) map[string]any {
 	out := map[string]any{}
@@ -124,7 +145,7 @@ func (s *Service) ShowQuotas(w http.ResponseWriter, r *core.Request) error {
 			}
 		}
 	}
-	core.WriteJSON(w, http.StatusOK, map[string]any{"quota_set": s.quotaSet(r, project, limits, u, keypairs)})
+	core.WriteJSON(w, http.StatusOK, quotaSetBody{QuotaSet: s.quotaSet(r, project, limits, u, keypairs)})
 	return nil
 }
 
@@ -136,7 +157,7 @@ func (s *Service) QuotaDefaults(w http.ResponseWriter, r *core.Request) error {
 	if err != nil {
 		return err
 	}
-	core.WriteJSON(w, http.StatusOK, map[string]any{"quota_set": s.quotaSet(r, r.PathValue("project"), defaults, nil, 0)})
+	core.WriteJSON(w, http.StatusOK, quotaSetBody{QuotaSet: s.quotaSet(r, r.PathValue("project"), defaults, nil, 0)})
 	return nil
 }
 
@@ -219,7 +240,7 @@ func (s *Service) UpdateQuotas(w http.ResponseWriter, r *core.Request) error {
 	if err != nil {
 		return err
 	}
-	core.WriteJSON(w, http.StatusOK, map[string]any{"quota_set": s.quotaSet(r, "", all, nil, 0)})
+	core.WriteJSON(w, http.StatusOK, quotaSetBody{QuotaSet: s.quotaSet(r, "", all, nil, 0)})
 	return nil
 }
 
@@ -276,7 +297,7 @@ func (s *Service) Limits(w http.ResponseWriter, r *core.Request) error {
 	if !r.MV.AtLeast(mvNoPersonality) {
 		abs["maxPersonality"], abs["maxPersonalitySize"] = 0, 0
 	}
-	core.WriteJSON(w, http.StatusOK, map[string]any{"limits": map[string]any{"rate": []any{}, "absolute": abs}})
+	core.WriteJSON(w, http.StatusOK, newLimitsBody(abs))
 	return nil
 }
 
@@ -290,9 +311,21 @@ func (s *Service) VolumeQuotas(w http.ResponseWriter, r *core.Request) error {
 	if err := r.Authorize(policy.VolumeQuota, core.Target(t, "")); err != nil {
 		return err
 	}
-	core.WriteJSON(w, http.StatusOK, map[string]any{"quota_set": map[string]any{"id": t,
-		"volumes": store.Unlimited, "gigabytes": store.Unlimited, "per_volume_gigabytes": store.Unlimited,
-		"snapshots": 0, "backups": 0, "backup_gigabytes": 0, "groups": 0}})
+	var body struct {
+		QuotaSet struct {
+			BackupGigabytes    int    `json:"backup_gigabytes"`
+			Backups            int    `json:"backups"`
+			Gigabytes          int    `json:"gigabytes"`
+			Groups             int    `json:"groups"`
+			ID                 string `json:"id"`
+			PerVolumeGigabytes int    `json:"per_volume_gigabytes"`
+			Snapshots          int    `json:"snapshots"`
+			Volumes            int    `json:"volumes"`
+		} `json:"quota_set"`
+	}
+	q := &body.QuotaSet
+	q.ID, q.Volumes, q.Gigabytes, q.PerVolumeGigabytes = t, store.Unlimited, store.Unlimited, store.Unlimited
+	core.WriteJSON(w, http.StatusOK, body)
 	return nil
 }
 
@@ -316,10 +349,10 @@ func (s *Service) VolumeLimits(w http.ResponseWriter, r *core.Request) error {
 		}
 		after = page[len(page)-1].ID
 	}
-	core.WriteJSON(w, http.StatusOK, map[string]any{"limits": map[string]any{"rate": []any{}, "absolute": map[string]int{
+	core.WriteJSON(w, http.StatusOK, newLimitsBody(map[string]int{
 		"maxTotalVolumes": store.Unlimited, "maxTotalVolumeGigabytes": store.Unlimited, "maxTotalSnapshots": 0,
 		"maxTotalBackups": 0, "maxTotalBackupGigabytes": 0, "totalVolumesUsed": vols, "totalGigabytesUsed": gb,
-		"totalSnapshotsUsed": 0, "totalBackupsUsed": 0, "totalBackupGigabytesUsed": 0}}})
+		"totalSnapshotsUsed": 0, "totalBackupsUsed": 0, "totalBackupGigabytesUsed": 0}))
 	return nil
 }
 
@@ -330,7 +363,7 @@ func (s *Service) NetworkQuotas(w http.ResponseWriter, r *core.Request) error {
 	if err := r.Authorize(policy.NetworkQuota, core.Target(project, "")); err != nil {
 		return err
 	}
-	core.WriteJSON(w, http.StatusOK, map[string]any{"quota": map[string]int{
+	core.WriteJSON(w, http.StatusOK, map[string]map[string]int{"quota": {
 		"network": 0, "subnet": 0, "subnetpool": 0, "port": store.Unlimited, "router": 0, "floatingip": 0,
 		"security_group": 0, "security_group_rule": 0, "rbac_policy": 0}})
 	return nil

@@ -44,25 +44,56 @@ func (s *Service) VolumeRoutes() {
 	s.Plain("DELETE /volume/v3/{project}/volumes/{id}", s.deleteVolume)
 }
 
-func volumeVersionObject(r *http.Request) map[string]any {
-	return map[string]any{
-		"id": "v3.0", "status": "CURRENT", "version": "3.0", "min_version": "3.0",
-		"updated": "2023-03-01T00:00:00Z",
-		"links":   []core.Link{{Rel: "self", Href: core.BaseURL(r) + "/volume/v3/"}},
-		"media-types": []core.MediaType{{Base: "application/json",
-			Type: "application/vnd.openstack.volume+json;version=3"}},
-	}
+// volumeVersion is Cinder's v3 version document (members in byte order, as
+// the map it replaced wrote them).
+type volumeVersionDoc struct {
+	ID         string           `json:"id"`
+	Links      []core.Link      `json:"links"`
+	MediaTypes []core.MediaType `json:"media-types"`
+	MinVersion string           `json:"min_version"`
+	Status     string           `json:"status"`
+	Updated    string           `json:"updated"`
+	Version    string           `json:"version"`
+}
+
+func volumeVersionObject(r *http.Request) volumeVersionDoc {
+	return volumeVersionDoc{ID: "v3.0", Status: "CURRENT", Version: "3.0", MinVersion: "3.0",
+		Updated: "2023-03-01T00:00:00Z",
+		Links:   []core.Link{{Rel: "self", Href: core.BaseURL(r) + "/volume/v3/"}},
+		MediaTypes: []core.MediaType{{Base: "application/json",
+			Type: "application/vnd.openstack.volume+json;version=3"}}}
+}
+
+type volumeBody struct {
+	Volume *volumeView `json:"volume"`
+}
+
+// volumeList is a page of volumes, with the next link on a full page.
+type volumeList[T any] struct {
+	Volumes []T         `json:"volumes"`
+	Links   []core.Link `json:"volumes_links,omitempty"`
+}
+
+// volumeRef is a volume in the plain list.
+type volumeRef struct {
+	ID    string      `json:"id"`
+	Links []core.Link `json:"links"`
+	Name  string      `json:"name"`
 }
 
 // volumeVersions answers GET /volume/: the list the SDK reads when a
 // volume endpoint override points at the service root.
 func (s *Service) volumeVersions(w http.ResponseWriter, r *core.Request) error {
-	core.WriteJSON(w, http.StatusOK, map[string]any{"versions": []any{volumeVersionObject(r.Request)}})
+	core.WriteJSON(w, http.StatusOK, struct {
+		Versions []volumeVersionDoc `json:"versions"`
+	}{[]volumeVersionDoc{volumeVersionObject(r.Request)}})
 	return nil
 }
 
 func (s *Service) volumeVersion(w http.ResponseWriter, r *core.Request) error {
-	core.WriteJSON(w, http.StatusOK, map[string]any{"version": volumeVersionObject(r.Request)})
+	core.WriteJSON(w, http.StatusOK, struct {
+		Version volumeVersionDoc `json:"version"`
+	}{volumeVersionObject(r.Request)})
 	return nil
 }
 
@@ -136,7 +167,7 @@ func (s *Service) createVolume(w http.ResponseWriter, r *core.Request) error {
 	if err := s.Cfg.Store.CreateVolume(r.Context(), v); err != nil {
 		return fmt.Errorf("create volume %s: %w", v.ID, err)
 	}
-	core.WriteJSON(w, http.StatusAccepted, map[string]any{"volume": volumeDetail(r.Request, v)})
+	core.WriteJSON(w, http.StatusAccepted, volumeBody{Volume: volumeDetail(r.Request, v)})
 	return nil
 }
 
@@ -206,7 +237,7 @@ func (s *Service) showVolume(w http.ResponseWriter, r *core.Request) error {
 	if err != nil {
 		return err
 	}
-	core.WriteJSON(w, http.StatusOK, map[string]any{"volume": volumeDetail(r.Request, v)})
+	core.WriteJSON(w, http.StatusOK, volumeBody{Volume: volumeDetail(r.Request, v)})
 	return nil
 }
 
@@ -303,15 +334,11 @@ func (s *Service) listVolumes(w http.ResponseWriter, r *core.Request) error {
 	if err != nil {
 		return err
 	}
-	out := make([]map[string]any, 0, len(vols))
+	out := make([]volumeRef, 0, len(vols))
 	for _, v := range vols {
-		out = append(out, map[string]any{"id": v.ID, "name": v.Name, "links": volumeLinks(r.Request, v.ID)})
+		out = append(out, volumeRef{ID: v.ID, Name: v.Name, Links: volumeLinks(r.Request, v.ID)})
 	}
-	body := map[string]any{"volumes": out}
-	if links := volumesLinks(r, vols, limit); links != nil {
-		body["volumes_links"] = links
-	}
-	core.WriteJSON(w, http.StatusOK, body)
+	core.WriteJSON(w, http.StatusOK, volumeList[volumeRef]{Volumes: out, Links: volumesLinks(r, vols, limit)})
 	return nil
 }
 
@@ -324,10 +351,6 @@ func (s *Service) listVolumesDetail(w http.ResponseWriter, r *core.Request) erro
 	for _, v := range vols {
 		out = append(out, volumeDetail(r.Request, v))
 	}
-	body := map[string]any{"volumes": out}
-	if links := volumesLinks(r, vols, limit); links != nil {
-		body["volumes_links"] = links
-	}
-	core.WriteJSON(w, http.StatusOK, body)
+	core.WriteJSON(w, http.StatusOK, volumeList[*volumeView]{Volumes: out, Links: volumesLinks(r, vols, limit)})
 	return nil
 }
