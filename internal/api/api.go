@@ -119,10 +119,15 @@ func (s *Service) readyz(w http.ResponseWriter, r *core.Request) error {
 	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
 	defer cancel()
 	if s.Cfg.Replica != nil {
-		body := map[string]any{"status": "ok", "replica": s.Cfg.Replica()}
+		body := struct {
+			Error   *string `json:"error,omitempty"`
+			Replica any     `json:"replica"`
+			Status  string  `json:"status"`
+		}{Status: "ok", Replica: s.Cfg.Replica()}
 		code := http.StatusOK
 		if err := s.Cfg.Ready(ctx); err != nil {
-			body["status"], body["error"], code = "not ready", err.Error(), http.StatusServiceUnavailable
+			msg := err.Error()
+			body.Status, body.Error, code = "not ready", &msg, http.StatusServiceUnavailable
 		}
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(code)

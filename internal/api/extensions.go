@@ -121,12 +121,19 @@ var novaExtensions = []extension{
 
 // extensionView is an entry as Nova writes it: the namespace and updated
 // time are Nova's fixed placeholders, the links empty.
-func extensionView(e extension) map[string]any {
-	return map[string]any{
-		"alias": e.alias, "name": e.name, "description": e.description,
-		"namespace": "http://docs.openstack.org/compute/ext/fake_xml",
-		"updated":   "2014-12-03T00:00:00Z", "links": []any{},
-	}
+func extensionView(e extension) extensionDoc {
+	return extensionDoc{Alias: e.alias, Name: e.name, Description: e.description,
+		Namespace: "http://docs.openstack.org/compute/ext/fake_xml",
+		Updated:   "2014-12-03T00:00:00Z", Links: []any{}}
+}
+
+type extensionDoc struct {
+	Alias       string `json:"alias"`
+	Description string `json:"description"`
+	Links       []any  `json:"links"`
+	Name        string `json:"name"`
+	Namespace   string `json:"namespace"`
+	Updated     string `json:"updated"`
 }
 
 func (s *Service) extensionRoutes() {
@@ -138,12 +145,14 @@ func (s *Service) listExtensions(w http.ResponseWriter, r *core.Request) error {
 	if err := r.Authorize(policy.Extensions, r.Own()); err != nil {
 		return err
 	}
-	out := make([]map[string]any, 0, len(novaExtensions))
+	out := make([]extensionDoc, 0, len(novaExtensions))
 	for _, e := range novaExtensions {
 		out = append(out, extensionView(e))
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i]["alias"].(string) < out[j]["alias"].(string) })
-	core.WriteJSON(w, http.StatusOK, map[string]any{"extensions": out})
+	sort.Slice(out, func(i, j int) bool { return out[i].Alias < out[j].Alias })
+	core.WriteJSON(w, http.StatusOK, struct {
+		Extensions []extensionDoc `json:"extensions"`
+	}{out})
 	return nil
 }
 
@@ -154,7 +163,9 @@ func (s *Service) showExtension(w http.ResponseWriter, r *core.Request) error {
 	alias := r.PathValue("alias")
 	for _, e := range novaExtensions {
 		if e.alias == alias {
-			core.WriteJSON(w, http.StatusOK, map[string]any{"extension": extensionView(e)})
+			core.WriteJSON(w, http.StatusOK, struct {
+				Extension extensionDoc `json:"extension"`
+			}{extensionView(e)})
 			return nil
 		}
 	}

@@ -51,6 +51,8 @@ func (s *Service) listNodes(w http.ResponseWriter, r *core.Request) error {
 			Traits: append([]string{}, n.Traits...),
 		})
 	}
-	core.WriteJSON(w, http.StatusOK, map[string]any{"nodes": out})
+	core.WriteJSON(w, http.StatusOK, struct {
+		Nodes []nodeView `json:"nodes"`
+	}{out})
 	return nil
 }

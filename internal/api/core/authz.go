@@ -81,9 +81,8 @@ func (s *Env) authenticate(w http.ResponseWriter, r *Request) bool {
 		if s.Cfg.AuthURL != "" {
 			w.Header().Set("WWW-Authenticate", fmt.Sprintf("Keystone uri=%q", s.Cfg.AuthURL))
 		}
-		WriteJSON(w, http.StatusUnauthorized, map[string]any{"error": map[string]any{
-			"code": http.StatusUnauthorized, "title": "Unauthorized",
-			"message": "The request you have made requires authentication."}})
+		WriteJSON(w, http.StatusUnauthorized, keystoneError{Error: keystoneErrorBody{
+			Code: http.StatusUnauthorized, Message: "The request you have made requires authentication.", Title: "Unauthorized"}})
 	case errors.Is(err, auth.ErrNotProjectScoped):
 		writeError(w, http.StatusForbidden, "ingot requires a project-scoped token.")
 	default:
@@ -195,4 +194,16 @@ func OwnRule(rule string, h HandlerFunc) HandlerFunc {
 		}
 		return h(w, r)
 	}
+}
+
+// keystoneError is the 401 body in Keystone's shape, which clients read
+// to know they must authenticate.
+type keystoneError struct {
+	Error keystoneErrorBody `json:"error"`
+}
+
+type keystoneErrorBody struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+	Title   string `json:"title"`
 }

@@ -18,6 +18,6 @@ func (s *Env) LegacyVersionDoc(w http.ResponseWriter, r *Request) error {
 	v := legacyVersion(r.Request)
 	v.Links = append(v.Links, Link{Rel: "describedby", Type: "text/html", Href: "http://docs.openstack.org/"})
 	v.MediaTypes = []MediaType{{Base: "application/json", Type: "application/vnd.openstack.compute+json;version=2"}}
-	WriteJSON(w, http.StatusOK, map[string]any{"version": v})
+	WriteJSON(w, http.StatusOK, versionBody{Version: v})
 	return nil
 }

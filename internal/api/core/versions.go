@@ -15,6 +15,14 @@ type MediaType struct {
 	Type string `json:"type"`
 }
 
+type versionsBody struct {
+	Versions []versionObject `json:"versions"`
+}
+
+type versionBody struct {
+	Version versionObject `json:"version"`
+}
+
 type versionObject struct {
 	ID         string      `json:"id"`
 	Status     string      `json:"status"`
@@ -44,7 +52,7 @@ func computeVersion(r *http.Request) versionObject {
 func (s *Env) VersionsList(w http.ResponseWriter, r *Request) error {
 	v21 := computeVersion(r.Request)
 	v21.MediaTypes = nil
-	WriteJSON(w, http.StatusOK, map[string]any{"versions": []versionObject{legacyVersion(r.Request), v21}})
+	WriteJSON(w, http.StatusOK, versionsBody{Versions: []versionObject{legacyVersion(r.Request), v21}})
 	return nil
 }
 
@@ -53,16 +61,6 @@ func (s *Env) VersionsList(w http.ResponseWriter, r *Request) error {
 func (s *Env) VersionDoc(w http.ResponseWriter, r *Request) error {
 	v := computeVersion(r.Request)
 	v.Links = append(v.Links, Link{Rel: "describedby", Type: "text/html", Href: "http://docs.openstack.org/"})
-	WriteJSON(w, http.StatusOK, map[string]any{"version": v})
+	WriteJSON(w, http.StatusOK, versionBody{Version: v})
 	return nil
-}
-
-// serviceVersions is the version list of the Glance- or Neutron-shaped root
-// (/image/, /network/) for users who point image_endpoint_override or
-// network_endpoint_override at them; the SDK follows the self link.
-func ServiceVersions(r *http.Request, id, path string) map[string]any {
-	return map[string]any{"versions": []map[string]any{{
-		"id": id, "status": "CURRENT",
-		"links": []Link{{Rel: "self", Href: BaseURL(r) + path}},
-	}}}
 }

@@ -34,11 +34,11 @@ func (s *Service) LookupRoutes() {
 		s.Plain("GET "+prefix+"/ports/{id}", s.showPort)
 	}
 	imageRoot := func(w http.ResponseWriter, r *core.Request) error {
-		core.WriteJSON(w, http.StatusOK, core.ServiceVersions(r.Request, "v2.16", "/image/v2/"))
+		core.WriteJSON(w, http.StatusOK, serviceVersions(r.Request, "v2.16", "/image/v2/"))
 		return nil
 	}
 	networkRoot := func(w http.ResponseWriter, r *core.Request) error {
-		core.WriteJSON(w, http.StatusOK, core.ServiceVersions(r.Request, "v2.0", "/network/v2.0/"))
+		core.WriteJSON(w, http.StatusOK, serviceVersions(r.Request, "v2.0", "/network/v2.0/"))
 		return nil
 	}
 	s.Public("GET /image", imageRoot)
@@ -307,4 +307,22 @@ func newPortView(p store.Port) portView {
 		DeviceID: p.ServerID, DeviceOwner: "compute:" + core.AvailabilityZone,
 		Status: PortStatus(p), AdminStateUp: true, BindingHostID: p.VIFNode, BindingVNICType: "baremetal",
 		SecurityGroups: []string{}, Tags: []string{}, CreatedAt: p.CreatedAt.UTC().Format(core.NovaTime), RevisionNumber: 1}
+}
+
+// serviceVersions is the version list of the Glance- or Neutron-shaped root
+// (/image/, /network/) for users who point image_endpoint_override or
+// network_endpoint_override at them; the SDK follows the self link.
+func serviceVersions(r *http.Request, id, path string) serviceVersionList {
+	return serviceVersionList{Versions: []serviceVersion{{ID: id, Status: "CURRENT",
+		Links: []core.Link{{Rel: "self", Href: core.BaseURL(r) + path}}}}}
+}
+
+type serviceVersionList struct {
+	Versions []serviceVersion `json:"versions"`
+}
+
+type serviceVersion struct {
+	ID     string      `json:"id"`
+	Links  []core.Link `json:"links"`
+	Status string      `json:"status"`
 }
