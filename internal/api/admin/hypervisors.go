@@ -96,7 +96,7 @@ func (s *Service) hypervisors(r *core.Request) ([]hypervisor, error) {
 	return out, nil
 }
 
-// inventory lists the Ironic nodes from the cache (nil: none known).
+// Inventory lists the Ironic nodes from the cache (nil: none known).
 func (s *Service) Inventory() func(ctx context.Context) ([]ironic.Node, error) {
 	if s.Cfg.Inventory != nil {
 		return s.Cfg.Inventory

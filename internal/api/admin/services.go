@@ -22,7 +22,7 @@ import (
 // while some nova-compute service is enabled and not forced down
 // (internal/scheduler, Options.Schedulable).
 
-// adminRoutes registers the admin compute surface: services, hosts,
+// AdminRoutes registers the admin compute surface: services, hosts,
 // hypervisors, flavor management, server groups and host aggregates.
 func (s *Service) AdminRoutes() {
 	s.Compute("GET /v2.1/os-services", s.listServices)
@@ -121,7 +121,7 @@ func (s *Service) listServices(w http.ResponseWriter, r *core.Request) error {
 	return nil
 }
 
-// computeServices are the nova-compute services, by id: the hosts the
+// ComputeServices are the nova-compute services, by id: the hosts the
 // Ironic nodes are spread over.
 func ComputeServices(all []store.Service) []store.Service {
 	var out []store.Service
@@ -145,7 +145,7 @@ func serviceOfNode(node string, computes []store.Service) (store.Service, bool) 
 	return computes[int(h.Sum32()%uint32(len(computes)))], true
 }
 
-// nodeHost is the compute host a server on node reports (OS-EXT-SRV-ATTR:host,
+// NodeHost is the compute host a server on node reports (OS-EXT-SRV-ATTR:host,
 // the host filter): its node's compute service, or ingot's default name
 // before any service registered.
 func NodeHost(node string, computes []store.Service) string {

@@ -15,7 +15,7 @@ import (
 // zone only when every compute host is in it (any placement is then in
 // that zone), and a server's zone is its node's compute host's.
 
-// zones is one read of the services and the aggregates' zones.
+// Zones is one read of the services and the aggregates' zones.
 type Zones struct {
 	Services []store.Service
 	byHost   map[string]string // compute host → aggregate zone
@@ -69,14 +69,14 @@ func (z Zones) compute() []string {
 	return out
 }
 
-// accepts reports whether a server asked for zone would truthfully be in
+// Accepts reports whether a server asked for zone would truthfully be in
 // it wherever it lands.
 func (z Zones) Accepts(zone string) bool {
 	c := z.compute()
 	return len(c) == 1 && c[0] == zone
 }
 
-// ofNode is the zone of the compute host a node belongs to; without a
+// OfNode is the zone of the compute host a node belongs to; without a
 // node, the one zone of every compute host, or the default zone.
 func (z Zones) OfNode(node string) string {
 	if sv, ok := serviceOfNode(node, ComputeServices(z.Services)); ok && node != "" {

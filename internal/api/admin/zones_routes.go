@@ -7,7 +7,7 @@ import (
 	"github.com/ingot-dev/ingot/internal/policy"
 )
 
-// availabilityZones lists the zones of the compute hosts (zones.go), each
+// AvailabilityZones lists the zones of the compute hosts (zones.go), each
 // available while one of its compute services is enabled.
 func (s *Service) AvailabilityZones(w http.ResponseWriter, r *core.Request) error {
 	if err := r.Authorize(policy.AZList, r.Own()); err != nil {
@@ -40,7 +40,7 @@ func zoneAvailable(z Zones, name string) bool {
 	return false
 }
 
-// availabilityZonesDetail is what `openstack availability zone list
+// AvailabilityZonesDetail is what `openstack availability zone list
 // --compute` reads: each compute zone with its compute hosts. Nova adds
 // the internal zone of the scheduler and conductor; ingot's are the same
 // processes as its compute services, so it leaves that zone out and the

@@ -31,24 +31,25 @@ type Route struct {
 // Routes lists the registered endpoints, in registration order.
 func (s *Env) Routes() []Route { return append([]Route(nil), s.RouteList...) }
 
+// Forbidden is a 403 in Nova's shape.
 func Forbidden(format string, a ...any) error {
 	return &APIError{Status: http.StatusForbidden, Message: fmt.Sprintf(format, a...)}
 }
 
-// target is what a policy rule is checked against.
+// Target is what a policy rule is checked against.
 func Target(projectID, userID string) policy.Target {
 	return policy.Target{"project_id": projectID, "user_id": userID}
 }
 
-// own is the caller's own project and user: the target of lists and creates.
+// Own is the caller's own project and user: the target of lists and creates.
 func (r *Request) Own() policy.Target { return Target(r.Ident.ProjectID, r.Ident.UserID) }
 
-// can reports whether the caller passes rule on t (no error, no record).
+// Can reports whether the caller passes rule on t (no error, no record).
 func (r *Request) Can(rule string, t policy.Target) bool {
 	return r.pol.Allowed(rule, r.creds(), t)
 }
 
-// authorize checks rule on t and records that the route decided; it
+// Authorize checks rule on t and records that the route decided; it
 // answers Nova's 403 when the caller may not.
 func (r *Request) Authorize(rule string, t policy.Target) error {
 	r.Authorized = true
@@ -58,7 +59,7 @@ func (r *Request) Authorize(rule string, t policy.Target) error {
 	return Forbidden("Policy doesn't allow %s to be performed.", rule)
 }
 
-// sees reports whether the caller may see a resource of projectID at all:
+// Sees reports whether the caller may see a resource of projectID at all:
 // its own project's, or every project's for an admin (Nova's
 // context.is_admin). What it may do with it is the route's rule.
 func (r *Request) Sees(projectID string) bool {
@@ -167,7 +168,7 @@ func validHost(h string) bool {
 	return true
 }
 
-// baseURL is the request's public root (see publicBase).
+// BaseURL is the request's public root (see publicBase).
 func BaseURL(r *http.Request) string {
 	if b, ok := r.Context().Value(baseKey{}).(string); ok {
 		return b
@@ -185,7 +186,7 @@ func (s *Env) unguarded(r *Request) {
 		slog.String("method", r.Method), slog.String("path", r.URL.Path))
 }
 
-// ownRule guards a handler whose target is the caller's own project (a
+// OwnRule guards a handler whose target is the caller's own project (a
 // list, a catalogue read): rule is checked before h runs.
 func OwnRule(rule string, h HandlerFunc) HandlerFunc {
 	return func(w http.ResponseWriter, r *Request) error {

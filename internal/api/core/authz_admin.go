@@ -4,5 +4,5 @@ import (
 	"github.com/ingot-dev/ingot/internal/policy"
 )
 
-// isAdmin is Nova's context.is_admin: it passes locks.
+// IsAdmin is Nova's context.is_admin: it passes locks.
 func (r *Request) IsAdmin() bool { return r.Can(policy.ContextIsAdmin, r.Own()) }

@@ -16,7 +16,7 @@ import (
 	"github.com/google/uuid"
 )
 
-// emptyValue accepts null, "", [] and {}.
+// EmptyValue accepts null, "", [] and {}.
 func EmptyValue(raw json.RawMessage) bool {
 	switch string(bytes.Join(bytes.Fields(raw), nil)) {
 	case "null", `""`, "[]", "{}":
@@ -30,9 +30,10 @@ func isOneOf(raw json.RawMessage, values ...string) bool {
 	return json.Unmarshal(raw, &v) == nil && slices.Contains(values, v)
 }
 
+// HostnameRE is what a host or hostname must look like.
 var HostnameRE = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$`)
 
-// readJSONObject reads the body into a map of raw members, failing with a
+// ReadJSONObject reads the body into a map of raw members, failing with a
 // Nova-shaped 400 (or 413) for anything that is not one JSON object.
 func ReadJSONObject(r *http.Request) (map[string]json.RawMessage, error) {
 	body, err := io.ReadAll(r.Body)
@@ -58,6 +59,7 @@ func ReadJSONObject(r *http.Request) (map[string]json.RawMessage, error) {
 	return obj, nil
 }
 
+// RequiredString reads fields[key]: a string of 1 to maxLen characters.
 func RequiredString(fields map[string]json.RawMessage, key string, maxLen int) (string, error) {
 	if _, ok := fields[key]; !ok {
 		return "", BadRequest("Invalid input for field/attribute server. '%s' is a required property.", key)
@@ -72,7 +74,7 @@ func RequiredString(fields map[string]json.RawMessage, key string, maxLen int) (
 	return v, nil
 }
 
-// optionalString reads a string member ("" when absent or null).
+// OptionalString reads a string member ("" when absent or null).
 func OptionalString(fields map[string]json.RawMessage, key string, maxLen int) (string, error) {
 	raw, ok := fields[key]
 	if !ok || string(raw) == "null" {
@@ -88,13 +90,13 @@ func OptionalString(fields map[string]json.RawMessage, key string, maxLen int) (
 	return v, nil
 }
 
-// isUUID reports whether s is a UUID in the canonical 8-4-4-4-12 form (any
+// IsUUID reports whether s is a UUID in the canonical 8-4-4-4-12 form (any
 // case). Names and other strings in an id position are answered 404 or 400.
 func IsUUID(s string) bool {
 	return len(s) == 36 && uuid.Validate(s) == nil
 }
 
-// checkName refuses what Nova's name format refuses: control characters,
+// CheckName refuses what Nova's name format refuses: control characters,
 // and leading or trailing whitespace (or nothing but whitespace).
 func CheckName(field, v string) error {
 	if HasControl(v) {
@@ -109,7 +111,7 @@ func CheckName(field, v string) error {
 	return nil
 }
 
-// hasControl reports control characters (C0, DEL, C1) and invalid UTF-8.
+// HasControl reports control characters (C0, DEL, C1) and invalid UTF-8.
 func HasControl(v string) bool {
 	if !utf8.ValidString(v) {
 		return true

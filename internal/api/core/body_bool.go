@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// boolValue reads a boolean the way Nova's schema does (true/false, or
+// BoolValue reads a boolean the way Nova's schema does (true/false, or
 // one of its strings); absent or null is false.
 func BoolValue(raw json.RawMessage, key string) (bool, error) {
 	if raw == nil || string(raw) == "null" {

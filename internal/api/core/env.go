@@ -83,6 +83,8 @@ type Config struct {
 	Inventory func(ctx context.Context) ([]ironic.Node, error)
 }
 
+// Env is what every service shares: the configuration, the logger, the
+// router and the routes registered on it.
 type Env struct {
 	Cfg Config
 	Log *slog.Logger
@@ -93,7 +95,7 @@ type Env struct {
 	Started string
 }
 
-// request is one API call with what the middleware resolved for it.
+// Request is one API call with what the middleware resolved for it.
 type Request struct {
 	*http.Request
 	ID string  // x-openstack-request-id, also the request id of a create or delete action
@@ -104,11 +106,11 @@ type Request struct {
 	Authorized bool // the handler made its policy decision (authorize)
 }
 
-// handlerFunc answers a request. A returned *apiError is sent in Nova's
+// HandlerFunc answers a request. A returned *apiError is sent in Nova's
 // shape; any other error becomes a logged 500 computeFault.
 type HandlerFunc func(w http.ResponseWriter, r *Request) error
 
-// compute registers a compute route (microversion checked), plain a
+// Compute registers a compute route (microversion checked), plain a
 // guarded route without microversions, public one that answers anyone.
 func (s *Env) Compute(pattern string, h HandlerFunc) { s.handle(pattern, h, true, false) }
 func (s *Env) Plain(pattern string, h HandlerFunc)   { s.handle(pattern, h, false, false) }

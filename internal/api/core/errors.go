@@ -8,7 +8,7 @@ import (
 	"strconv"
 )
 
-// apiError is an error answered to the client in Nova's shape:
+// APIError is an error answered to the client in Nova's shape:
 // {"<key>": {"code": N, "message": "..."}}. Handlers return it; anything else
 // they return becomes a logged 500 computeFault.
 type APIError struct {
@@ -18,6 +18,8 @@ type APIError struct {
 
 func (e *APIError) Error() string { return fmt.Sprintf("%d: %s", e.Status, e.Message) }
 
+// BadRequest, NotFound, Conflict and Unavailable are the handlers' errors
+// in Nova's shape (400, 404, 409, 503).
 func BadRequest(format string, a ...any) error {
 	return &APIError{Status: http.StatusBadRequest, Message: fmt.Sprintf(format, a...)}
 }
@@ -75,7 +77,7 @@ func writeError(w http.ResponseWriter, status int, message string) {
 	WriteJSON(w, status, map[string]errorBody{errorKey(status): {Code: status, Message: message}})
 }
 
-// writeJSON answers v as JSON. json.Encoder marshals into a pooled buffer
+// WriteJSON answers v as JSON. json.Encoder marshals into a pooled buffer
 // and writes only once the whole value is encoded, so a failure can still
 // be answered as a 500; unlike json.Marshal it does not copy a 2 MB page.
 func WriteJSON(w http.ResponseWriter, status int, v any) {

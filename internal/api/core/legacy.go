@@ -12,7 +12,7 @@ func legacyVersion(r *http.Request) versionObject {
 		Updated: "2011-01-21T11:33:21Z", Links: []Link{{Rel: "self", Href: BaseURL(r) + "/v2/"}}}
 }
 
-// legacyVersionDoc answers GET /v2 and /v2/ (no auth), the document the
+// LegacyVersionDoc answers GET /v2 and /v2/ (no auth), the document the
 // v2.0 entry's self link names.
 func (s *Env) LegacyVersionDoc(w http.ResponseWriter, r *Request) error {
 	v := legacyVersion(r.Request)

@@ -5,15 +5,15 @@ import (
 	"strings"
 )
 
-// maxNameFilter caps the name filter, a regular expression: names are at
+// MaxNameFilter caps the name filter, a regular expression: names are at
 // most 255 characters, and a long pattern costs CPU and memory to compile.
 const MaxNameFilter = 255
 
-// maxPage is Nova's default osapi_max_limit: a listing never returns (or
+// MaxPage is Nova's default osapi_max_limit: a listing never returns (or
 // loads) more servers than this at once.
 const MaxPage = 1000
 
-// allTenants reads all_tenants as Nova does: present and empty, or a true
+// AllTenants reads all_tenants as Nova does: present and empty, or a true
 // word, is on; a word that is not a boolean is a 400.
 func AllTenants(q url.Values) (bool, error) {
 	if !q.Has("all_tenants") {

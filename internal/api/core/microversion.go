@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// version is a compute API microversion 2.minor.
+// Version is a compute API microversion 2.minor.
 type Version struct{ minor int }
 
 const (
@@ -25,7 +25,7 @@ var (
 
 func (v Version) String() string { return fmt.Sprintf("2.%d", v.minor) }
 
-// atLeast reports whether v >= 2.minor.
+// AtLeast reports whether v >= 2.minor.
 func (v Version) AtLeast(minor int) bool { return v.minor >= minor }
 
 // headerVersion returns the requested microversion string: the compute entry

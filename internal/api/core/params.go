@@ -4,6 +4,7 @@ import (
 	"strconv"
 )
 
+// IntParam reads a non-negative integer query parameter ("" is 0).
 func IntParam(v, name string) (int, error) {
 	if v == "" {
 		return 0, nil

@@ -4,12 +4,14 @@ import (
 	"net/http"
 )
 
+// Link is a links entry of a body.
 type Link struct {
 	Rel  string `json:"rel"`
 	Href string `json:"href"`
 	Type string `json:"type,omitempty"`
 }
 
+// MediaType is a media-types entry of a version document.
 type MediaType struct {
 	Base string `json:"base"`
 	Type string `json:"type"`
@@ -46,7 +48,7 @@ func computeVersion(r *http.Request) versionObject {
 	}
 }
 
-// versionsList answers GET /: the list for clients given the unversioned
+// VersionsList answers GET /: the list for clients given the unversioned
 // root, as Nova's: v2.0 first, then v2.1, without media types (those are in
 // the single-version documents).
 func (s *Env) VersionsList(w http.ResponseWriter, r *Request) error {
@@ -56,7 +58,7 @@ func (s *Env) VersionsList(w http.ResponseWriter, r *Request) error {
 	return nil
 }
 
-// versionDoc answers GET /v2.1 and /v2.1/, unauthenticated: without it every
+// VersionDoc answers GET /v2.1 and /v2.1/, unauthenticated: without it every
 // SDK-based command fails discovery. Nova's has a describedby link too.
 func (s *Env) VersionDoc(w http.ResponseWriter, r *Request) error {
 	v := computeVersion(r.Request)

@@ -60,7 +60,7 @@ func SeedFlavors(ctx context.Context, st store.Flavors, flavors []catalog.Flavor
 	return nil
 }
 
-// toCatalog is what a build takes from a flavor: its sizes, Ironic class,
+// ToCatalog is what a build takes from a flavor: its sizes, Ironic class,
 // traits and capabilities (the extra specs the scheduler reads).
 func ToCatalog(f store.Flavor) catalog.Flavor {
 	c := catalog.Flavor{ID: f.ID, Name: f.Name, ResourceClass: f.ResourceClass, VCPUs: f.VCPUs, RAMMB: f.RAMMB,

@@ -241,7 +241,7 @@ func (s *Service) ListFlavorsDetail(w http.ResponseWriter, r *core.Request) erro
 	return nil
 }
 
-// findFlavor finds a flavor the caller may use by id, then by name
+// FindFlavor finds a flavor the caller may use by id, then by name
 // (novaclient and the SDK try GET /flavors/NAME before listing): a private
 // flavor is found only by an admin or a project with access.
 func (s *Service) FindFlavor(ctx context.Context, r *core.Request, ref string) (store.Flavor, bool, error) {

@@ -144,7 +144,7 @@ func (s *Service) listImages(w http.ResponseWriter, r *core.Request) error {
 	return nil
 }
 
-// subnetID is a stable id for a network's one subnet (ingot's networks
+// SubnetID is a stable id for a network's one subnet (ingot's networks
 // have exactly one IPv4 range).
 func SubnetID(networkID string) string {
 	return uuid.NewSHA1(uuid.NameSpaceURL, []byte("ingot:subnet:"+strings.ToLower(networkID))).String()
@@ -270,7 +270,7 @@ func (s *Service) showPort(w http.ResponseWriter, r *core.Request) error {
 	return nil
 }
 
-// portStatus is ACTIVE once the port's VIF is attached to a node.
+// PortStatus is ACTIVE once the port's VIF is attached to a node.
 func PortStatus(p store.Port) string {
 	if p.VIFNode != "" {
 		return "ACTIVE"

@@ -10,7 +10,7 @@ import (
 	"github.com/ingot-dev/ingot/internal/store"
 )
 
-// listPorts answers Neutron's port list for one server (?device_id=), or
+// ListPorts answers Neutron's port list for one server (?device_id=), or
 // the SDK's look-up of a `--port` value by id or name (?id=, ?name=; ingot's
 // ports have no names, so a name matches nothing and the CLI says "No Port
 // found"); without any of them the answer is a 400, never a scan of every

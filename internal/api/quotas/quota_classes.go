@@ -26,7 +26,7 @@ func (s *Service) QuotaClassRoutes() {
 	s.Compute("PUT /v2.1/os-quota-class-sets/{id}", s.updateQuotaClass)
 }
 
-// defaultLimits are the configured defaults overlaid with the default
+// DefaultLimits are the configured defaults overlaid with the default
 // class. Read before a create's transaction: a create racing a class change
 // counts against the limits before it.
 func (s *Service) DefaultLimits(r *core.Request) (store.Limits, error) {

@@ -23,7 +23,7 @@ func DefaultQuotas() store.Limits {
 		store.ResRAM: store.Unlimited, store.ResKeyPairs: 100, store.ResMetadataItems: 128}
 }
 
-// projectLimits is a project's limits: the defaults with its overrides.
+// ProjectLimits is a project's limits: the defaults with its overrides.
 func (s *Service) ProjectLimits(r *core.Request, project string) (store.Limits, error) {
 	over, err := s.Cfg.Store.QuotaOverrides(r.Context(), project)
 	if err != nil {
@@ -173,7 +173,7 @@ func (s *Service) DeleteQuotas(w http.ResponseWriter, r *core.Request) error {
 	return nil
 }
 
-// updateQuotas sets a project's limits (admin). A limit below what the
+// UpdateQuotas sets a project's limits (admin). A limit below what the
 // project already uses is refused unless force is true, as in Nova.
 func (s *Service) UpdateQuotas(w http.ResponseWriter, r *core.Request) error {
 	project := r.PathValue("project")
@@ -257,7 +257,7 @@ func quotaLimitValue(k string, raw json.RawMessage) (int, error) {
 	return int(v), nil
 }
 
-// limits answers GET /limits: the absolute limits of the caller's project
+// Limits answers GET /limits: the absolute limits of the caller's project
 // (or, for an admin, of tenant_id) with its usage; no rate limits.
 func (s *Service) Limits(w http.ResponseWriter, r *core.Request) error {
 	project := r.Ident.ProjectID
@@ -301,7 +301,7 @@ func (s *Service) Limits(w http.ResponseWriter, r *core.Request) error {
 	return nil
 }
 
-// volumeQuotas is Cinder's quota set of the embedded registry: nothing
+// VolumeQuotas is Cinder's quota set of the embedded registry: nothing
 // limits volumes, and there are no snapshots, backups or groups.
 func (s *Service) VolumeQuotas(w http.ResponseWriter, r *core.Request) error {
 	if err := s.volume.VolumeProject(r, ""); err != nil {
@@ -329,7 +329,7 @@ func (s *Service) VolumeQuotas(w http.ResponseWriter, r *core.Request) error {
 	return nil
 }
 
-// volumeLimits is Cinder's GET /limits of the caller's project: the
+// VolumeLimits is Cinder's GET /limits of the caller's project: the
 // volumes and gigabytes it holds, none of them limited.
 func (s *Service) VolumeLimits(w http.ResponseWriter, r *core.Request) error {
 	if err := s.volume.VolumeProject(r, policy.VolumeLimits); err != nil {
@@ -356,7 +356,7 @@ func (s *Service) VolumeLimits(w http.ResponseWriter, r *core.Request) error {
 	return nil
 }
 
-// networkQuotas is Neutron's quota of the configured networks: ports are
+// NetworkQuotas is Neutron's quota of the configured networks: ports are
 // what servers take (unlimited), the rest ingot does not create.
 func (s *Service) NetworkQuotas(w http.ResponseWriter, r *core.Request) error {
 	project := r.PathValue("project")

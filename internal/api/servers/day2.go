@@ -40,7 +40,7 @@ var serverActions = map[string]actionFunc{
 	"restore":       (*Service).restore,
 }
 
-// serverAction answers POST /servers/{id}/action: exactly one action
+// ServerAction answers POST /servers/{id}/action: exactly one action
 // member; an action ingot does not serve (resize, createImage, …) is a 400
 // that says so rather than a 404.
 func (s *Service) ServerAction(w http.ResponseWriter, r *core.Request) error {

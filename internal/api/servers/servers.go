@@ -17,7 +17,7 @@ import (
 	"github.com/ingot-dev/ingot/internal/store"
 )
 
-// createServer records the new servers (one, or max_count as far as the
+// CreateServer records the new servers (one, or max_count as far as the
 // quota allows) with desired state active and answers 202 once the records
 // are committed; the reconciler does the rest.
 func (s *Service) CreateServer(w http.ResponseWriter, r *core.Request) error {
@@ -214,7 +214,7 @@ func (s *Service) ShowServer(w http.ResponseWriter, r *core.Request) error {
 	return nil
 }
 
-// deleteServer records the user's delete and answers 204 once committed.
+// DeleteServer records the user's delete and answers 204 once committed.
 // Repeating it is harmless (Store.RequestDelete is idempotent).
 func (s *Service) DeleteServer(w http.ResponseWriter, r *core.Request) error {
 	sv, err := s.visibleServer(r, r.PathValue("id"), policy.ServersDelete)

@@ -46,13 +46,13 @@ type volumeAttachment struct {
 	AttachedAt   string  `json:"attached_at"`
 }
 
-// attachmentID is a stable id for (volume, server): the same on every
+// AttachmentID is a stable id for (volume, server): the same on every
 // read, distinct for each hold.
 func AttachmentID(volumeID, serverID string) string {
 	return uuid.NewSHA1(uuid.NameSpaceURL, []byte("ingot:attachment:"+volumeID+"/"+serverID)).String()
 }
 
-// device is the disk a boot index maps to (boot index n → /dev/sd{a+n});
+// Device is the disk a boot index maps to (boot index n → /dev/sd{a+n});
 // data volumes have no fixed device until the OS names them.
 func Device(bootIndex int) *string {
 	if bootIndex < 0 || bootIndex > 25 {

@@ -220,7 +220,7 @@ func (s *Service) volumeByID(r *core.Request, id, rule string) (store.Volume, er
 	return v, nil
 }
 
-// volumeProject checks the project in the path is the caller's, and rule
+// VolumeProject checks the project in the path is the caller's, and rule
 // (if any) on the caller's own project.
 func (s *Service) VolumeProject(r *core.Request, rule string) error {
 	if p := r.PathValue("project"); p != r.Ident.ProjectID {
@@ -315,7 +315,7 @@ func (s *Service) volumePage(r *core.Request) ([]store.Volume, int, error) {
 	return vols, limit, nil
 }
 
-// defaultVolumePage is Cinder's osapi_max_limit default.
+// DefaultVolumePage is Cinder's osapi_max_limit default.
 const DefaultVolumePage = 1000
 
 // volumesLinks is the next-page link when the page is full.

@@ -10,17 +10,17 @@ import (
 
 const (
 	AvailabilityZone = "nova"
-	// novaTime is how Nova writes created/updated and fault times.
+	// NovaTime is how Nova writes created/updated and fault times.
 	NovaTime = "2006-01-02T15:04:05Z"
-	// novaUsecTime is how Nova writes launched_at and action times (no
+	// NovaUsecTime is how Nova writes launched_at and action times (no
 	// zone; gophercloud parses launched_at with exactly this layout).
 	NovaUsecTime = "2006-01-02T15:04:05.000000"
-	// hostName is the compute "host" a node-holding server reports: ingot is
+	// HostName is the compute "host" a node-holding server reports: ingot is
 	// the one compute service in front of Ironic, as nova-compute is.
 	HostName = "ingot"
 )
 
-// jsonNull is a present-but-null member for fields only some microversions
+// JSONNull is a present-but-null member for fields only some microversions
 // carry (an `any` field with omitempty: nil is absent, jsonNull is null).
 var JSONNull = json.RawMessage("null")
 
@@ -31,14 +31,16 @@ var JSONNull = json.RawMessage("null")
 // refuse any other. The ingot CLI and the console send it.
 const extensionsHeader = "X-Ingot-Extensions"
 
-// wantsExtensions reports whether the request opted in to the extension members.
+// WantsExtensions reports whether the request opted in to the extension members.
 func WantsExtensions(r *http.Request) bool {
 	v, err := strconv.ParseBool(strings.TrimSpace(r.Header.Get(extensionsHeader)))
 	return err == nil && v
 }
 
+// FormatTime writes t as Nova writes created and updated times.
 func FormatTime(t time.Time) string { return t.UTC().Format(NovaTime) }
 
+// StrPtr is s, or nil (JSON null) for "".
 func StrPtr(s string) *string {
 	if s == "" {
 		return nil
@@ -46,6 +48,7 @@ func StrPtr(s string) *string {
 	return &s
 }
 
+// OrNull is s, or a present null for "".
 func OrNull(s string) any {
 	if s == "" {
 		return JSONNull
