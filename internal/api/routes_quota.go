@@ -1,5 +1,8 @@
 package api
 
+// identityRoutes registers the keypair routes and the quota and limit sets
+// (Nova's, and the read-only Cinder and Neutron ones `openstack quota show`
+// reads).
 func (s *Service) identityRoutes() {
 	s.Compute("GET /v2.1/os-keypairs", s.keypairs.ListKeypairs)
 	s.Compute("POST /v2.1/os-keypairs", s.keypairs.CreateKeypair)
