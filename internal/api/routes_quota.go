@@ -15,7 +15,7 @@ func (s *Service) identityRoutes() {
 	s.Compute("PUT /v2.1/os-quota-sets/{project}", s.quotas.UpdateQuotas)
 	s.Compute("DELETE /v2.1/os-quota-sets/{project}", s.quotas.DeleteQuotas)
 	s.Compute("GET /v2.1/limits", s.quotas.Limits)
-	s.quotas.QuotaClassRoutes()
+	s.quotas.ClassRoutes()
 
 	s.Plain("GET /volume/v3/{project}/os-quota-sets/{target}", s.quotas.VolumeQuotas)
 	s.Plain("GET /volume/v3/{project}/limits", s.quotas.VolumeLimits)

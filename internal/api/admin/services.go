@@ -22,9 +22,9 @@ import (
 // while some nova-compute service is enabled and not forced down
 // (internal/scheduler, Options.Schedulable).
 
-// AdminRoutes registers the admin compute surface: services, hosts,
+// Register registers the admin compute surface: services, hosts,
 // hypervisors, flavor management, server groups and host aggregates.
-func (s *Service) AdminRoutes() {
+func (s *Service) Register() {
 	s.Compute("GET /v2.1/os-services", s.listServices)
 	s.Compute("PUT /v2.1/os-services/{id}", s.updateService)
 	s.Compute("DELETE /v2.1/os-services/{id}", s.deleteService)

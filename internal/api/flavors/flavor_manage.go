@@ -27,7 +27,7 @@ import (
 // resource class is its resources:CUSTOM_<CLASS>=1 extra spec (as Nova's
 // Ironic flavors), matched to the inventory's classes when it is set.
 
-func (s *Service) FlavorManageRoutes() {
+func (s *Service) ManageRoutes() {
 	s.Compute("POST /v2.1/flavors", s.createFlavor)
 	s.Compute("PUT /v2.1/flavors/{id}", s.updateFlavor)
 	s.Compute("DELETE /v2.1/flavors/{id}", s.deleteFlavor)

@@ -23,7 +23,7 @@ import (
 // conventional roots /image/ and /network/ for clouds.yaml files that set
 // image_endpoint_override / network_endpoint_override, and /v2.1/v2.0/… where
 // the network proxy appends its version to the shared endpoint.
-func (s *Service) LookupRoutes() {
+func (s *Service) Register() {
 	for _, prefix := range []string{"/v2.1", "/image/v2"} {
 		s.Plain("GET "+prefix+"/images", core.OwnRule(policy.Images, s.listImages))
 		s.Plain("GET "+prefix+"/images/{id}", core.OwnRule(policy.Images, s.showImage))

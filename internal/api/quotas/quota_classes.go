@@ -21,7 +21,7 @@ import (
 // files) are stored and shown for the class too, so a client that sets
 // every member reads them back, and they limit nothing.
 
-func (s *Service) QuotaClassRoutes() {
+func (s *Service) ClassRoutes() {
 	s.Compute("GET /v2.1/os-quota-class-sets/{id}", s.showQuotaClass)
 	s.Compute("PUT /v2.1/os-quota-class-sets/{id}", s.updateQuotaClass)
 }

@@ -19,7 +19,7 @@ import (
 // group (the group scheduler hint) in its create transaction. The server
 // body's server_groups member (2.71) is Store.ServerGroupsOf.
 
-func (s *Service) ServerGroupRoutes() {
+func (s *Service) GroupRoutes() {
 	s.Compute("POST /v2.1/os-server-groups", s.createServerGroup)
 	s.Compute("GET /v2.1/os-server-groups", s.listServerGroups)
 	s.Compute("GET /v2.1/os-server-groups/{id}", s.showServerGroup)

@@ -13,7 +13,7 @@ import (
 // the empty string, as in Nova before a guest sets it, and clearing it is
 // a no-op.
 
-func (s *Service) ServerPasswordRoutes() {
+func (s *Service) PasswordRoutes() {
 	s.Compute("GET /v2.1/servers/{id}/os-server-password", s.showServerPassword)
 	s.Compute("DELETE /v2.1/servers/{id}/os-server-password", s.clearServerPassword)
 }

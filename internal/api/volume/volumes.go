@@ -32,7 +32,7 @@ import (
 // backend has nothing to provision); a held volume shows its holder in
 // attachments while reserved as well as in-use, so that the server a
 // reservation belongs to is visible.
-func (s *Service) VolumeRoutes() {
+func (s *Service) Register() {
 	s.Public("GET /volume", s.volumeVersions)
 	s.Public("GET /volume/{$}", s.volumeVersions)
 	s.Public("GET /volume/v3", s.volumeVersion)
