@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"sort"
 
+	"github.com/ingot-dev/ingot/internal/api/core"
 	"github.com/ingot-dev/ingot/internal/policy"
 )
 
@@ -120,42 +121,53 @@ var novaExtensions = []extension{
 
 // extensionView is an entry as Nova writes it: the namespace and updated
 // time are Nova's fixed placeholders, the links empty.
-func extensionView(e extension) map[string]any {
-	return map[string]any{
-		"alias": e.alias, "name": e.name, "description": e.description,
-		"namespace": "http://docs.openstack.org/compute/ext/fake_xml",
-		"updated":   "2014-12-03T00:00:00Z", "links": []any{},
-	}
+func extensionView(e extension) extensionDoc {
+	return extensionDoc{Alias: e.alias, Name: e.name, Description: e.description,
+		Namespace: "http://docs.openstack.org/compute/ext/fake_xml",
+		Updated:   "2014-12-03T00:00:00Z", Links: []any{}}
 }
 
-func (s *server) extensionRoutes() {
-	s.compute("GET /v2.1/extensions", s.listExtensions)
-	s.compute("GET /v2.1/extensions/{alias}", s.showExtension)
+type extensionDoc struct {
+	Alias       string `json:"alias"`
+	Description string `json:"description"`
+	Links       []any  `json:"links"`
+	Name        string `json:"name"`
+	Namespace   string `json:"namespace"`
+	Updated     string `json:"updated"`
 }
 
-func (s *server) listExtensions(w http.ResponseWriter, r *request) error {
-	if err := r.authorize(policy.Extensions, r.own()); err != nil {
+func (s *Service) extensionRoutes() {
+	s.Compute("GET /v2.1/extensions", s.listExtensions)
+	s.Compute("GET /v2.1/extensions/{alias}", s.showExtension)
+}
+
+func (s *Service) listExtensions(w http.ResponseWriter, r *core.Request) error {
+	if err := r.Authorize(policy.Extensions, r.Own()); err != nil {
 		return err
 	}
-	out := make([]map[string]any, 0, len(novaExtensions))
+	out := make([]extensionDoc, 0, len(novaExtensions))
 	for _, e := range novaExtensions {
 		out = append(out, extensionView(e))
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i]["alias"].(string) < out[j]["alias"].(string) })
-	writeJSON(w, http.StatusOK, map[string]any{"extensions": out})
+	sort.Slice(out, func(i, j int) bool { return out[i].Alias < out[j].Alias })
+	core.WriteJSON(w, http.StatusOK, struct {
+		Extensions []extensionDoc `json:"extensions"`
+	}{out})
 	return nil
 }
 
-func (s *server) showExtension(w http.ResponseWriter, r *request) error {
-	if err := r.authorize(policy.Extensions, r.own()); err != nil {
+func (s *Service) showExtension(w http.ResponseWriter, r *core.Request) error {
+	if err := r.Authorize(policy.Extensions, r.Own()); err != nil {
 		return err
 	}
 	alias := r.PathValue("alias")
 	for _, e := range novaExtensions {
 		if e.alias == alias {
-			writeJSON(w, http.StatusOK, map[string]any{"extension": extensionView(e)})
+			core.WriteJSON(w, http.StatusOK, struct {
+				Extension extensionDoc `json:"extension"`
+			}{extensionView(e)})
 			return nil
 		}
 	}
-	return notFound("Extension %s could not be found.", alias)
+	return core.NotFound("Extension %s could not be found.", alias)
 }

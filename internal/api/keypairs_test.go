@@ -63,6 +63,8 @@ func TestKeypairImportValidation(t *testing.T) {
 		"not base64":      {"ssh-ed25519 !!!", 400},
 		"garbage":         {"hello", 400},
 		"trailing data":   {sshLine("ssh-ed25519", make([]byte, 32), []byte("x")), 400},
+		"security key":    {sshLine("sk-ssh-ed25519@openssh.com", make([]byte, 32), []byte("ssh:")), 400},
+		"options":         {"no-pty " + ed25519Key(t), 400},
 	} {
 		r := f.do("POST", "/v2.1/os-keypairs", "2.2", map[string]any{"keypair": map[string]any{"name": strings.ReplaceAll(name, " ", "-"), "public_key": tc.key}})
 		if r.status != tc.want {
@@ -131,4 +133,15 @@ func TestKeypairMicroversions(t *testing.T) {
 	f.do("DELETE", "/v2.1/os-keypairs/gen", "2.1", nil).want(t, http.StatusAccepted)
 	f.do("DELETE", "/v2.1/os-keypairs/cert", "2.2", nil).want(t, http.StatusNoContent)
 	f.do("GET", "/v2.1/os-keypairs/gen", "2.2", nil).novaError(t, 404, "itemNotFound")
+}
+
+// TestKeypairFingerprint: an imported key's fingerprint is Nova's, the MD5
+// of its wire form as `ssh-keygen -l -E md5` shows it.
+func TestKeypairFingerprint(t *testing.T) {
+	f := newFixture(t)
+	const pub = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOFVSw8JBp31tw8jxeFdeWL6/DnEf85/kd7Fk02PHUo4 c"
+	r := f.do("POST", "/v2.1/os-keypairs", "2.2", map[string]any{"keypair": map[string]any{"name": "fixed", "public_key": pub}}).want(t, 201)
+	if fp := obj(t, r.body, "keypair")["fingerprint"]; fp != "1f:3f:62:eb:38:26:c5:ae:ef:5a:68:8c:36:2a:d4:c1" {
+		t.Errorf("fingerprint %v", fp)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/ingot-dev/ingot/internal/api/core"
 	"github.com/ingot-dev/ingot/internal/ironic"
 )
 
@@ -27,15 +28,15 @@ type nodeView struct {
 
 // listNodes answers GET /ingot/v1/nodes: Ironic's inventory joined with
 // which server holds each node.
-func (s *server) listNodes(w http.ResponseWriter, r *request) error {
+func (s *Service) listNodes(w http.ResponseWriter, r *core.Request) error {
 	var nodes []ironic.Node
-	if s.cfg.Nodes != nil {
+	if s.Cfg.Nodes != nil {
 		var err error
-		if nodes, err = s.cfg.Nodes(r.Context()); err != nil {
-			return unavailable("Ironic node inventory unavailable: %v", err)
+		if nodes, err = s.Cfg.Nodes(r.Context()); err != nil {
+			return core.Unavailable("Ironic node inventory unavailable: %v", err)
 		}
 	}
-	holders, err := s.cfg.Store.NodeHolders(r.Context())
+	holders, err := s.Cfg.Store.NodeHolders(r.Context())
 	if err != nil {
 		return fmt.Errorf("node holders: %w", err)
 	}
@@ -43,13 +44,15 @@ func (s *server) listNodes(w http.ResponseWriter, r *request) error {
 	for _, n := range nodes {
 		out = append(out, nodeView{
 			UUID: n.UUID, Name: n.Name, ProvisionState: n.ProvisionState,
-			TargetProvisionState: strPtr(n.TargetProvisionState), PowerState: strPtr(n.PowerState),
-			Maintenance: n.Maintenance, MaintenanceReason: strPtr(n.MaintenanceReason),
-			InstanceUUID: strPtr(n.InstanceUUID), ResourceClass: n.ResourceClass,
-			LastError: strPtr(n.LastError), ServerID: strPtr(holders[n.UUID]),
+			TargetProvisionState: core.StrPtr(n.TargetProvisionState), PowerState: core.StrPtr(n.PowerState),
+			Maintenance: n.Maintenance, MaintenanceReason: core.StrPtr(n.MaintenanceReason),
+			InstanceUUID: core.StrPtr(n.InstanceUUID), ResourceClass: n.ResourceClass,
+			LastError: core.StrPtr(n.LastError), ServerID: core.StrPtr(holders[n.UUID]),
 			Traits: append([]string{}, n.Traits...),
 		})
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"nodes": out})
+	core.WriteJSON(w, http.StatusOK, struct {
+		Nodes []nodeView `json:"nodes"`
+	}{out})
 	return nil
 }

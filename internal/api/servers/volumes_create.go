@@ -1,0 +1,191 @@
+package servers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/ingot-dev/ingot/internal/api/core"
+	"github.com/ingot-dev/ingot/internal/lifecycle"
+	"github.com/ingot-dev/ingot/internal/store"
+)
+
+// Members of a block_device_mapping_v2 entry. Those past the first five
+// describe the guest's view of the disk and are accepted and ignored (the
+// node's firmware and OS name its disks).
+var bdmFields = []string{"source_type", "destination_type", "uuid", "boot_index", "delete_on_termination",
+	"device_name", "disk_bus", "device_type", "tag", "volume_size", "guest_format"}
+
+const bdmSupported = `ingot attaches existing volumes only: source_type "volume" with destination_type "volume"`
+
+// parseBlockDevices maps block_device_mapping_v2 to volume references:
+// each entry an existing volume by uuid, boot_index absent, null or
+// negative for a data volume (-1). Boot indexes that are set must be
+// 0, 1, … without gaps or repeats, as Nova requires (and Ironic refuses
+// two targets with one boot index on a node, docs/ironic.md §5).
+func parseBlockDevices(raw json.RawMessage) ([]lifecycle.VolumeRef, error) {
+	if raw == nil || string(raw) == "null" {
+		return nil, nil
+	}
+	var list []map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &list); err != nil {
+		return nil, core.BadRequest("Invalid input for field/attribute block_device_mapping_v2. Value: %s. It must be a list of objects.", raw)
+	}
+	var refs []lifecycle.VolumeRef
+	for i, item := range list {
+		if item == nil {
+			return nil, core.BadRequest("Invalid input for field/attribute block_device_mapping_v2: entry %d is not an object.", i)
+		}
+		ref, err := parseBlockDevice(item)
+		if err != nil {
+			return nil, err
+		}
+		if slices.ContainsFunc(refs, func(r lifecycle.VolumeRef) bool { return r.ID == ref.ID }) {
+			return nil, core.BadRequest("Invalid block device mapping: volume %s is requested twice.", ref.ID)
+		}
+		refs = append(refs, ref)
+	}
+	var boots []int
+	for _, r := range refs {
+		if r.BootIndex >= 0 {
+			boots = append(boots, r.BootIndex)
+		}
+	}
+	slices.Sort(boots)
+	for i, b := range boots {
+		if b == i {
+			continue
+		}
+		if i > 0 && boots[i-1] == b {
+			if b == 0 {
+				return nil, core.BadRequest("Invalid block device mapping: more than one volume has boot_index 0; a server boots from one volume.")
+			}
+			return nil, core.BadRequest("Invalid block device mapping: more than one volume has boot_index %d.", b)
+		}
+		return nil, core.BadRequest("Boot sequence for the instance and image/block device mapping combination is not valid: boot_index values must be 0, 1, … without gaps (got %d).", b)
+	}
+	return refs, nil
+}
+
+func parseBlockDevice(item map[string]json.RawMessage) (lifecycle.VolumeRef, error) {
+	for k := range item {
+		if !slices.Contains(bdmFields, k) {
+			return lifecycle.VolumeRef{}, core.BadRequest("Block device mapping member %q is not supported; %s.", k, bdmSupported)
+		}
+	}
+	src, err := core.OptionalString(item, "source_type", 255)
+	if err != nil {
+		return lifecycle.VolumeRef{}, err
+	}
+	dst, err := core.OptionalString(item, "destination_type", 255)
+	if err != nil {
+		return lifecycle.VolumeRef{}, err
+	}
+	if dst == "" {
+		dst = "volume" // Nova's default for a volume source
+	}
+	if src != "volume" || dst != "volume" {
+		return lifecycle.VolumeRef{}, core.BadRequest("Block device mapping with source_type %q and destination_type %q is not supported: %s.",
+			src, dst, bdmSupported)
+	}
+	id, err := core.OptionalString(item, "uuid", 255)
+	if err != nil {
+		return lifecycle.VolumeRef{}, err
+	}
+	if id == "" {
+		return lifecycle.VolumeRef{}, core.BadRequest("Invalid block device mapping: a volume entry needs a uuid.")
+	}
+	if !core.IsUUID(id) {
+		return lifecycle.VolumeRef{}, core.BadRequest("Invalid input for field/attribute uuid. Value: %s. It is not a volume UUID.", id)
+	}
+	boot, err := bootIndex(item["boot_index"])
+	if err != nil {
+		return lifecycle.VolumeRef{}, err
+	}
+	dot, err := core.BoolValue(item["delete_on_termination"], "delete_on_termination")
+	if err != nil {
+		return lifecycle.VolumeRef{}, err
+	}
+	return lifecycle.VolumeRef{ID: strings.ToLower(id), BootIndex: boot, DeleteOnTermination: dot}, nil
+}
+
+// bootIndex reads boot_index: an integer or a string of one; absent, null,
+// "none" and negative values mean a data volume (-1).
+func bootIndex(raw json.RawMessage) (int, error) {
+	if raw == nil || string(raw) == "null" {
+		return -1, nil
+	}
+	var n json.Number
+	var str string
+	switch {
+	case json.Unmarshal(raw, &n) == nil:
+		str = n.String()
+	case json.Unmarshal(raw, &str) == nil:
+		if s := strings.TrimSpace(strings.ToLower(str)); s == "" || s == "none" {
+			return -1, nil
+		}
+	default:
+		return 0, core.BadRequest("Invalid input for field/attribute boot_index. Value: %s. It is not an integer.", raw)
+	}
+	b, err := strconv.Atoi(strings.TrimSpace(str))
+	if err != nil {
+		return 0, core.BadRequest("Invalid input for field/attribute boot_index. Value: %s. It is not an integer.", raw)
+	}
+	return max(b, -1), nil
+}
+
+// resolveBoot reads block_device_mapping_v2 and the image: with a boot
+// volume (boot_index 0) imageRef may be absent or "" (boot from volume:
+// the Spec's image fields stay empty); otherwise the image is required.
+// It checks the volumes exist and are free, so the common mistakes get a
+// message naming the volume; CreateServer's reservation stays the fence.
+func (s *Service) resolveBoot(ctx context.Context, project string, fields map[string]json.RawMessage, c *createRequest) error {
+	if _, ok := fields["block_device_mapping"]; ok {
+		return core.BadRequest("The legacy block_device_mapping is not supported: use block_device_mapping_v2 (%s).", bdmSupported)
+	}
+	refs, err := parseBlockDevices(fields["block_device_mapping_v2"])
+	if err != nil {
+		return err
+	}
+	c.volumes = refs
+	ref, err := core.OptionalString(fields, "imageRef", 2048)
+	if err != nil {
+		return err
+	}
+	bootVolume := slices.ContainsFunc(refs, func(r lifecycle.VolumeRef) bool { return r.BootIndex == 0 })
+	if refID(ref) != "" || !bootVolume {
+		if err := s.resolveImage(fields, c); err != nil {
+			return err
+		}
+	}
+	for _, r := range refs {
+		v, err := s.Cfg.Store.GetVolume(ctx, r.ID)
+		if errors.Is(err, store.ErrNotFound) || (err == nil && v.ProjectID != "" && v.ProjectID != project) {
+			return core.BadRequest("Invalid block device mapping: volume %s could not be found.", r.ID)
+		}
+		if err != nil {
+			return fmt.Errorf("volume %s: %w", r.ID, err)
+		}
+		if v.ServerID != "" {
+			return core.BadRequest("Invalid volume: volume %s is %s, held by server %s.", r.ID, v.Status, v.ServerID)
+		}
+	}
+	return nil
+}
+
+// volumeCreateError maps CreateServer's volume errors (a volume deleted
+// or taken between resolveBoot and the insert) to 400s; nothing was
+// written. Other errors pass unchanged.
+func volumeCreateError(err error) error {
+	switch {
+	case errors.Is(err, store.ErrVolumeInUse):
+		return core.BadRequest("Invalid volume: %s.", strings.TrimSuffix(err.Error(), ": "+store.ErrVolumeInUse.Error()))
+	case errors.Is(err, store.ErrNotFound):
+		return core.BadRequest("Invalid block device mapping: %s could not be found.", strings.TrimSuffix(err.Error(), ": "+store.ErrNotFound.Error()))
+	}
+	return err
+}

@@ -1,0 +1,87 @@
+package servers
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/ingot-dev/ingot/internal/api/core"
+	"github.com/ingot-dev/ingot/internal/api/volume"
+	"github.com/ingot-dev/ingot/internal/lifecycle"
+	"github.com/ingot-dev/ingot/internal/policy"
+	"github.com/ingot-dev/ingot/internal/store"
+)
+
+// volumesAttached is a server's os-extended-volumes:volumes_attached:
+// the volumes it holds, with delete_on_termination from 2.3 on.
+func (rd *renderer) volumesAttached(vols []store.Volume) []attachedVolume {
+	out := make([]attachedVolume, 0, len(vols))
+	for _, v := range vols {
+		a := attachedVolume{ID: v.ID}
+		if rd.mv.AtLeast(mvExtendedAttrs) {
+			a.DeleteOnTermination = &v.DeleteOnTermination
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// attachVolumes fills volumes_attached of views (views[i] renders
+// servers[i]) with one query for the servers that asked for volumes.
+func (s *Service) attachVolumes(r *core.Request, servers []*lifecycle.Server, views []*serverView) error {
+	var ids []string
+	for _, sv := range servers {
+		if len(sv.Spec.Volumes) > 0 {
+			ids = append(ids, sv.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	on, err := s.Cfg.Store.VolumesOn(r.Context(), ids)
+	if err != nil {
+		return fmt.Errorf("volumes of %d servers: %w", len(ids), err)
+	}
+	rd := s.renderer(r)
+	for i, sv := range servers {
+		if vols := on[sv.ID]; len(vols) > 0 {
+			views[i].Volumes = rd.volumesAttached(vols)
+		}
+	}
+	return nil
+}
+
+// serverVolumeAttachments answers GET /servers/{id}/os-volume_attachments
+// (what `openstack server volume list` reads) with the volumes the server
+// holds, in Nova's shape for the request's microversion.
+func (s *Service) serverVolumeAttachments(w http.ResponseWriter, r *core.Request) error {
+	sv, err := s.visibleServer(r, r.PathValue("id"), policy.VolumeAttachmentsIndex)
+	if err != nil {
+		return err
+	}
+	var vols []store.Volume
+	if len(sv.Spec.Volumes) > 0 {
+		if vols, err = s.Cfg.Store.ServerVolumes(r.Context(), sv.ID); err != nil {
+			return fmt.Errorf("volumes of %s: %w", sv.ID, err)
+		}
+	}
+	out := make([]serverVolumeAttachment, 0, len(vols))
+	for _, v := range vols {
+		a := serverVolumeAttachment{ServerID: sv.ID, VolumeID: v.ID, Device: volume.Device(v.BootIndex)}
+		if !r.MV.AtLeast(mvAttachmentID) {
+			a.ID = &v.ID
+		}
+		if r.MV.AtLeast(mvAttachmentTag) {
+			a.Tag = core.JSONNull
+		}
+		if r.MV.AtLeast(mvAttachmentDeleteFlag) {
+			a.DeleteOnTermination = &v.DeleteOnTermination
+		}
+		if r.MV.AtLeast(mvAttachmentID) {
+			attachment, bdm := volume.AttachmentID(v.ID, sv.ID), volume.AttachmentID(v.ID, sv.ID+"/bdm")
+			a.AttachmentID, a.BDMUUID = &attachment, &bdm
+		}
+		out = append(out, a)
+	}
+	core.WriteJSON(w, http.StatusOK, volumeAttachmentsBody{VolumeAttachments: out})
+	return nil
+}
