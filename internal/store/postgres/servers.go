@@ -18,9 +18,10 @@ import (
 const (
 	// qInsertServer does nothing on a duplicate id (ErrExists then), so a
 	// node index violation always means the node is taken.
-	qInsertServer = `INSERT INTO servers (` + codec.ServerCols + `, needs_work, vcpus, ram_mb, resource_class, tags)
+	qInsertServer = `INSERT INTO servers (` + codec.ServerCols + `, needs_work, vcpus, ram_mb, resource_class, tags,
+		shard_hash)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22,
-		$23, $24, $25, $26, $27, $28, $29, $30, $31, $32)
+		$23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33)
 		ON CONFLICT (id) DO NOTHING`
 	// qUpdateRequests writes what UpdateServer owns.
 	qUpdateRequests = `UPDATE servers SET name = $1, spec = $2, tags = $3, requests = $4, updated_at = $5,
@@ -145,7 +146,7 @@ func (r *serverRow) insert(ctx context.Context, tx pgx.Tx) error {
 		codec.Time(c.MaintenanceSince), codec.TimeNN(c.CreatedAt), codec.Time(c.UpdatedAt), codec.Time(c.PhaseSince),
 		codec.Time(c.Deadline), codec.Time(c.DeleteRequestedAt), codec.Time(c.LaunchedAt),
 		c.CreateRequestID, c.DeleteRequestID, c.Version, c.VolumesOnNode, c.VolumesReleased, r.reqs, c.NeedsWork(),
-		c.Spec.VCPUs, c.Spec.RAMMB, c.Spec.ResourceClass, r.tags)
+		c.Spec.VCPUs, c.Spec.RAMMB, c.Spec.ResourceClass, r.tags, int64(store.ShardHash(c.ID)))
 	if err != nil {
 		if code, name := constraint(err); code == unique && name == "servers_node_id" {
 			return fmt.Errorf("server %s, node %s: %w", c.ID, c.NodeID, store.ErrNodeTaken)
@@ -227,6 +228,16 @@ func (st *Store) RequestDelete(ctx context.Context, id, requestID string, at tim
 // s.NodeID is held by another server; on any error nothing is written and s
 // is unchanged.
 func (st *Store) SaveServer(ctx context.Context, s *lifecycle.Server, events ...lifecycle.Event) error {
+	err := st.fenced(ctx, func(q executor) error { return saveServer(ctx, q, s, events) })
+	if err != nil {
+		return err
+	}
+	s.Version++
+	return nil
+}
+
+// saveServer is SaveServer's statement on q, s.Version left as it is.
+func saveServer(ctx context.Context, q executor, s *lifecycle.Server, events []lifecycle.Event) error {
 	if s.ID == "" {
 		return errors.New("postgres: save server without id")
 	}
@@ -242,42 +253,34 @@ func (st *Store) SaveServer(ctx context.Context, s *lifecycle.Server, events ...
 		s.VolumesOnNode, s.VolumesReleased, docs.Excluded, docs.Attempts, docs.Fault,
 		codec.Time(s.MaintenanceSince), codec.Time(s.UpdatedAt), codec.Time(s.PhaseSince), codec.Time(s.Deadline),
 		codec.Time(s.LaunchedAt), ifDeleted, ifActive, s.ID, s.Version}
-	err = st.fenced(ctx, func(q executor) error {
-		var n int64
-		var err error
-		if len(events) == 0 {
-			var tag pgconn.CommandTag
-			tag, err = q.Exec(ctx, qSaveServer, args...)
-			n = tag.RowsAffected()
-		} else {
-			err = q.QueryRow(ctx, qSaveServerEvents, append(args, eventColumns(events)...)...).Scan(&n)
+	var n int64
+	if len(events) == 0 {
+		var tag pgconn.CommandTag
+		tag, err = q.Exec(ctx, qSaveServer, args...)
+		n = tag.RowsAffected()
+	} else {
+		err = q.QueryRow(ctx, qSaveServerEvents, append(args, eventColumns(events)...)...).Scan(&n)
+	}
+	if err != nil {
+		switch code, name := constraint(err); {
+		case code == unique && name == "servers_node_id":
+			return fmt.Errorf("server %s, node %s: %w", s.ID, s.NodeID, store.ErrNodeTaken)
+		case code == foreignKey:
+			return fmt.Errorf("event of server %s: %w", s.ID, store.ErrNotFound)
+		}
+		return fmt.Errorf("postgres: save server %s: %w", s.ID, err)
+	}
+	if n == 0 {
+		var one int
+		err := q.QueryRow(ctx, "SELECT 1 FROM servers WHERE id = $1", s.ID).Scan(&one)
+		if nf := notFound(err, "server "+s.ID); nf != nil {
+			return nf
 		}
 		if err != nil {
-			switch code, name := constraint(err); {
-			case code == unique && name == "servers_node_id":
-				return fmt.Errorf("server %s, node %s: %w", s.ID, s.NodeID, store.ErrNodeTaken)
-			case code == foreignKey:
-				return fmt.Errorf("event of server %s: %w", s.ID, store.ErrNotFound)
-			}
 			return fmt.Errorf("postgres: save server %s: %w", s.ID, err)
 		}
-		if n == 0 {
-			var one int
-			err := q.QueryRow(ctx, "SELECT 1 FROM servers WHERE id = $1", s.ID).Scan(&one)
-			if nf := notFound(err, "server "+s.ID); nf != nil {
-				return nf
-			}
-			if err != nil {
-				return fmt.Errorf("postgres: save server %s: %w", s.ID, err)
-			}
-			return fmt.Errorf("server %s at version %d: %w", s.ID, s.Version, store.ErrConflict)
-		}
-		return nil
-	})
-	if err != nil {
-		return err
+		return fmt.Errorf("server %s at version %d: %w", s.ID, s.Version, store.ErrConflict)
 	}
-	s.Version++
 	return nil
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ingot-dev/ingot/internal/lifecycle"
 	"github.com/ingot-dev/ingot/internal/store"
+	"github.com/ingot-dev/ingot/internal/store/sqlstore"
 )
 
 // SaveServers carries many SaveServer calls in one transaction (one fsync
@@ -55,23 +56,22 @@ func (st *Store) SaveServers(ctx context.Context, saves []store.Save) []error {
 	return errs
 }
 
-// NeedsWorkVersions lists (id, version) of the servers needing work
-// (partial index servers_needs_work; no document is decoded).
-func (st *Store) NeedsWorkVersions(ctx context.Context) ([]store.IDVersion, error) {
-	rows, err := st.query(ctx, "SELECT id, version FROM servers WHERE needs_work = TRUE ORDER BY id")
+// NeedsWorkVersions lists (id, version) of the servers of shards needing
+// work (partial index servers_work_shard, index only; no document is
+// decoded).
+func (st *Store) NeedsWorkVersions(ctx context.Context, shards store.Shards) ([]store.IDVersion, error) {
+	q := "SELECT id, version FROM servers INDEXED BY servers_work_shard WHERE needs_work = TRUE"
+	cond, args := sqlstore.ShardCond(shards)
+	if cond != "" {
+		q += " AND " + cond
+	}
+	// One cached text per count of held shards (at most the shard count).
+	rows, err := st.query(ctx, q+" ORDER BY id", args...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: servers needing work: %w", err)
 	}
-	defer rows.Close()
-	var out []store.IDVersion
-	for rows.Next() {
-		var v store.IDVersion
-		if err := rows.Scan(&v.ID, &v.Version); err != nil {
-			return nil, fmt.Errorf("sqlite: servers needing work: %w", err)
-		}
-		out = append(out, v)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := sqlstore.CollectIDVersions(rows)
+	if err != nil {
 		return nil, fmt.Errorf("sqlite: servers needing work: %w", err)
 	}
 	return out, nil

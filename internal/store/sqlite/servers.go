@@ -11,6 +11,7 @@ import (
 
 	"github.com/ingot-dev/ingot/internal/lifecycle"
 	"github.com/ingot-dev/ingot/internal/store"
+	"github.com/ingot-dev/ingot/internal/store/codec"
 )
 
 const (
@@ -20,8 +21,8 @@ const (
 
 // Statements of the write transactions (prepared at Open, see writerQueries).
 const (
-	qInsertServer = `INSERT INTO servers (` + serverCols + `, needs_work, vcpus, ram_mb, resource_class)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	qInsertServer = `INSERT INTO servers (` + serverCols + `, needs_work, vcpus, ram_mb, resource_class, shard_hash)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	// qUpdateRequests writes what UpdateServer owns.
 	qUpdateRequests = `UPDATE servers SET name = ?, spec = ?, requests = ?, updated_at = ?,
 		version = version + 1, needs_work = ? WHERE id = ? AND version = ?`
@@ -40,32 +41,6 @@ const (
 		needs_work = CASE WHEN desired = 'deleted' THEN ? ELSE ? END
 		WHERE id = ? AND version = ?`
 )
-
-// needsWork returns NeedsWork() of s for each value the stored desired may
-// have. SaveServer never writes desired, so it picks the one matching the
-// stored row in SQL (CASE), which keeps needs_work right even if the caller
-// changed s.Desired locally.
-func needsWork(s *lifecycle.Server) (ifDeleted, ifActive bool) {
-	c := *s
-	c.Desired = lifecycle.DesiredDeleted
-	ifDeleted = c.NeedsWork()
-	c.Desired = lifecycle.DesiredActive
-	ifActive = c.NeedsWork()
-	return ifDeleted, ifActive
-}
-
-func validate(s *lifecycle.Server) error {
-	if s.ID == "" {
-		return errors.New("sqlite: server without id")
-	}
-	if !s.Phase.Valid() {
-		return fmt.Errorf("sqlite: server %s: invalid phase %q", s.ID, s.Phase)
-	}
-	if s.Desired != lifecycle.DesiredActive && s.Desired != lifecycle.DesiredDeleted {
-		return fmt.Errorf("sqlite: server %s: invalid desired state %q", s.ID, s.Desired)
-	}
-	return nil
-}
 
 // CreateServer inserts s with Version 1 and its create action (request
 // CreateRequestID, at CreatedAt) in one transaction. An empty Desired is
@@ -108,7 +83,7 @@ func prepareInsert(s *lifecycle.Server) (*insertRow, error) {
 		c.CreatedAt = time.Now()
 	}
 	c.Version = 1
-	if err := validate(&c); err != nil {
+	if err := codec.Validate(&c); err != nil {
 		return nil, err
 	}
 	spec, err := json.Marshal(c.Spec)
@@ -175,7 +150,7 @@ func insertServer(ctx context.Context, tx txn, row *insertRow) error {
 		encTime(c.MaintenanceSince), encTimeNN(c.CreatedAt), encTime(c.UpdatedAt), encTime(c.PhaseSince),
 		encTime(c.Deadline), encTime(c.DeleteRequestedAt), encTime(c.LaunchedAt),
 		c.CreateRequestID, c.DeleteRequestID, c.Version, c.VolumesOnNode, c.VolumesReleased, row.reqs, c.NeedsWork(),
-		c.Spec.VCPUs, c.Spec.RAMMB, c.Spec.ResourceClass)
+		c.Spec.VCPUs, c.Spec.RAMMB, c.Spec.ResourceClass, int64(store.ShardHash(c.ID)))
 	if err != nil {
 		switch constraint(err) {
 		case "servers.id":
@@ -217,21 +192,6 @@ func (st *Store) GetServer(ctx context.Context, id string) (*lifecycle.Server, e
 // statusCond is a Nova status as an SQL condition on (desired, phase),
 // from store.StatusPhases; rows in phase deleted are excluded before these
 // apply (unless the listing includes deleted servers: DELETED covers them).
-func statusCond(st string) (string, bool) {
-	if st == "DELETED" {
-		return "(desired = 'deleted' OR phase IN ('deleting', 'deleted'))", true
-	}
-	phases := store.StatusPhases(st)
-	if phases == nil {
-		return "", false
-	}
-	q := make([]string, len(phases))
-	for i, p := range phases {
-		q[i] = "'" + string(p) + "'"
-	}
-	return "(desired <> 'deleted' AND phase IN (" + strings.Join(q, ", ") + "))", true
-}
-
 // listFrom pins ListServers to the live (created_at, id, desired, phase)
 // index: left to itself SQLite picks servers_phase_id for a status filter
 // and then sorts every server of that phase to return one page. With the
@@ -249,14 +209,6 @@ const nameFilter = "instr(name, ?) > 0"
 // hasTag is true when the server's Spec carries tag ?. PostgreSQL (spec
 // as jsonb): spec->'tags' ? $n.
 const hasTag = "EXISTS (SELECT 1 FROM json_each(servers.spec, '$.tags') WHERE json_each.value = ?)"
-
-// sortExpr is the SQL of a sort field: NULL launch times compare as ”
-// (before any time), so the marker predicate holds for them too.
-var sortExpr = map[store.SortField]string{
-	store.SortCreatedAt: "created_at", store.SortUpdatedAt: "COALESCE(updated_at, '')",
-	store.SortLaunchedAt: "COALESCE(launched_at, '')", store.SortName: "name", store.SortID: "id",
-	store.SortProjectID: "project_id", store.SortUserID: "user_id", store.SortNodeID: "node_id",
-}
 
 // ListServers pages through servers by opts.Sort (default (created_at,
 // id) ascending). Status is matched case-insensitively as StatusPhases
@@ -277,7 +229,7 @@ func (st *Store) ListServers(ctx context.Context, opts store.ListOptions) ([]*li
 		from = listProjectFrom
 	}
 	if opts.Status != "" {
-		cond, ok := statusCond(strings.ToUpper(opts.Status))
+		cond, ok := codec.StatusCond(strings.ToUpper(opts.Status))
 		if !ok {
 			return []*lifecycle.Server{}, nil
 		}
@@ -315,7 +267,7 @@ func (st *Store) ListServers(ctx context.Context, opts store.ListOptions) ([]*li
 	if len(opts.NotTagsAny) > 0 {
 		where = append(where, "NOT "+tagConds(opts.NotTagsAny, " OR "))
 	}
-	keys, err := sortKeys(opts.Sort)
+	keys, err := codec.SortKeys(opts.Sort)
 	if err != nil {
 		return nil, err
 	}
@@ -339,7 +291,7 @@ func (st *Store) ListServers(ctx context.Context, opts store.ListOptions) ([]*li
 	args = append(args, limit)
 	order := make([]string, len(keys))
 	for i, k := range keys {
-		order[i] = sortExpr[k.Field] + dir(k.Desc)
+		order[i] = codec.SortExpr[k.Field] + codec.Dir(k.Desc)
 	}
 	q := "SELECT " + serverCols + " FROM " + from
 	if len(where) > 0 {
@@ -352,39 +304,12 @@ func (st *Store) ListServers(ctx context.Context, opts store.ListOptions) ([]*li
 	return collectServers(rows, min(limit, 64))
 }
 
-func dir(desc bool) string {
-	if desc {
-		return " DESC"
-	}
-	return ""
-}
-
-// sortKeys is the full order of a listing: the given keys (default
-// created_at), then id in the last key's direction unless already there.
-func sortKeys(sort []store.SortKey) ([]store.SortKey, error) {
-	keys := []store.SortKey{{Field: store.SortCreatedAt}}
-	if len(sort) > 0 {
-		keys = append([]store.SortKey(nil), sort...)
-	}
-	hasID := false
-	for _, k := range keys {
-		if !k.Field.Valid() {
-			return nil, fmt.Errorf("sqlite: list servers: unknown sort field %q", k.Field)
-		}
-		hasID = hasID || k.Field == store.SortID
-	}
-	if !hasID {
-		keys = append(keys, store.SortKey{Field: store.SortID, Desc: keys[len(keys)-1].Desc})
-	}
-	return keys, nil
-}
-
 // afterMarker is the condition "after the marker row" in the order keys:
 // (k1 > m1) OR (k1 = m1 AND k2 > m2) OR …, with < for descending keys.
 func (st *Store) afterMarker(ctx context.Context, marker string, keys []store.SortKey) (string, []any, error) {
 	exprs := make([]string, len(keys))
 	for i, k := range keys {
-		exprs[i] = sortExpr[k.Field]
+		exprs[i] = codec.SortExpr[k.Field]
 	}
 	vals := make([]any, len(keys))
 	ptrs := make([]any, len(keys))
@@ -482,7 +407,7 @@ func saveServer(ctx context.Context, tx txn, s *lifecycle.Server, events []lifec
 	if err != nil {
 		return fmt.Errorf("sqlite: server %s: %w", s.ID, err)
 	}
-	ifDeleted, ifActive := needsWork(s)
+	ifDeleted, ifActive := codec.NeedsWork(s)
 	res, err := tx.ExecContext(ctx, qSaveServer,
 		string(s.Phase), s.NodeID, docs.ext, s.DeployRequested, s.PortsAllocated,
 		s.VolumesOnNode, s.VolumesReleased, docs.excluded, docs.attempts, docs.fault,

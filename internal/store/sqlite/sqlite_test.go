@@ -13,6 +13,7 @@ import (
 
 	"github.com/ingot-dev/ingot/internal/lifecycle"
 	"github.com/ingot-dev/ingot/internal/store"
+	"github.com/ingot-dev/ingot/internal/store/codec"
 	"github.com/ingot-dev/ingot/internal/store/storetest"
 )
 
@@ -219,7 +220,7 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 	st := openTemp(t)
 	defer st.Close()
 	cond := func(status string) string {
-		c, ok := statusCond(status)
+		c, ok := codec.StatusCond(status)
 		if !ok {
 			t.Fatalf("status %s unknown", status)
 		}
