@@ -6,9 +6,6 @@ import (
 	"embed"
 	"fmt"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/jackc/pgx/v5/stdlib"
-
 	"github.com/ingot-dev/ingot/internal/store/sqlstore"
 )
 
@@ -35,13 +32,11 @@ var dialect = sqlstore.Dialect{Postgres: true, Lock: fmt.Sprintf("SELECT pg_advi
 // migrate applies the pending migrations in one transaction, under
 // migrateLock: replicas starting together wait for the first, then find
 // nothing to do. Idempotent.
-func migrate(ctx context.Context, pool *pgxpool.Pool) error {
+func migrate(ctx context.Context, db *sql.DB) error {
 	ms, err := migrations()
 	if err != nil {
 		return err
 	}
-	db := stdlib.OpenDBFromPool(pool) // closing it leaves the pool open
-	defer db.Close()
 	return sqlstore.Migrate(ctx, db, dialect, ms)
 }
 

@@ -48,6 +48,7 @@ package postgres
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"time"
@@ -55,8 +56,10 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/ingot-dev/ingot/internal/store"
+	"github.com/ingot-dev/ingot/internal/store/sqlstore"
 )
 
 const (
@@ -67,6 +70,8 @@ const (
 // Store is the PostgreSQL store. Safe for concurrent use.
 type Store struct {
 	pool *pgxpool.Pool
+	db   *sql.DB // the pool under database/sql, for the shared code (backend.go)
+	*sqlstore.Store
 }
 
 var _ store.Store = (*Store)(nil)
@@ -99,13 +104,14 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	s := &Store{pool: pool}
-	if err := migrate(ctx, pool); err != nil {
-		pool.Close()
+	s := &Store{pool: pool, db: stdlib.OpenDBFromPool(pool)} // closing db leaves the pool open
+	s.Store = &sqlstore.Store{B: backend{s}, Name: "postgres"}
+	if err := migrate(ctx, s.db); err != nil {
+		s.Close()
 		return nil, fmt.Errorf("postgres: migrate: %w", err)
 	}
 	if err := s.Ping(ctx); err != nil {
-		pool.Close()
+		s.Close()
 		return nil, err
 	}
 	return s, nil
@@ -113,6 +119,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 
 // Close closes the pool. Safe to call more than once.
 func (s *Store) Close() error {
+	s.db.Close()
 	s.pool.Close()
 	return nil
 }

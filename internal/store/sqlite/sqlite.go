@@ -56,6 +56,7 @@ import (
 
 	"github.com/ingot-dev/ingot/internal/clock"
 	"github.com/ingot-dev/ingot/internal/store"
+	"github.com/ingot-dev/ingot/internal/store/sqlstore"
 )
 
 // Store is the SQLite store. Safe for concurrent use.
@@ -73,6 +74,8 @@ type Store struct {
 	// now is the database's clock: lease expiry and fences are judged by
 	// it (WithClock; default the wall clock).
 	now func() time.Time
+
+	*sqlstore.Store // the code shared with PostgreSQL, over backend.go
 }
 
 // Option tunes Open.
@@ -140,6 +143,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	r.SetConnMaxLifetime(0)
 	r.SetConnMaxIdleTime(0)
 	s := &Store{w: w, r: r, wstmts: map[string]*sql.Stmt{}, now: time.Now}
+	s.Store = &sqlstore.Store{B: backend{s}, Name: "sqlite"}
 	for _, o := range opts {
 		o(s)
 	}

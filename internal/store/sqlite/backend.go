@@ -1,0 +1,44 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+
+	"github.com/ingot-dev/ingot/internal/store/sqlstore"
+)
+
+// backend is the SQLite side of the shared code (sqlstore.Backend): reads
+// on the reader pool, writes on the one writer connection, whose single
+// writer makes every read-check-write atomic without a lock.
+type backend struct{ st *Store }
+
+var _ sqlstore.Backend = backend{}
+
+func (b backend) Query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	return b.st.query(ctx, q, args...)
+}
+
+func (b backend) QueryRow(ctx context.Context, q string, args ...any) *sql.Row {
+	return b.st.queryRow(ctx, q, args...)
+}
+
+func (b backend) Write(ctx context.Context, fn func(sqlstore.Tx) error) error {
+	return b.st.write(ctx, func(tx txn) error { return fn(tx) })
+}
+
+func (b backend) Exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	var res sql.Result
+	err := b.st.write(ctx, func(tx txn) error {
+		var err error
+		res, err = tx.ExecContext(ctx, q, args...)
+		return err
+	})
+	return res, err
+}
+
+func (b backend) Unique(err error) bool {
+	c := constraint(err)
+	return c != "" && c != "fk"
+}
+
+func (backend) Lock(context.Context, sqlstore.Tx, int32, string) error { return nil }

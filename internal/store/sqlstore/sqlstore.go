@@ -1,0 +1,88 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/ingot-dev/ingot/internal/store"
+)
+
+// Tx is a write transaction as the shared code sees it: statements are
+// written once with ? placeholders (the PostgreSQL backend rebinds them).
+type Tx interface {
+	ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row
+}
+
+// Backend is what differs between the databases under the shared code.
+type Backend interface {
+	// Query and QueryRow run a single-statement read (SQLite: on the
+	// reader pool, through a cached statement).
+	Query(ctx context.Context, q string, args ...any) (*sql.Rows, error)
+	QueryRow(ctx context.Context, q string, args ...any) *sql.Row
+	// Write runs fn in one write transaction, after checking the fence
+	// ctx may carry (store.WithFence) in it; PostgreSQL re-runs fn on a
+	// deadlock or a serialization failure, so fn must be safe to re-run.
+	Write(ctx context.Context, fn func(Tx) error) error
+	// Exec runs a write that is one statement: on its own, or, when ctx
+	// carries a fence, in a transaction that checks the fence first.
+	Exec(ctx context.Context, q string, args ...any) (sql.Result, error)
+	// Unique reports whether err is a unique or primary-key violation.
+	Unique(err error) bool
+	// Lock serializes, until tx ends, the transactions that lock the same
+	// (class, key): PostgreSQL's read-check-writes need it (an advisory
+	// lock); SQLite's single writer already serializes them (no-op).
+	Lock(ctx context.Context, tx Tx, class int32, key string) error
+}
+
+// Advisory lock classes of Backend.Lock.
+const (
+	LockProjectQuota int32 = 0x696e0001 // a create under quota, per project
+	LockUserKeypairs int32 = 0x696e0002 // a keypair under its quota, per user
+)
+
+// Store is the code the SQL stores share, over a Backend. Its methods
+// implement parts of store.Store; the stores embed it.
+type Store struct {
+	B    Backend
+	Name string // "sqlite", "postgres": what errors start with
+}
+
+// errorf is fmt.Errorf with the store's name in front.
+func (s *Store) errorf(format string, args ...any) error {
+	return fmt.Errorf(s.Name+": "+format, args...)
+}
+
+// noRows reports sql.ErrNoRows.
+func noRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }
+
+// execOne runs one write statement that must touch one row: ErrNotFound
+// (wrapped with what) when it touched none.
+func (s *Store) execOne(ctx context.Context, what, q string, args ...any) error {
+	res, err := s.B.Exec(ctx, q, args...)
+	if err != nil {
+		return s.wrap(what, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return s.errorf("%s: %w", what, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("%s: %w", what, store.ErrNotFound)
+	}
+	return nil
+}
+
+// wrap names the store in front of a database error; a store error (one
+// of the store's sentinels, ErrFenced included) is returned as is.
+func (s *Store) wrap(what string, err error) error {
+	for _, e := range []error{store.ErrFenced, store.ErrNotFound, store.ErrConflict, store.ErrExists} {
+		if errors.Is(err, e) {
+			return err
+		}
+	}
+	return s.errorf("%s: %w", what, err)
+}
