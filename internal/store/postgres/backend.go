@@ -88,9 +88,9 @@ func (b backend) Exec(ctx context.Context, q string, args ...any) (sql.Result, e
 	return res, err
 }
 
-func (backend) Unique(err error) bool {
-	code, _ := constraint(err)
-	return code == unique
+func (backend) Unique(err error) (string, bool) {
+	code, name := constraint(err)
+	return name, code == unique
 }
 
 func (backend) Lock(ctx context.Context, tx sqlstore.Tx, class int32, key string) error {
@@ -113,4 +113,19 @@ func (r rebound) QueryContext(ctx context.Context, q string, args ...any) (*sql.
 
 func (r rebound) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
 	return r.tx.QueryRowContext(ctx, dialect.Rebind(q), args...)
+}
+
+// Snapshot runs fn in a read-only REPEATABLE READ transaction.
+func (b backend) Snapshot(ctx context.Context, fn func(sqlstore.Tx) error) error {
+	tx, err := b.st.db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
+	if err != nil {
+		return fmt.Errorf("postgres: begin read: %w", err)
+	}
+	defer tx.Rollback() //nolint:errcheck // read only
+	return fn(rebound{tx})
+}
+
+func (backend) LockRow(ctx context.Context, tx sqlstore.Tx, table string, id any) error {
+	_, err := tx.ExecContext(ctx, "SELECT 1 FROM "+table+" WHERE id = ? FOR UPDATE", id)
+	return err
 }

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"fmt"
 
 	"github.com/ingot-dev/ingot/internal/store/sqlstore"
 )
@@ -36,9 +37,22 @@ func (b backend) Exec(ctx context.Context, q string, args ...any) (sql.Result, e
 	return res, err
 }
 
-func (b backend) Unique(err error) bool {
+func (b backend) Unique(err error) (string, bool) {
 	c := constraint(err)
-	return c != "" && c != "fk"
+	return c, c != "" && c != "fk"
 }
 
 func (backend) Lock(context.Context, sqlstore.Tx, int32, string) error { return nil }
+
+// Snapshot runs fn in a read transaction on a reader: WAL gives it one
+// snapshot from its first read.
+func (b backend) Snapshot(ctx context.Context, fn func(sqlstore.Tx) error) error {
+	tx, err := b.st.r.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("sqlite: begin read: %w", err)
+	}
+	defer tx.Rollback() //nolint:errcheck // read only
+	return fn(tx)
+}
+
+func (backend) LockRow(context.Context, sqlstore.Tx, string, any) error { return nil }

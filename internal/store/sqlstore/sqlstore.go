@@ -30,8 +30,15 @@ type Backend interface {
 	// Exec runs a write that is one statement: on its own, or, when ctx
 	// carries a fence, in a transaction that checks the fence first.
 	Exec(ctx context.Context, q string, args ...any) (sql.Result, error)
-	// Unique reports whether err is a unique or primary-key violation.
-	Unique(err error) bool
+	// Unique reports whether err is a unique or primary-key violation, and
+	// names what it violated (SQLite: "table.col, …"; PostgreSQL: the
+	// constraint, e.g. "flavors_pkey", "flavors_name_key").
+	Unique(err error) (name string, ok bool)
+	// Snapshot runs fn, which only reads, on one consistent snapshot.
+	Snapshot(ctx context.Context, fn func(Tx) error) error
+	// LockRow locks the row of table with id until tx ends (PostgreSQL:
+	// SELECT … FOR UPDATE; SQLite: nothing, its single writer serializes).
+	LockRow(ctx context.Context, tx Tx, table string, id any) error
 	// Lock serializes, until tx ends, the transactions that lock the same
 	// (class, key): PostgreSQL's read-check-writes need it (an advisory
 	// lock); SQLite's single writer already serializes them (no-op).
@@ -85,4 +92,20 @@ func (s *Store) wrap(what string, err error) error {
 		}
 	}
 	return s.errorf("%s: %w", what, err)
+}
+
+// reader is the Backend's reads as a Tx (for code shared by reads and
+// writes; it must not write).
+type reader struct{ b Backend }
+
+func (r reader) ExecContext(context.Context, string, ...any) (sql.Result, error) {
+	return nil, errors.New("write outside a transaction")
+}
+
+func (r reader) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	return r.b.Query(ctx, q, args...)
+}
+
+func (r reader) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
+	return r.b.QueryRow(ctx, q, args...)
 }
