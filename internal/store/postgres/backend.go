@@ -93,6 +93,11 @@ func (backend) Unique(err error) (string, bool) {
 	return name, code == unique
 }
 
+func (backend) ForeignKey(err error) bool {
+	code, _ := constraint(err)
+	return code == foreignKey
+}
+
 func (backend) Lock(ctx context.Context, tx sqlstore.Tx, class int32, key string) error {
 	if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?, hashtext(?))", class, key); err != nil {
 		return fmt.Errorf("postgres: lock %s: %w", key, err)

@@ -206,7 +206,7 @@ func (st *Store) UpdateVolume(ctx context.Context, v store.Volume) error {
 	if v.UpdatedAt.IsZero() {
 		v.UpdatedAt = time.Now()
 	}
-	return st.execOne(ctx, fmt.Sprintf("volume %s held by server %q", v.ID, v.ServerID),
+	return st.ExecOne(ctx, fmt.Sprintf("volume %s held by server %q", v.ID, v.ServerID),
 		`UPDATE volumes SET status = $1, node_id = $2, status_reason = $3, updated_at = $4
 		WHERE id = $5 AND server_id = $6 AND server_id <> ''`,
 		v.Status, v.NodeID, v.StatusReason, codec.Time(v.UpdatedAt), v.ID, v.ServerID)

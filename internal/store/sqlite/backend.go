@@ -42,6 +42,8 @@ func (b backend) Unique(err error) (string, bool) {
 	return c, c != "" && c != "fk"
 }
 
+func (backend) ForeignKey(err error) bool { return constraint(err) == "fk" }
+
 func (backend) Lock(context.Context, sqlstore.Tx, int32, string) error { return nil }
 
 // Snapshot runs fn in a read transaction on a reader: WAL gives it one

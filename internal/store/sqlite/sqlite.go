@@ -87,7 +87,7 @@ func WithClock(c clock.Clock) Option { return func(s *Store) { s.now = c.Now } }
 
 // writerQueries are the statements write transactions run.
 var writerQueries = []string{qInsertServer, qServerExists, qDeleteTarget, qRequestDelete, qSaveServer, qUpdateRequests,
-	qInsertAction, qInsertEvent, qInsertPort, qSetPortVIF, qDeletePort}
+	qInsertAction, qInsertEvent, sqlstore.QInsertPort, sqlstore.QSetPortVIF, sqlstore.QBindPort, sqlstore.QDeletePort}
 
 var _ store.Store = (*Store)(nil)
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ingot-dev/ingot/internal/lifecycle"
 	"github.com/ingot-dev/ingot/internal/store"
+	"github.com/ingot-dev/ingot/internal/store/sqlstore"
 )
 
 const (
@@ -200,7 +201,7 @@ func (st *Store) ServerVolumes(ctx context.Context, serverID string) ([]store.Vo
 func (st *Store) VolumesOn(ctx context.Context, serverIDs []string) (map[string][]store.Volume, error) {
 	out := make(map[string][]store.Volume)
 	for len(serverIDs) > 0 {
-		chunk := serverIDs[:min(len(serverIDs), portsOnChunk)]
+		chunk := serverIDs[:min(len(serverIDs), sqlstore.InChunk)]
 		serverIDs = serverIDs[len(chunk):]
 		args := make([]any, len(chunk))
 		for i, id := range chunk {

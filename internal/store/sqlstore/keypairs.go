@@ -97,7 +97,7 @@ func (s *Store) ListKeypairs(ctx context.Context, userID, after string, limit in
 
 // DeleteKeypair implements store.Keypairs.
 func (s *Store) DeleteKeypair(ctx context.Context, userID, name string) error {
-	return s.execOne(ctx, fmt.Sprintf("keypair %s of %s", name, userID),
+	return s.ExecOne(ctx, fmt.Sprintf("keypair %s of %s", name, userID),
 		"DELETE FROM keypairs WHERE user_id = ? AND name = ?", userID, name)
 }
 

@@ -34,6 +34,8 @@ type Backend interface {
 	// names what it violated (SQLite: "table.col, …"; PostgreSQL: the
 	// constraint, e.g. "flavors_pkey", "flavors_name_key").
 	Unique(err error) (name string, ok bool)
+	// ForeignKey reports whether err is a foreign-key violation.
+	ForeignKey(err error) bool
 	// Snapshot runs fn, which only reads, on one consistent snapshot.
 	Snapshot(ctx context.Context, fn func(Tx) error) error
 	// LockRow locks the row of table with id until tx ends (PostgreSQL:
@@ -66,9 +68,9 @@ func (s *Store) errorf(format string, args ...any) error {
 // noRows reports sql.ErrNoRows.
 func noRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }
 
-// execOne runs one write statement that must touch one row: ErrNotFound
+// ExecOne runs one write statement that must touch one row: ErrNotFound
 // (wrapped with what) when it touched none.
-func (s *Store) execOne(ctx context.Context, what, q string, args ...any) error {
+func (s *Store) ExecOne(ctx context.Context, what, q string, args ...any) error {
 	res, err := s.B.Exec(ctx, q, args...)
 	if err != nil {
 		return s.wrap(what, err)
