@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/ingot-dev/ingot/internal/store"
@@ -112,8 +111,7 @@ func (st *Store) PortsOn(ctx context.Context, serverIDs []string) (map[string][]
 		for i, id := range chunk {
 			args[i] = id
 		}
-		marks := strings.TrimSuffix(strings.Repeat("?, ", len(chunk)), ", ")
-		rows, err := st.B.Query(ctx, "SELECT "+portCols+" FROM ports WHERE server_id IN ("+marks+
+		rows, err := st.B.Query(ctx, "SELECT "+portCols+" FROM ports WHERE server_id IN ("+marks(len(chunk))+
 			") ORDER BY server_id, created_at, id", args...)
 		if err != nil {
 			return nil, st.errorf("ports on servers: %w", err)

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/ingot-dev/ingot/internal/store"
 )
@@ -58,6 +59,9 @@ const (
 type Store struct {
 	B    Backend
 	Name string // "sqlite", "postgres": what errors start with
+	// ForUpdate ends a read inside a write transaction that locks the rows
+	// it reads: " FOR UPDATE" on PostgreSQL, "" under SQLite's single writer.
+	ForUpdate string
 }
 
 // errorf is fmt.Errorf with the store's name in front.
@@ -111,3 +115,6 @@ func (r reader) QueryContext(ctx context.Context, q string, args ...any) (*sql.R
 func (r reader) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
 	return r.b.QueryRow(ctx, q, args...)
 }
+
+// marks is n comma-separated placeholders, for an IN list.
+func marks(n int) string { return strings.TrimSuffix(strings.Repeat("?, ", n), ", ") }
