@@ -3,15 +3,10 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"slices"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/ingot-dev/ingot/internal/lifecycle"
 	"github.com/ingot-dev/ingot/internal/store"
-	"github.com/ingot-dev/ingot/internal/store/codec"
-	"github.com/ingot-dev/ingot/internal/store/sqlstore"
 )
 
 var (
@@ -61,41 +56,4 @@ func (st *Store) SaveServers(ctx context.Context, saves []store.Save) []error {
 		}
 	}
 	return errs
-}
-
-// NeedsWorkVersions lists (id, version) of the servers of shards needing
-// work (partial index servers_work_shard, index only; no document is
-// decoded).
-func (st *Store) NeedsWorkVersions(ctx context.Context, shards store.Shards) ([]store.IDVersion, error) {
-	q := "SELECT id, version FROM servers WHERE needs_work"
-	cond, args := sqlstore.ShardCond(shards)
-	if cond != "" {
-		q += " AND " + cond
-	}
-	rows, err := st.pool.Query(ctx, dialect.Rebind(q+" ORDER BY id"), args...)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: servers needing work: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.IDVersion, error) {
-		var v store.IDVersion
-		return v, r.Scan(&v.ID, &v.Version)
-	})
-	if err != nil {
-		return nil, fmt.Errorf("postgres: servers needing work: %w", err)
-	}
-	return out, nil
-}
-
-// ServersByID loads the servers with these ids, by id, in one query.
-func (st *Store) ServersByID(ctx context.Context, ids []string) ([]*lifecycle.Server, error) {
-	if len(ids) == 0 {
-		return nil, nil
-	}
-	out, err := st.queryServers(ctx, "servers by id", len(ids),
-		"SELECT "+codec.ServerCols+" FROM servers WHERE id = ANY($1)", ids)
-	if err != nil {
-		return nil, err
-	}
-	slices.SortFunc(out, func(a, b *lifecycle.Server) int { return strings.Compare(a.ID, b.ID) })
-	return out, nil
 }

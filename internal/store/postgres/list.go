@@ -12,48 +12,6 @@ import (
 
 // The API's and the console's listings.
 
-// CountServers counts live servers by (desired, phase), from the live indexes.
-func (st *Store) CountServers(ctx context.Context, projectID string) ([]store.StatusCount, error) {
-	q := "SELECT desired, phase, COUNT(*) FROM servers WHERE phase <> 'deleted' GROUP BY desired, phase"
-	var args []any
-	if projectID != "" {
-		q = "SELECT desired, phase, COUNT(*) FROM servers WHERE phase <> 'deleted' AND project_id = $1 GROUP BY desired, phase"
-		args = append(args, projectID)
-	}
-	rows, err := st.pool.Query(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: count servers: %w", err)
-	}
-	defer rows.Close()
-	var out []store.StatusCount
-	for rows.Next() {
-		var c store.StatusCount
-		var desired, phase string
-		if err := rows.Scan(&desired, &phase, &c.N); err != nil {
-			return nil, fmt.Errorf("postgres: count servers: %w", err)
-		}
-		c.Desired, c.Phase = lifecycle.Desired(desired), lifecycle.Phase(phase)
-		out = append(out, c)
-	}
-	return out, rows.Err()
-}
-
-// RecentFaults lists live servers with a fault or a failed attempt, newest
-// update first.
-func (st *Store) RecentFaults(ctx context.Context, projectID string, limit int) ([]*lifecycle.Server, error) {
-	if limit <= 0 {
-		limit = 10
-	}
-	var a argList
-	where := "phase <> 'deleted' AND (fault IS NOT NULL OR attempts NOT IN ('null', '[]'))"
-	if projectID != "" {
-		where += " AND project_id = " + a.add(projectID)
-	}
-	lim := a.add(min(limit, maxLimit))
-	return st.queryServers(ctx, "recent faults", min(limit, 64),
-		"SELECT "+codec.ServerCols+" FROM servers WHERE "+where+" ORDER BY updated_at DESC NULLS LAST, id LIMIT "+lim, a...)
-}
-
 // ListServers pages through servers by opts.Sort (default (created_at,
 // id) ascending), with the SQLite store's semantics (store.ListOptions).
 func (st *Store) ListServers(ctx context.Context, opts store.ListOptions) ([]*lifecycle.Server, error) {

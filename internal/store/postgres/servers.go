@@ -173,18 +173,6 @@ func (r *serverRow) done(s *lifecycle.Server) {
 	s.Desired, s.Phase, s.CreatedAt, s.Version = r.c.Desired, r.c.Phase, r.c.CreatedAt, r.c.Version
 }
 
-// GetServer returns the server, deleted or not. ErrNotFound when unknown.
-func (st *Store) GetServer(ctx context.Context, id string) (*lifecycle.Server, error) {
-	s, err := codec.ScanServer(st.pool.QueryRow(ctx, "SELECT "+codec.ServerCols+" FROM servers WHERE id = $1", id))
-	if nf := notFound(err, "server "+id); nf != nil {
-		return nil, nf
-	}
-	if err != nil {
-		return nil, fmt.Errorf("postgres: get server %s: %w", id, err)
-	}
-	return s, nil
-}
-
 // RequestDelete records the user's delete and bumps version, so a worker
 // holding the previous version fails its SaveServer with ErrConflict: the
 // delete wins (I2). Idempotent; ErrNotFound for unknown or deleted servers.
@@ -391,59 +379,4 @@ func (st *Store) queryServers(ctx context.Context, what string, capHint int, q s
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	return out, nil
-}
-
-// ServersNeedingWork returns every server whose needs_work is set (partial
-// index servers_needs_work), ordered by id.
-func (st *Store) ServersNeedingWork(ctx context.Context) ([]*lifecycle.Server, error) {
-	return st.queryServers(ctx, "servers needing work", 64,
-		"SELECT "+codec.ServerCols+" FROM servers WHERE needs_work ORDER BY id")
-}
-
-// ServersInPhase returns at most limit servers in phase with id > after,
-// by ascending id (limit <= 0 means 1000).
-func (st *Store) ServersInPhase(ctx context.Context, phase lifecycle.Phase, after string, limit int) ([]*lifecycle.Server, error) {
-	if limit <= 0 {
-		limit = defaultLimit
-	}
-	return st.queryServers(ctx, "servers in phase "+string(phase), min(limit, 64),
-		"SELECT "+codec.ServerCols+" FROM servers WHERE phase = $1 AND id > $2 ORDER BY id LIMIT $3", string(phase), after, limit)
-}
-
-// CountByPhase counts servers per phase; phases with none are absent.
-func (st *Store) CountByPhase(ctx context.Context) (map[lifecycle.Phase]int, error) {
-	rows, err := st.pool.Query(ctx, "SELECT phase, COUNT(*) FROM servers GROUP BY phase")
-	if err != nil {
-		return nil, fmt.Errorf("postgres: count by phase: %w", err)
-	}
-	defer rows.Close()
-	out := map[lifecycle.Phase]int{}
-	for rows.Next() {
-		var p string
-		var n int
-		if err := rows.Scan(&p, &n); err != nil {
-			return nil, fmt.Errorf("postgres: count by phase: %w", err)
-		}
-		out[lifecycle.Phase(p)] = n
-	}
-	return out, rows.Err()
-}
-
-// NodeHolders maps node id -> server id for every server holding a node
-// (deleted servers still holding one included).
-func (st *Store) NodeHolders(ctx context.Context) (map[string]string, error) {
-	rows, err := st.pool.Query(ctx, "SELECT node_id, id FROM servers WHERE node_id <> ''")
-	if err != nil {
-		return nil, fmt.Errorf("postgres: node holders: %w", err)
-	}
-	defer rows.Close()
-	out := map[string]string{}
-	for rows.Next() {
-		var node, id string
-		if err := rows.Scan(&node, &id); err != nil {
-			return nil, fmt.Errorf("postgres: node holders: %w", err)
-		}
-		out[node] = id
-	}
-	return out, rows.Err()
 }

@@ -177,18 +177,6 @@ func insertServer(ctx context.Context, tx txn, row *insertRow) error {
 	})
 }
 
-// GetServer returns the server, deleted or not. ErrNotFound when unknown.
-func (st *Store) GetServer(ctx context.Context, id string) (*lifecycle.Server, error) {
-	s, err := scanServer(st.queryRow(ctx, "SELECT "+serverCols+" FROM servers WHERE id = ?", id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("server %s: %w", id, store.ErrNotFound)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: get server %s: %w", id, err)
-	}
-	return s, nil
-}
-
 // statusCond is a Nova status as an SQL condition on (desired, phase),
 // from store.StatusPhases; rows in phase deleted are excluded before these
 // apply (unless the listing includes deleted servers: DELETED covers them).
@@ -301,7 +289,7 @@ func (st *Store) ListServers(ctx context.Context, opts store.ListOptions) ([]*li
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: list servers: %w", err)
 	}
-	return collectServers(rows, min(limit, 64))
+	return st.CollectServers(rows, min(limit, 64))
 }
 
 // afterMarker is the condition "after the marker row" in the order keys:
@@ -437,68 +425,6 @@ func saveServer(ctx context.Context, tx txn, s *lifecycle.Server, events []lifec
 	return insertEvents(ctx, tx, s.ID, events)
 }
 
-// ServersNeedingWork returns every server whose needs_work is set (partial
-// index servers_needs_work), ordered by id.
-func (st *Store) ServersNeedingWork(ctx context.Context) ([]*lifecycle.Server, error) {
-	rows, err := st.query(ctx, "SELECT "+serverCols+" FROM servers WHERE needs_work = TRUE ORDER BY id")
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: servers needing work: %w", err)
-	}
-	return collectServers(rows, 64)
-}
-
-// ServersInPhase returns at most limit servers in phase with id > after,
-// by ascending id (limit <= 0 means 1000).
-func (st *Store) ServersInPhase(ctx context.Context, phase lifecycle.Phase, after string, limit int) ([]*lifecycle.Server, error) {
-	if limit <= 0 {
-		limit = defaultLimit
-	}
-	rows, err := st.query(ctx, "SELECT "+serverCols+
-		" FROM servers WHERE phase = ? AND id > ? ORDER BY id LIMIT ?", string(phase), after, limit)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: servers in phase %s: %w", phase, err)
-	}
-	return collectServers(rows, min(limit, 64))
-}
-
-// CountByPhase counts servers per phase; phases with none are absent.
-func (st *Store) CountByPhase(ctx context.Context) (map[lifecycle.Phase]int, error) {
-	rows, err := st.query(ctx, "SELECT phase, COUNT(*) FROM servers GROUP BY phase")
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: count by phase: %w", err)
-	}
-	defer rows.Close()
-	out := map[lifecycle.Phase]int{}
-	for rows.Next() {
-		var p string
-		var n int
-		if err := rows.Scan(&p, &n); err != nil {
-			return nil, fmt.Errorf("sqlite: count by phase: %w", err)
-		}
-		out[lifecycle.Phase(p)] = n
-	}
-	return out, rows.Err()
-}
-
-// NodeHolders maps node id -> server id for every server holding a node
-// (deleted servers still holding one included).
-func (st *Store) NodeHolders(ctx context.Context) (map[string]string, error) {
-	rows, err := st.query(ctx, "SELECT node_id, id FROM servers WHERE node_id <> ''")
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: node holders: %w", err)
-	}
-	defer rows.Close()
-	out := map[string]string{}
-	for rows.Next() {
-		var node, id string
-		if err := rows.Scan(&node, &id); err != nil {
-			return nil, fmt.Errorf("sqlite: node holders: %w", err)
-		}
-		out[node] = id
-	}
-	return out, rows.Err()
-}
-
 // UpdateServer applies mutate to the stored server inside one transaction
 // and writes back what the API owns besides the create and the delete —
 // Name, Spec, Op and OpGen, Lock — with needs_work, bumping Version (a
@@ -552,52 +478,4 @@ func (st *Store) UpdateServer(ctx context.Context, id string, act *store.ActionR
 		return nil
 	})
 	return out, err
-}
-
-// CountServers counts live servers by (desired, phase); the live indexes
-// carry both columns, so the count reads no table row.
-func (st *Store) CountServers(ctx context.Context, projectID string) ([]store.StatusCount, error) {
-	q := "SELECT desired, phase, COUNT(*) FROM " + listFrom + " WHERE phase <> 'deleted' GROUP BY desired, phase"
-	var args []any
-	if projectID != "" {
-		q = "SELECT desired, phase, COUNT(*) FROM " + listProjectFrom + " WHERE phase <> 'deleted' AND project_id = ? GROUP BY desired, phase"
-		args = append(args, projectID)
-	}
-	rows, err := st.query(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: count servers: %w", err)
-	}
-	defer rows.Close()
-	var out []store.StatusCount
-	for rows.Next() {
-		var c store.StatusCount
-		var desired, phase string
-		if err := rows.Scan(&desired, &phase, &c.N); err != nil {
-			return nil, fmt.Errorf("sqlite: count servers: %w", err)
-		}
-		c.Desired, c.Phase = lifecycle.Desired(desired), lifecycle.Phase(phase)
-		out = append(out, c)
-	}
-	return out, rows.Err()
-}
-
-// RecentFaults lists live servers with a fault or a failed attempt, newest
-// update first. It scans the live servers (no index holds faults): a few
-// milliseconds per 10,000 servers, asked for by the console's fleet page.
-func (st *Store) RecentFaults(ctx context.Context, projectID string, limit int) ([]*lifecycle.Server, error) {
-	if limit <= 0 {
-		limit = 10
-	}
-	where := "phase <> 'deleted' AND (fault IS NOT NULL OR attempts NOT IN ('null', '[]'))"
-	args := []any{}
-	if projectID != "" {
-		where += " AND project_id = ?"
-		args = append(args, projectID)
-	}
-	args = append(args, min(limit, maxLimit))
-	rows, err := st.query(ctx, "SELECT "+serverCols+" FROM servers WHERE "+where+" ORDER BY updated_at DESC, id LIMIT ?", args...)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: recent faults: %w", err)
-	}
-	return collectServers(rows, min(limit, 64))
 }

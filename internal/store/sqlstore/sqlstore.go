@@ -62,6 +62,8 @@ type Store struct {
 	// ForUpdate ends a read inside a write transaction that locks the rows
 	// it reads: " FOR UPDATE" on PostgreSQL, "" under SQLite's single writer.
 	ForUpdate string
+	// IndexHints pins reads to their index (SQLite's INDEXED BY).
+	IndexHints bool
 }
 
 // errorf is fmt.Errorf with the store's name in front.
