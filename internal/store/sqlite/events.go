@@ -9,22 +9,10 @@ import (
 )
 
 const (
-	qInsertAction = `INSERT INTO actions
-		(server_id, request_id, action, start_time, message, project_id, user_id)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`
 	qInsertEvent = `INSERT INTO events
 		(server_id, request_id, action, name, node, result, details, start, finish)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
 )
-
-func insertAction(ctx context.Context, tx txn, a store.ActionRecord) error {
-	_, err := tx.ExecContext(ctx, qInsertAction,
-		a.ServerID, a.RequestID, a.Action, encTimeNN(a.StartTime), a.Message, a.ProjectID, a.UserID)
-	if err != nil {
-		return fmt.Errorf("sqlite: insert %s action of %s: %w", a.Action, a.ServerID, err)
-	}
-	return nil
-}
 
 // insertEvents records events of server id; an event without ServerID is
 // taken as the server's.

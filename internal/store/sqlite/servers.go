@@ -3,11 +3,9 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/ingot-dev/ingot/internal/lifecycle"
 	"github.com/ingot-dev/ingot/internal/store"
@@ -21,19 +19,10 @@ const (
 
 // Statements of the write transactions (prepared at Open, see writerQueries).
 const (
-	qInsertServer = `INSERT INTO servers (` + serverCols + `, needs_work, vcpus, ram_mb, resource_class, shard_hash)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
-	// qUpdateRequests writes what UpdateServer owns.
-	qUpdateRequests = `UPDATE servers SET name = ?, spec = ?, requests = ?, updated_at = ?,
-		version = version + 1, needs_work = ? WHERE id = ? AND version = ?`
-	qServerExists = "SELECT 1 FROM servers WHERE id = ?"
-	qDeleteTarget = `SELECT desired, phase, node_id, ports_allocated, project_id, user_id
-		FROM servers WHERE id = ?`
-	qRequestDelete = `UPDATE servers SET desired = ?, delete_requested_at = ?, delete_request_id = ?,
-		updated_at = ?, version = version + 1, needs_work = ? WHERE id = ?`
 	// qSaveServer: desired is never written; needs_work is picked for the
 	// stored desired (see needsWork).
-	qSaveServer = `UPDATE servers SET phase = ?, node_id = ?, ext = ?,
+	qServerExists = "SELECT 1 FROM servers WHERE id = ?"
+	qSaveServer   = `UPDATE servers SET phase = ?, node_id = ?, ext = ?,
 		deploy_requested = ?, ports_allocated = ?, volumes_on_node = ?, volumes_released = ?,
 		excluded = ?, attempts = ?, fault = ?,
 		maintenance_since = ?, updated_at = ?, phase_since = ?, deadline = ?, launched_at = ?,
@@ -41,141 +30,6 @@ const (
 		needs_work = CASE WHEN desired = 'deleted' THEN ? ELSE ? END
 		WHERE id = ? AND version = ?`
 )
-
-// CreateServer inserts s with Version 1 and its create action (request
-// CreateRequestID, at CreatedAt) in one transaction. An empty Desired is
-// taken as active, an empty Phase as pending and a zero CreatedAt as now;
-// those defaults and Version are set on s when the insert commits.
-// ErrExists on a duplicate id; ErrNodeTaken if s.NodeID is held. The
-// volumes of s.Spec.Volumes are reserved in the same transaction (see
-// reserveVolumes).
-func (st *Store) CreateServer(ctx context.Context, s *lifecycle.Server) error {
-	return st.createServer(ctx, s, nil)
-}
-
-// createServer is CreateServer; with check set, the project's quota is
-// checked first in the same transaction (quotas.go).
-func (st *Store) createServer(ctx context.Context, s *lifecycle.Server, check func(tx txn, c *lifecycle.Server) error) error {
-	var all func(tx txn, cs []*lifecycle.Server) (int, error)
-	if check != nil {
-		all = func(tx txn, cs []*lifecycle.Server) (int, error) { return 1, check(tx, cs[0]) }
-	}
-	_, err := st.createServers(ctx, []*lifecycle.Server{s}, all)
-	return err
-}
-
-// insertRow is one server prepared for its insert.
-type insertRow struct {
-	c          lifecycle.Server
-	spec, reqs string
-	docs       lifecycleDocs
-}
-
-func prepareInsert(s *lifecycle.Server) (*insertRow, error) {
-	c := *s
-	if c.Desired == "" {
-		c.Desired = lifecycle.DesiredActive
-	}
-	if c.Phase == "" {
-		c.Phase = lifecycle.PhasePending
-	}
-	if c.CreatedAt.IsZero() {
-		c.CreatedAt = time.Now()
-	}
-	c.Version = 1
-	if err := codec.Validate(&c); err != nil {
-		return nil, err
-	}
-	spec, err := json.Marshal(c.Spec)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: server %s: spec: %w", c.ID, err)
-	}
-	docs, err := encodeDocs(&c)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: server %s: %w", c.ID, err)
-	}
-	reqs, err := requestsOf(&c)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: server %s: %w", c.ID, err)
-	}
-	return &insertRow{c: c, spec: string(spec), reqs: reqs, docs: docs}, nil
-}
-
-// createServers inserts servers in one transaction. check, when set, runs
-// first in it and says how many of them (the first n) to insert; by default
-// all. It returns the number inserted; on any error nothing is written.
-func (st *Store) createServers(ctx context.Context, servers []*lifecycle.Server, check func(tx txn, cs []*lifecycle.Server) (int, error)) (int, error) {
-	rows := make([]*insertRow, len(servers))
-	cs := make([]*lifecycle.Server, len(servers))
-	for i, s := range servers {
-		row, err := prepareInsert(s)
-		if err != nil {
-			return 0, err
-		}
-		rows[i], cs[i] = row, &row.c
-	}
-	n := len(rows)
-	err := st.write(ctx, func(tx txn) error {
-		if check != nil {
-			k, err := check(tx, cs)
-			if err != nil {
-				return err
-			}
-			n = k
-		}
-		for _, row := range rows[:n] {
-			if err := insertServer(ctx, tx, row); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return 0, err
-	}
-	for i, row := range rows[:n] {
-		c := &row.c
-		servers[i].Desired, servers[i].Phase, servers[i].CreatedAt, servers[i].Version = c.Desired, c.Phase, c.CreatedAt, c.Version
-	}
-	return n, nil
-}
-
-// insertServer writes one prepared server, its volume reservations and its
-// create action.
-func insertServer(ctx context.Context, tx txn, row *insertRow) error {
-	c, docs := &row.c, row.docs
-	_, err := tx.ExecContext(ctx, qInsertServer,
-		c.ID, c.Name, c.ProjectID, c.UserID, row.spec, string(c.Desired), string(c.Phase), c.NodeID,
-		docs.ext, c.DeployRequested, c.PortsAllocated, docs.excluded, docs.attempts, docs.fault,
-		encTime(c.MaintenanceSince), encTimeNN(c.CreatedAt), encTime(c.UpdatedAt), encTime(c.PhaseSince),
-		encTime(c.Deadline), encTime(c.DeleteRequestedAt), encTime(c.LaunchedAt),
-		c.CreateRequestID, c.DeleteRequestID, c.Version, c.VolumesOnNode, c.VolumesReleased, row.reqs, c.NeedsWork(),
-		c.Spec.VCPUs, c.Spec.RAMMB, c.Spec.ResourceClass, int64(store.ShardHash(c.ID)))
-	if err != nil {
-		switch constraint(err) {
-		case "servers.id":
-			return fmt.Errorf("server %s: %w", c.ID, store.ErrExists)
-		case "servers.node_id":
-			// SQLite may check the node index before the primary key.
-			var one int
-			if tx.QueryRowContext(ctx, qServerExists, c.ID).Scan(&one) == nil {
-				return fmt.Errorf("server %s: %w", c.ID, store.ErrExists)
-			}
-			return fmt.Errorf("server %s, node %s: %w", c.ID, c.NodeID, store.ErrNodeTaken)
-		}
-		return fmt.Errorf("sqlite: insert server %s: %w", c.ID, err)
-	}
-	if err := reserveVolumes(ctx, tx, c); err != nil {
-		return err
-	}
-	if err := joinGroup(ctx, tx, c); err != nil {
-		return err
-	}
-	return insertAction(ctx, tx, store.ActionRecord{
-		ServerID: c.ID, RequestID: c.CreateRequestID, Action: lifecycle.ActionCreate,
-		StartTime: c.CreatedAt, ProjectID: c.ProjectID, UserID: c.UserID,
-	})
-}
 
 // statusCond is a Nova status as an SQL condition on (desired, phase),
 // from store.StatusPhases; rows in phase deleted are excluded before these
@@ -334,42 +188,6 @@ func (st *Store) afterMarker(ctx context.Context, marker string, keys []store.So
 	return "(" + strings.Join(ors, " OR ") + ")", args, nil
 }
 
-// RequestDelete records the user's delete and bumps version, so a worker
-// holding the previous version fails its SaveServer with ErrConflict: the
-// delete wins (I2). Idempotent; ErrNotFound for unknown or deleted servers.
-func (st *Store) RequestDelete(ctx context.Context, id, requestID string, at time.Time) error {
-	if at.IsZero() {
-		at = time.Now()
-	}
-	return st.write(ctx, func(tx txn) error {
-		var s lifecycle.Server
-		var desired, phase string
-		err := tx.QueryRowContext(ctx, qDeleteTarget, id).Scan(&desired, &phase, &s.NodeID, &s.PortsAllocated, &s.ProjectID, &s.UserID)
-		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("server %s: %w", id, store.ErrNotFound)
-		}
-		if err != nil {
-			return fmt.Errorf("sqlite: request delete %s: %w", id, err)
-		}
-		s.Desired, s.Phase = lifecycle.Desired(desired), lifecycle.Phase(phase)
-		if s.Phase == lifecycle.PhaseDeleted {
-			return fmt.Errorf("server %s: %w", id, store.ErrNotFound)
-		}
-		if s.Desired == lifecycle.DesiredDeleted {
-			return nil // already requested: nothing changes
-		}
-		s.Desired = lifecycle.DesiredDeleted
-		if _, err := tx.ExecContext(ctx, qRequestDelete,
-			string(lifecycle.DesiredDeleted), encTime(at), requestID, encTime(at), s.NeedsWork(), id); err != nil {
-			return fmt.Errorf("sqlite: request delete %s: %w", id, err)
-		}
-		return insertAction(ctx, tx, store.ActionRecord{
-			ServerID: id, RequestID: requestID, Action: lifecycle.ActionDelete,
-			StartTime: at, ProjectID: s.ProjectID, UserID: s.UserID,
-		})
-	})
-}
-
 // SaveServer writes the lifecycle fields of s if s.Version matches the
 // stored version, records events in the same transaction, and on success
 // increments s.Version. ErrConflict on a version mismatch, ErrNotFound for
@@ -423,59 +241,4 @@ func saveServer(ctx context.Context, tx txn, s *lifecycle.Server, events []lifec
 		return fmt.Errorf("server %s at version %d: %w", s.ID, s.Version, store.ErrConflict)
 	}
 	return insertEvents(ctx, tx, s.ID, events)
-}
-
-// UpdateServer applies mutate to the stored server inside one transaction
-// and writes back what the API owns besides the create and the delete —
-// Name, Spec, Op and OpGen, Lock — with needs_work, bumping Version (a
-// reconciler save in flight then conflicts and decides again, as after a
-// delete). An error from mutate aborts with nothing written and is returned
-// as is. When act is not nil its action record is inserted in the same
-// transaction. ErrNotFound for unknown and deleted servers.
-func (st *Store) UpdateServer(ctx context.Context, id string, act *store.ActionRecord, mutate func(*lifecycle.Server) error) (*lifecycle.Server, error) {
-	var out *lifecycle.Server
-	err := st.write(ctx, func(tx txn) error {
-		s, err := scanServer(tx.QueryRowContext(ctx, "SELECT "+serverCols+" FROM servers WHERE id = ?", id))
-		if errors.Is(err, sql.ErrNoRows) || (err == nil && s.Phase == lifecycle.PhaseDeleted) {
-			return fmt.Errorf("server %s: %w", id, store.ErrNotFound)
-		}
-		if err != nil {
-			return fmt.Errorf("sqlite: update server %s: %w", id, err)
-		}
-		if err := mutate(s); err != nil {
-			return err
-		}
-		spec, err := json.Marshal(s.Spec)
-		if err != nil {
-			return fmt.Errorf("sqlite: server %s: spec: %w", id, err)
-		}
-		reqs, err := requestsOf(s)
-		if err != nil {
-			return fmt.Errorf("sqlite: server %s: %w", id, err)
-		}
-		if s.UpdatedAt.IsZero() {
-			s.UpdatedAt = time.Now()
-		}
-		if _, err := tx.ExecContext(ctx, qUpdateRequests, s.Name, string(spec), reqs, encTime(s.UpdatedAt),
-			s.NeedsWork(), id, s.Version); err != nil {
-			return fmt.Errorf("sqlite: update server %s: %w", id, err)
-		}
-		s.Version++
-		if act != nil {
-			a := *act
-			a.ServerID, a.ProjectID, a.UserID = id, s.ProjectID, s.UserID
-			if act.ProjectID != "" {
-				a.ProjectID = act.ProjectID
-			}
-			if act.UserID != "" {
-				a.UserID = act.UserID
-			}
-			if err := insertAction(ctx, tx, a); err != nil {
-				return err
-			}
-		}
-		out = s
-		return nil
-	})
-	return out, err
 }

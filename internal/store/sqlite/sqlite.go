@@ -86,8 +86,7 @@ type Option func(*Store)
 func WithClock(c clock.Clock) Option { return func(s *Store) { s.now = c.Now } }
 
 // writerQueries are the statements write transactions run.
-var writerQueries = []string{qInsertServer, qServerExists, qDeleteTarget, qRequestDelete, qSaveServer, qUpdateRequests,
-	qInsertAction, qInsertEvent, sqlstore.QInsertPort, sqlstore.QSetPortVIF, sqlstore.QBindPort, sqlstore.QDeletePort}
+var writerQueries = []string{qSaveServer, qServerExists, qInsertEvent}
 
 var _ store.Store = (*Store)(nil)
 
@@ -147,7 +146,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	for _, o := range opts {
 		o(s)
 	}
-	for _, q := range slices.Concat(writerQueries, volumeWriterQueries, identityWriterQueries, leaseWriterQueries) {
+	for _, q := range slices.Concat(writerQueries, s.Store.WriterQueries(), leaseWriterQueries) {
 		stmt, err := w.PrepareContext(ctx, q)
 		if err != nil {
 			s.Close()
@@ -287,4 +286,12 @@ func constraint(err error) string {
 		return "fk"
 	}
 	return ""
+}
+
+// QueryContext uses the writer's prepared statement when q is one.
+func (t txn) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	if stmt, ok := t.st.wstmts[q]; ok {
+		return t.StmtContext(ctx, stmt).QueryContext(ctx, args...)
+	}
+	return t.Tx.QueryContext(ctx, q, args...)
 }

@@ -64,6 +64,9 @@ type Store struct {
 	ForUpdate string
 	// IndexHints pins reads to their index (SQLite's INDEXED BY).
 	IndexHints bool
+	// TagsColumn: servers.tags holds a copy of the spec's tags (PostgreSQL,
+	// JSONB with a GIN index for the tag filters); SQLite reads the spec.
+	TagsColumn bool
 }
 
 // errorf is fmt.Errorf with the store's name in front.
