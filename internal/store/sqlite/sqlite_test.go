@@ -226,8 +226,11 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 		}
 		return c
 	}
+	const listFrom = "servers INDEXED BY servers_live_created" // as sqlstore pins ListServers
+	const nameFilter = "instr(name, ?) > 0"
 	for _, tc := range []struct{ query, index string }{
 		{"SELECT " + serverCols + " FROM servers WHERE needs_work = TRUE ORDER BY id", "servers_needs_work"},
+		{"SELECT id, version FROM servers INDEXED BY servers_work_shard WHERE needs_work = TRUE AND shard_hash % ? IN (?, ?) ORDER BY id", "servers_work_shard"},
 		{"SELECT " + serverCols + " FROM servers WHERE phase = ? AND id > ? ORDER BY id LIMIT ?", "servers_phase_id"},
 		{"SELECT " + serverCols + " FROM " + listFrom + " WHERE phase <> 'deleted' AND (created_at, id) > (?, ?) ORDER BY created_at, id LIMIT ?", "servers_live_created"},
 		{"SELECT " + serverCols + " FROM " + listFrom + " WHERE phase <> 'deleted' AND " + cond("BUILD") + " AND " + nameFilter + " ORDER BY created_at, id LIMIT ?", "servers_live_created"},

@@ -39,23 +39,25 @@ type Dialect struct {
 }
 
 // Rebind is q for the dialect: written with ? placeholders, turned into
-// $1, $2, … for PostgreSQL. A ? inside a quoted literal is kept.
+// $1, $2, … for PostgreSQL. A ? inside a quoted literal is kept, and so
+// are JSONB's ?& and ?| operators.
 func (d Dialect) Rebind(q string) string {
 	if !d.Postgres || !strings.Contains(q, "?") {
 		return q
 	}
 	var b strings.Builder
 	n, quoted := 0, false
-	for _, r := range q {
+	for i := 0; i < len(q); i++ {
+		c := q[i]
 		switch {
-		case r == '\'':
+		case c == '\'':
 			quoted = !quoted
-		case r == '?' && !quoted:
+		case c == '?' && !quoted && !(i+1 < len(q) && (q[i+1] == '&' || q[i+1] == '|')):
 			n++
 			b.WriteString("$" + strconv.Itoa(n))
 			continue
 		}
-		b.WriteRune(r)
+		b.WriteByte(c)
 	}
 	return b.String()
 }
