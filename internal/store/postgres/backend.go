@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/ingot-dev/ingot/internal/lifecycle"
 	"github.com/ingot-dev/ingot/internal/store"
 	"github.com/ingot-dev/ingot/internal/store/sqlstore"
 )
@@ -51,18 +52,9 @@ func (b backend) once(ctx context.Context, fn func(sqlstore.Tx) error) error {
 		return fmt.Errorf("postgres: begin: %w", err)
 	}
 	t := rebound{tx}
-	if f, ok := store.FenceOf(ctx); ok {
-		var one int
-		err := t.QueryRowContext(ctx, pqFence, f.Shard, f.Holder, f.Epoch).Scan(&one)
-		if errors.Is(err, sql.ErrNoRows) {
-			err = fmt.Errorf("shard %d epoch %d of %s: %w", f.Shard, f.Epoch, f.Holder, store.ErrFenced)
-		} else if err != nil {
-			err = fmt.Errorf("postgres: fence: %w", err)
-		}
-		if err != nil {
-			_ = tx.Rollback()
-			return err
-		}
+	if err := b.CheckFence(ctx, t); err != nil {
+		_ = tx.Rollback()
+		return err
 	}
 	if err := fn(t); err != nil {
 		_ = tx.Rollback()
@@ -133,4 +125,42 @@ func (b backend) Snapshot(ctx context.Context, fn func(sqlstore.Tx) error) error
 func (backend) LockRow(ctx context.Context, tx sqlstore.Tx, table string, id any) error {
 	_, err := tx.ExecContext(ctx, "SELECT 1 FROM "+table+" WHERE id = ? FOR UPDATE", id)
 	return err
+}
+
+// CheckFence reads the fence's lease row FOR SHARE in tx: a takeover (an
+// update of that row) waits for tx to commit and follows it.
+func (backend) CheckFence(ctx context.Context, tx sqlstore.Tx) error {
+	f, ok := store.FenceOf(ctx)
+	if !ok {
+		return nil
+	}
+	var one int
+	err := tx.QueryRowContext(ctx, pqFence, f.Shard, f.Holder, f.Epoch).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("shard %d epoch %d of %s: %w", f.Shard, f.Epoch, f.Holder, store.ErrFenced)
+	}
+	if err != nil {
+		return fmt.Errorf("postgres: fence: %w", err)
+	}
+	return nil
+}
+
+func (backend) Save(ctx context.Context, tx sqlstore.Tx, s *lifecycle.Server, events []lifecycle.Event) error {
+	return saveServer(ctx, tx, s, events)
+}
+
+// autocommit runs statements on the pool, each on its own (unfenced
+// single-statement writes).
+type autocommit struct{ db *sql.DB }
+
+func (a autocommit) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	return a.db.ExecContext(ctx, dialect.Rebind(q), args...)
+}
+
+func (a autocommit) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	return a.db.QueryContext(ctx, dialect.Rebind(q), args...)
+}
+
+func (a autocommit) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
+	return a.db.QueryRowContext(ctx, dialect.Rebind(q), args...)
 }

@@ -2,15 +2,16 @@ package postgres
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/ingot-dev/ingot/internal/lifecycle"
 	"github.com/ingot-dev/ingot/internal/store"
 	"github.com/ingot-dev/ingot/internal/store/codec"
+	"github.com/ingot-dev/ingot/internal/store/sqlstore"
 )
 
 const (
@@ -44,7 +45,12 @@ const (
 // s.NodeID is held by another server; on any error nothing is written and s
 // is unchanged.
 func (st *Store) SaveServer(ctx context.Context, s *lifecycle.Server, events ...lifecycle.Event) error {
-	err := st.fenced(ctx, func(q executor) error { return saveServer(ctx, q, s, events) })
+	var err error
+	if _, fenced := store.FenceOf(ctx); fenced {
+		err = st.Store.B.Write(ctx, func(tx sqlstore.Tx) error { return saveServer(ctx, tx, s, events) })
+	} else {
+		err = saveServer(ctx, autocommit{st.db}, s, events) // one statement, one round trip
+	}
 	if err != nil {
 		return err
 	}
@@ -53,7 +59,7 @@ func (st *Store) SaveServer(ctx context.Context, s *lifecycle.Server, events ...
 }
 
 // saveServer is SaveServer's statement on q, s.Version left as it is.
-func saveServer(ctx context.Context, q executor, s *lifecycle.Server, events []lifecycle.Event) error {
+func saveServer(ctx context.Context, q sqlstore.Tx, s *lifecycle.Server, events []lifecycle.Event) error {
 	if s.ID == "" {
 		return errors.New("postgres: save server without id")
 	}
@@ -71,11 +77,12 @@ func saveServer(ctx context.Context, q executor, s *lifecycle.Server, events []l
 		codec.Time(s.LaunchedAt), ifDeleted, ifActive, s.ID, s.Version}
 	var n int64
 	if len(events) == 0 {
-		var tag pgconn.CommandTag
-		tag, err = q.Exec(ctx, qSaveServer, args...)
-		n = tag.RowsAffected()
+		var res sql.Result
+		if res, err = q.ExecContext(ctx, qSaveServer, args...); err == nil {
+			n, err = res.RowsAffected()
+		}
 	} else {
-		err = q.QueryRow(ctx, qSaveServerEvents, append(args, eventColumns(events)...)...).Scan(&n)
+		err = q.QueryRowContext(ctx, qSaveServerEvents, append(args, eventColumns(events)...)...).Scan(&n)
 	}
 	if err != nil {
 		switch code, name := constraint(err); {
@@ -88,9 +95,9 @@ func saveServer(ctx context.Context, q executor, s *lifecycle.Server, events []l
 	}
 	if n == 0 {
 		var one int
-		err := q.QueryRow(ctx, "SELECT 1 FROM servers WHERE id = $1", s.ID).Scan(&one)
-		if nf := notFound(err, "server "+s.ID); nf != nil {
-			return nf
+		err := q.QueryRowContext(ctx, "SELECT 1 FROM servers WHERE id = $1", s.ID).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("server %s: %w", s.ID, store.ErrNotFound)
 		}
 		if err != nil {
 			return fmt.Errorf("postgres: save server %s: %w", s.ID, err)

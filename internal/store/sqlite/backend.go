@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 
+	"github.com/ingot-dev/ingot/internal/lifecycle"
 	"github.com/ingot-dev/ingot/internal/store/sqlstore"
 )
 
@@ -58,3 +59,11 @@ func (b backend) Snapshot(ctx context.Context, fn func(sqlstore.Tx) error) error
 }
 
 func (backend) LockRow(context.Context, sqlstore.Tx, string, any) error { return nil }
+
+func (b backend) Save(ctx context.Context, tx sqlstore.Tx, s *lifecycle.Server, events []lifecycle.Event) error {
+	return saveServer(ctx, tx, s, events)
+}
+
+func (b backend) CheckFence(ctx context.Context, tx sqlstore.Tx) error {
+	return b.st.checkFence(ctx, tx)
+}

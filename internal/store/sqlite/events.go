@@ -6,6 +6,7 @@ import (
 
 	"github.com/ingot-dev/ingot/internal/lifecycle"
 	"github.com/ingot-dev/ingot/internal/store"
+	"github.com/ingot-dev/ingot/internal/store/sqlstore"
 )
 
 const (
@@ -16,7 +17,7 @@ const (
 
 // insertEvents records events of server id; an event without ServerID is
 // taken as the server's.
-func insertEvents(ctx context.Context, tx txn, id string, events []lifecycle.Event) error {
+func insertEvents(ctx context.Context, tx sqlstore.Tx, id string, events []lifecycle.Event) error {
 	for _, e := range events {
 		sid := e.ServerID
 		if sid == "" {

@@ -9,6 +9,7 @@ import (
 	"github.com/ingot-dev/ingot/internal/lifecycle"
 	"github.com/ingot-dev/ingot/internal/store"
 	"github.com/ingot-dev/ingot/internal/store/codec"
+	"github.com/ingot-dev/ingot/internal/store/sqlstore"
 )
 
 const (
@@ -44,7 +45,7 @@ func (st *Store) SaveServer(ctx context.Context, s *lifecycle.Server, events ...
 }
 
 // saveServer is SaveServer's write inside tx; s.Version is left to the caller.
-func saveServer(ctx context.Context, tx txn, s *lifecycle.Server, events []lifecycle.Event) error {
+func saveServer(ctx context.Context, tx sqlstore.Tx, s *lifecycle.Server, events []lifecycle.Event) error {
 	if s.ID == "" {
 		return errors.New("sqlite: save server without id")
 	}

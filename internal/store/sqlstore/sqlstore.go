@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ingot-dev/ingot/internal/lifecycle"
 	"github.com/ingot-dev/ingot/internal/store"
 )
 
@@ -28,6 +29,11 @@ type Backend interface {
 	// ctx may carry (store.WithFence) in it; PostgreSQL re-runs fn on a
 	// deadlock or a serialization failure, so fn must be safe to re-run.
 	Write(ctx context.Context, fn func(Tx) error) error
+	// Save is SaveServer's write of s and its events in tx (each store's
+	// own statements: PostgreSQL's is one statement), s.Version unchanged.
+	Save(ctx context.Context, tx Tx, s *lifecycle.Server, events []lifecycle.Event) error
+	// CheckFence checks, in tx, the fence ctx may carry (nil without one).
+	CheckFence(ctx context.Context, tx Tx) error
 	// Exec runs a write that is one statement: on its own, or, when ctx
 	// carries a fence, in a transaction that checks the fence first.
 	Exec(ctx context.Context, q string, args ...any) (sql.Result, error)
