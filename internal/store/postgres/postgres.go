@@ -150,29 +150,6 @@ const idleInTxTimeout = "5s"
 // deadlock or a serialization failure.
 const maxAttempts = 5
 
-// write runs fn in one transaction, retrying it from the start when
-// PostgreSQL aborted it on a deadlock or a serialization failure (fn must
-// be safe to re-run: it reads what it needs inside the transaction).
-func (s *Store) write(ctx context.Context, fn func(tx pgx.Tx) error) error {
-	var err error
-	for attempt := 1; ; attempt++ {
-		err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-			if err := checkFence(ctx, tx); err != nil {
-				return err
-			}
-			return fn(tx)
-		})
-		if err == nil || !retryable(err) || attempt == maxAttempts || ctx.Err() != nil {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return err
-		case <-time.After(time.Duration(attempt) * time.Millisecond):
-		}
-	}
-}
-
 // retryable reports a deadlock or a serialization failure.
 func retryable(err error) bool {
 	var pe *pgconn.PgError
@@ -193,21 +170,4 @@ func constraint(err error) (code, name string) {
 		return "", ""
 	}
 	return pe.Code, pe.ConstraintName
-}
-
-// argList builds a statement's $n parameters.
-type argList []any
-
-// add appends v and returns its placeholder.
-func (a *argList) add(v any) string {
-	*a = append(*a, v)
-	return fmt.Sprintf("$%d", len(*a))
-}
-
-// notFound maps pgx's no-rows error to store.ErrNotFound (wrapped with what).
-func notFound(err error, what string) error {
-	if errors.Is(err, pgx.ErrNoRows) {
-		return fmt.Errorf("%s: %w", what, store.ErrNotFound)
-	}
-	return nil
 }

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/ingot-dev/ingot/internal/lifecycle"
 	"github.com/ingot-dev/ingot/internal/store"
 	"github.com/ingot-dev/ingot/internal/store/codec"
@@ -126,34 +124,4 @@ func eventColumns(events []lifecycle.Event) []any {
 		out[i] = c
 	}
 	return out
-}
-
-// collectServers reads rows of codec.ServerCols.
-func collectServers(rows pgx.Rows, capHint int) ([]*lifecycle.Server, error) {
-	defer rows.Close()
-	out := make([]*lifecycle.Server, 0, capHint)
-	for rows.Next() {
-		s, err := codec.ScanServer(rows)
-		if err != nil {
-			return nil, fmt.Errorf("postgres: %w", err)
-		}
-		out = append(out, s)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("postgres: %w", err)
-	}
-	return out, nil
-}
-
-// queryServers runs a query of codec.ServerCols.
-func (st *Store) queryServers(ctx context.Context, what string, capHint int, q string, args ...any) ([]*lifecycle.Server, error) {
-	rows, err := st.pool.Query(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: %s: %w", what, err)
-	}
-	out, err := collectServers(rows, capHint)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
-	}
-	return out, nil
 }
