@@ -29,9 +29,7 @@ func migrate(ctx context.Context, db *sql.DB) error {
 	return sqlstore.Migrate(ctx, db, dialect, ms)
 }
 
-// migrations are the schema's steps, with their Go parts.
+// migrations are the schema's steps (migrations/*.sql), with their Go parts.
 func migrations() ([]sqlstore.Migration, error) {
-	return sqlstore.Load(migrationFS, "migrations", map[int]func(context.Context, *sql.Tx, sqlstore.Dialect) error{
-		10: sqlstore.FillShardHash,
-	})
+	return sqlstore.Schema(migrationFS)
 }

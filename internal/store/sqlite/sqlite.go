@@ -33,11 +33,13 @@
 // ever changes, existing rows keep the old answer until their next write,
 // so such a change needs a migration (or a recompute at Open) with it.
 //
-// SQL dialect: "?" placeholders, row values, partial indexes and TRUE (all
-// also in PostgreSQL, with $n for ?). SQLite-only pieces are each in one
-// place: instr (nameFilter), INDEXED BY (listFrom), INTEGER PRIMARY KEY for
-// the events and actions ids (the migration), the constraint-error
-// decoding (constraint).
+// Most of the store is the code shared with PostgreSQL
+// (internal/store/sqlstore, over backend.go); what stays here is SQLite's:
+// the two pools and the pragmas, the file permissions (perm.go), the
+// constraint-error decoding (constraint), SaveServer with its events, and
+// the leases judged by the store's clock. SQLite-only SQL the shared code
+// asks for: INDEXED BY (IndexHints), instr and json_each (the list filters),
+// INTEGER PRIMARY KEY for the events and actions ids (the migration).
 package sqlite
 
 import (

@@ -1,7 +1,15 @@
-// Package sqlstore holds what the SQL stores (internal/store/sqlite,
-// internal/store/postgres) share over database/sql: the one migration
-// loader, placeholder rebinding and the shard filter. Each store keeps its
-// schema files (the column types differ) and its dialect.
+// Package sqlstore is the code both SQL stores (internal/store/sqlite,
+// internal/store/postgres) share over database/sql: written once, with ?
+// placeholders, behind a small seam (Backend, and the dialect fields of
+// Store) that each store implements — reads and fenced write transactions,
+// unique and foreign-key violations, row and advisory locks, snapshots,
+// SaveServer's own statement, index hints, the name and tag filters. It
+// holds the server reads, creates (quotas, volume reservations, groups),
+// the API's updates, the listing, the batch saver and the changed-records
+// lister, ports, volumes, keypairs, flavors, server groups, services,
+// aggregates, quotas and quota classes, events and actions, and the one
+// migration loader. Each store keeps its schema files (the column types
+// differ), its connections and its leases.
 package sqlstore
 
 import (

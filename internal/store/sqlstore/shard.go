@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"io/fs"
 	"strings"
 
 	"github.com/ingot-dev/ingot/internal/store"
@@ -24,6 +25,14 @@ func ShardCond(sh store.Shards) (string, []any) {
 		args = append(args, int64(h))
 	}
 	return "shard_hash % ? IN (?" + strings.Repeat(", ?", len(sh.Held)-1) + ")", args
+}
+
+// Schema is the migrations of a store's migrations/*.sql in fsys, with the
+// Go steps both stores' schemas take at the same versions.
+func Schema(fsys fs.FS) ([]Migration, error) {
+	return Load(fsys, "migrations", map[int]func(context.Context, *sql.Tx, Dialect) error{
+		10: FillShardHash,
+	})
 }
 
 // FillShardHash writes servers.shard_hash of every existing server: the
