@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ingot-dev/ingot/internal/store"
 	"github.com/ingot-dev/ingot/internal/store/sqlstore"
 	"github.com/ingot-dev/ingot/internal/store/storetest"
 )
@@ -83,23 +82,9 @@ func TestMigratesVersion9(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	got, err := st.ServersNeedingWork(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(got) != len(want) {
-		t.Fatalf("%d servers after the migration, want %d", len(got), len(want))
-	}
-	for i := range got {
-		if !storetest.EqualServers(got[i], want[i]) {
-			t.Fatalf("server changed by the migration:\n got %+v\nwant %+v", got[i], want[i])
-		}
+	storetest.CheckMigrated(t, st, want, func(id string) (int64, error) {
 		var h int64
-		if err := st.r.QueryRowContext(ctx, "SELECT shard_hash FROM servers WHERE id = ?", got[i].ID).Scan(&h); err != nil {
-			t.Fatal(err)
-		}
-		if h != int64(store.ShardHash(got[i].ID)) {
-			t.Errorf("server %s: shard_hash %d, want %d", got[i].ID, h, store.ShardHash(got[i].ID))
-		}
-	}
+		err := st.r.QueryRowContext(ctx, "SELECT shard_hash FROM servers WHERE id = ?", id).Scan(&h)
+		return h, err
+	})
 }

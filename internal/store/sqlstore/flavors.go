@@ -235,20 +235,7 @@ func (st *Store) FlavorAccess(ctx context.Context, id string) ([]string, error) 
 	} else if err != nil {
 		return nil, st.errorf("flavor access %s: %w", id, err)
 	}
-	rows, err := st.B.Query(ctx, "SELECT project_id FROM flavor_access WHERE flavor_id = ? ORDER BY project_id", id)
-	if err != nil {
-		return nil, st.errorf("flavor access %s: %w", id, err)
-	}
-	defer rows.Close()
-	out := []string{}
-	for rows.Next() {
-		var p string
-		if err := rows.Scan(&p); err != nil {
-			return nil, st.errorf("flavor access %s: %w", id, err)
-		}
-		out = append(out, p)
-	}
-	return out, rows.Err()
+	return st.texts(ctx, "flavor access "+id, "SELECT project_id FROM flavor_access WHERE flavor_id = ? ORDER BY project_id", id)
 }
 
 // AddFlavorAccess implements store.Flavors.

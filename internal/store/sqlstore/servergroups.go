@@ -195,18 +195,5 @@ func (st *Store) GroupMembers(ctx context.Context, id string) ([]store.ServerGro
 
 // ServerGroupsOf implements store.ServerGroups.
 func (st *Store) ServerGroupsOf(ctx context.Context, serverID string) ([]string, error) {
-	rows, err := st.B.Query(ctx, "SELECT group_id FROM server_group_members WHERE server_id = ?", serverID)
-	if err != nil {
-		return nil, st.errorf("groups of server %s: %w", serverID, err)
-	}
-	defer rows.Close()
-	out := []string{}
-	for rows.Next() {
-		var g string
-		if err := rows.Scan(&g); err != nil {
-			return nil, st.errorf("groups of server %s: %w", serverID, err)
-		}
-		out = append(out, g)
-	}
-	return out, rows.Err()
+	return st.texts(ctx, "groups of server "+serverID, "SELECT group_id FROM server_group_members WHERE server_id = ?", serverID)
 }

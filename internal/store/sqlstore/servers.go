@@ -13,8 +13,8 @@ import (
 	"github.com/ingot-dev/ingot/internal/store/codec"
 )
 
-// The server reads both stores share; the writes (create, save, update,
-// delete) and the listing are still each store's.
+// The server reads (the creates: create.go; the API's updates: update.go;
+// the listing: list.go; SaveServer is each store's own).
 
 // from is table for a read that the named index serves: pinned with
 // INDEXED BY on SQLite, whose planner would pick another; PostgreSQL's

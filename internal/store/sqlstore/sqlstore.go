@@ -129,3 +129,21 @@ func (r reader) QueryRowContext(ctx context.Context, q string, args ...any) *sql
 
 // marks is n comma-separated placeholders, for an IN list.
 func marks(n int) string { return strings.TrimSuffix(strings.Repeat("?, ", n), ", ") }
+
+// texts runs a read of one text column; never nil.
+func (st *Store) texts(ctx context.Context, what, q string, args ...any) ([]string, error) {
+	rows, err := st.B.Query(ctx, q, args...)
+	if err != nil {
+		return nil, st.errorf("%s: %w", what, err)
+	}
+	defer rows.Close()
+	out := []string{}
+	for rows.Next() {
+		var v string
+		if err := rows.Scan(&v); err != nil {
+			return nil, st.errorf("%s: %w", what, err)
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}

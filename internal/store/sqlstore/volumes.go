@@ -125,7 +125,8 @@ func (st *Store) ListProjectVolumes(ctx context.Context, projectID, after string
 		"SELECT "+volumeCols+" FROM volumes WHERE project_id = ? AND id > ? ORDER BY id LIMIT ?", projectID, after, limit)
 }
 
-// lockedVolume is a volume row read FOR UPDATE inside a transaction.
+// lockedVolume is a volume row read inside a write transaction (FOR UPDATE
+// where rows lock).
 type lockedVolume struct{ server, status, reason, project string }
 
 // lockVolume reads who holds a volume, locking its row until the

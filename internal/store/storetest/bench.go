@@ -65,3 +65,29 @@ func BenchLoadShards(b *testing.B, st store.Store, busy int) {
 	b.Run("every shard", func(b *testing.B) { load(b, store.Shards{}) })
 	b.Run("22 of 64 shards", func(b *testing.B) { load(b, held) })
 }
+
+// CheckMigrated checks a store just migrated from an older schema: the
+// servers needing work are want, unchanged, and each one's stored shard
+// hash (read by hash) is store.ShardHash of its id.
+func CheckMigrated(t *testing.T, st store.Store, want []*lifecycle.Server, hash func(id string) (int64, error)) {
+	t.Helper()
+	got, err := st.ServersNeedingWork(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d servers after the migration, want %d", len(got), len(want))
+	}
+	for i := range got {
+		if !EqualServers(got[i], want[i]) {
+			t.Fatalf("server changed by the migration:\n got %+v\nwant %+v", got[i], want[i])
+		}
+		h, err := hash(got[i].ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h != int64(store.ShardHash(got[i].ID)) {
+			t.Errorf("server %s: shard_hash %d, want %d", got[i].ID, h, store.ShardHash(got[i].ID))
+		}
+	}
+}
