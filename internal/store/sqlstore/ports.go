@@ -111,7 +111,7 @@ func (st *Store) PortsOn(ctx context.Context, serverIDs []string) (map[string][]
 		for i, id := range chunk {
 			args[i] = id
 		}
-		rows, err := st.B.Query(ctx, "SELECT "+portCols+" FROM ports WHERE server_id IN ("+marks(len(chunk))+
+		rows, err := st.B.QueryOnce(ctx, "SELECT "+portCols+" FROM ports WHERE server_id IN ("+marks(len(chunk))+
 			") ORDER BY server_id, created_at, id", args...)
 		if err != nil {
 			return nil, st.errorf("ports on servers: %w", err)

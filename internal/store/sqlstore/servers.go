@@ -107,11 +107,13 @@ func (st *Store) ServersByID(ctx context.Context, ids []string) ([]*lifecycle.Se
 		for i, id := range ids[:n] {
 			args[i] = id
 		}
-		// Not cached on SQLite's readers: the text varies with n.
-		got, err := st.queryServers(ctx, "servers by id", n,
-			"SELECT "+codec.ServerCols+" FROM servers WHERE id IN ("+marks(n)+")", args...)
+		rows, err := st.B.QueryOnce(ctx, "SELECT "+codec.ServerCols+" FROM servers WHERE id IN ("+marks(n)+")", args...)
 		if err != nil {
-			return nil, err
+			return nil, st.errorf("servers by id: %w", err)
+		}
+		got, err := st.CollectServers(rows, n)
+		if err != nil {
+			return nil, fmt.Errorf("servers by id: %w", err)
 		}
 		out = append(out, got...)
 		ids = ids[n:]

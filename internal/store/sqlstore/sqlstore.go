@@ -25,6 +25,9 @@ type Backend interface {
 	// reader pool, through a cached statement).
 	Query(ctx context.Context, q string, args ...any) (*sql.Rows, error)
 	QueryRow(ctx context.Context, q string, args ...any) *sql.Row
+	// QueryOnce is Query for a text that varies with its arguments (an IN
+	// list): SQLite does not keep its statement.
+	QueryOnce(ctx context.Context, q string, args ...any) (*sql.Rows, error)
 	// Write runs fn in one write transaction, after checking the fence
 	// ctx may carry (store.WithFence) in it; PostgreSQL re-runs fn on a
 	// deadlock or a serialization failure, so fn must be safe to re-run.

@@ -183,10 +183,14 @@ func (st *Store) VolumesOn(ctx context.Context, serverIDs []string) (map[string]
 		for i, id := range chunk {
 			args[i] = id
 		}
-		vols, err := st.queryVolumes(ctx, "volumes on servers", "SELECT "+volumeCols+" FROM volumes WHERE server_id IN ("+
+		rows, err := st.B.QueryOnce(ctx, "SELECT "+volumeCols+" FROM volumes WHERE server_id IN ("+
 			marks(len(chunk))+") AND server_id <> '' ORDER BY server_id, "+volumeOrder, args...)
 		if err != nil {
-			return nil, err
+			return nil, st.errorf("volumes on servers: %w", err)
+		}
+		vols, err := collect(rows, scanVolume)
+		if err != nil {
+			return nil, st.errorf("volumes on servers: %w", err)
 		}
 		for _, v := range vols {
 			out[v.ServerID] = append(out[v.ServerID], v)
