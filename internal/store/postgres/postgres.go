@@ -103,7 +103,8 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
 	s := &Store{pool: pool, db: stdlib.OpenDBFromPool(pool)} // closing db leaves the pool open
-	s.Store = &sqlstore.Store{B: backend{s}, Name: "postgres", ForUpdate: " FOR UPDATE", TagsColumn: true}
+	s.Store = &sqlstore.Store{B: backend{s}, Name: "postgres", ForUpdate: " FOR UPDATE", TagsColumn: true,
+		NameFilter: "strpos(name, ?) > 0"}
 	if err := migrate(ctx, s.db); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("postgres: migrate: %w", err)

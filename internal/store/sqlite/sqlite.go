@@ -144,7 +144,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	r.SetConnMaxLifetime(0)
 	r.SetConnMaxIdleTime(0)
 	s := &Store{w: w, r: r, wstmts: map[string]*sql.Stmt{}, now: time.Now}
-	s.Store = &sqlstore.Store{B: backend{s}, Name: "sqlite", IndexHints: true}
+	s.Store = &sqlstore.Store{B: backend{s}, Name: "sqlite", IndexHints: true, NameFilter: "instr(name, ?) > 0"}
 	for _, o := range opts {
 		o(s)
 	}

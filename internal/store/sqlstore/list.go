@@ -14,14 +14,6 @@ import (
 
 // The API's listing of servers.
 
-// nameFilter is a case-sensitive literal substring match (no wildcards).
-func (st *Store) nameFilter() string {
-	if st.TagsColumn { // PostgreSQL
-		return "strpos(name, ?) > 0"
-	}
-	return "instr(name, ?) > 0"
-}
-
 // tagFilter holds when the server carries every one (all) or any one of
 // tags: on PostgreSQL the tags column (JSONB, GIN index) with ?& and ?|;
 // on SQLite one json_each probe of the spec per tag.
@@ -76,7 +68,7 @@ func (st *Store) ListServers(ctx context.Context, opts store.ListOptions) ([]*li
 		where = append(where, cond)
 	}
 	if opts.Name != "" {
-		where = append(where, st.nameFilter())
+		where = append(where, st.NameFilter)
 		args = append(args, opts.Name)
 	}
 	if !opts.ChangesSince.IsZero() {

@@ -73,6 +73,10 @@ type Store struct {
 	ForUpdate string
 	// IndexHints pins reads to their index (SQLite's INDEXED BY).
 	IndexHints bool
+	// NameFilter is the case-sensitive literal substring match of a
+	// server's name on one ? (no wildcards): instr on SQLite, strpos on
+	// PostgreSQL.
+	NameFilter string
 	// TagsColumn: servers.tags holds a copy of the spec's tags (PostgreSQL,
 	// JSONB with a GIN index for the tag filters); SQLite reads the spec.
 	TagsColumn bool
