@@ -7,8 +7,9 @@ import (
 	"github.com/ingot-dev/ingot/internal/store"
 )
 
-// loadWork returns every server needing work, as ServersNeedingWork does,
-// decoding only the records that changed since the last tick read them
+// loadWork returns every server needing work, as ServersNeedingWork does
+// (of the shards this replica holds, when it shares the servers by
+// leases: the store selects them by their stored shard hash), decoding only the records that changed since the last tick read them
 // when the store is a store.WorkLister: a record whose version is the one
 // read before is the same record (every write of a server row bumps its
 // version), so the copy kept from then is handed out again. The
@@ -20,7 +21,7 @@ func (r *Reconciler) loadWork(ctx context.Context) ([]*lifecycle.Server, error) 
 	if !ok {
 		return r.store.ServersNeedingWork(ctx)
 	}
-	vs, err := wl.NeedsWorkVersions(ctx)
+	vs, err := wl.NeedsWorkVersions(ctx, r.heldShards())
 	if err != nil {
 		return nil, err
 	}
@@ -48,4 +49,19 @@ func (r *Reconciler) loadWork(ctx context.Context) ([]*lifecycle.Server, error) 
 		}
 	}
 	return out, nil
+}
+
+// heldShards are the shards whose servers loadWork reads: those held now
+// (owned filters again, as leases may be lost meanwhile); every shard
+// without leases.
+func (r *Reconciler) heldShards() store.Shards {
+	if r.leases == nil {
+		return store.Shards{}
+	}
+	st := r.leases.Status()
+	sh := store.Shards{N: st.Shards, Held: make([]int, len(st.Held))}
+	for i, h := range st.Held {
+		sh.Held[i] = h.Shard
+	}
+	return sh
 }

@@ -39,9 +39,11 @@ type IDVersion struct {
 // is most of a tick's cost). Optional: the reconciler falls back to
 // ServersNeedingWork.
 type WorkLister interface {
-	// NeedsWorkVersions returns the id and version of every server with
-	// NeedsWork() true (as ServersNeedingWork would return them), by id.
-	NeedsWorkVersions(ctx context.Context) ([]IDVersion, error)
+	// NeedsWorkVersions returns the id and version of every server of the
+	// given shards with NeedsWork() true (as ServersNeedingWork would return
+	// them, restricted to those shards), by id. An index on the stored
+	// shard hash serves it: a replica reads nothing of the others' shards.
+	NeedsWorkVersions(ctx context.Context, shards Shards) ([]IDVersion, error)
 	// ServersByID returns the servers with these ids, by id; unknown ids
 	// are left out.
 	ServersByID(ctx context.Context, ids []string) ([]*lifecycle.Server, error)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"hash/fnv"
+	"slices"
 	"time"
 )
 
@@ -88,15 +89,38 @@ func FenceOf(ctx context.Context) (Fence, bool) {
 	return f, ok
 }
 
-// ShardOf is the shard of a server among n (FNV-1a of its id): fixed for
-// the server's life as long as the shard count is.
+// ShardOf is the shard of a server among n (ShardHash of its id modulo n):
+// fixed for the server's life as long as the shard count is.
 func ShardOf(serverID string, n int) int {
 	if n <= 1 {
 		return 0
 	}
+	return int(ShardHash(serverID) % uint32(n))
+}
+
+// ShardHash is the FNV-1a hash of a server id that ShardOf divides. The
+// stores keep it in a column written at create, so a load can select the
+// servers of some shards under any shard count (hash % n).
+func ShardHash(serverID string) uint32 {
 	h := fnv.New32a()
 	_, _ = h.Write([]byte(serverID))
-	return int(h.Sum32() % uint32(n))
+	return h.Sum32()
+}
+
+// Shards selects the servers of some shards among N, for the loads a
+// replica needs only for the shards it holds. The zero value selects every
+// server.
+type Shards struct {
+	N    int   // shard count (ShardOf's n); 0: every server
+	Held []int // the shards selected; none selects no server
+}
+
+// All reports whether s selects every server.
+func (s Shards) All() bool { return s.N <= 0 }
+
+// Has reports whether s selects the server.
+func (s Shards) Has(serverID string) bool {
+	return s.All() || slices.Contains(s.Held, ShardOf(serverID, s.N))
 }
 
 // Share is the most leases one of live replicas takes: ceil(shards/live).

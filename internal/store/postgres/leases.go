@@ -2,14 +2,11 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
-
 	"github.com/ingot-dev/ingot/internal/store"
+	"github.com/ingot-dev/ingot/internal/store/sqlstore"
 )
 
 // Shard leases (store.Leases) on PostgreSQL. Expiry is the server's
@@ -52,41 +49,41 @@ func (st *Store) ClaimLeases(ctx context.Context, c store.Claim) (store.Claimed,
 		return store.Claimed{}, fmt.Errorf("postgres: claim leases: want a host, shards and a ttl, got %+v", c)
 	}
 	var out store.Claimed
-	err := st.write(ctx, func(tx pgx.Tx) error {
+	err := st.Store.B.Write(ctx, func(tx sqlstore.Tx) error {
 		out = store.Claimed{}
 		var now time.Time
-		if err := tx.QueryRow(ctx, pqNow).Scan(&now); err != nil {
+		if err := tx.QueryRowContext(ctx, pqNow).Scan(&now); err != nil {
 			return err
 		}
 		exp := now.Add(c.TTL)
-		if _, err := tx.Exec(ctx, pqHeartbeat, c.Host, now); err != nil {
+		if _, err := tx.ExecContext(ctx, pqHeartbeat, c.Host, now); err != nil {
 			return err
 		}
-		if err := tx.QueryRow(ctx, pqLive, now.Add(-c.TTL)).Scan(&out.Live); err != nil {
+		if err := tx.QueryRowContext(ctx, pqLive, now.Add(-c.TTL)).Scan(&out.Live); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, pqEnsureShard, c.Shards); err != nil {
+		if _, err := tx.ExecContext(ctx, pqEnsureShard, c.Shards); err != nil {
 			return err
 		}
 		var err error
 		if c.TakeOwn {
-			_, err = tx.Exec(ctx, pqTakeOwn, exp, c.Host, c.Shards)
+			_, err = tx.ExecContext(ctx, pqTakeOwn, exp, c.Host, c.Shards)
 		} else {
-			_, err = tx.Exec(ctx, pqRenew, exp, c.Host, now, c.Shards)
+			_, err = tx.ExecContext(ctx, pqRenew, exp, c.Host, now, c.Shards)
 		}
 		if err != nil {
 			return err
 		}
 		var held int
-		if err := tx.QueryRow(ctx, pqHeld, c.Host, now, c.Shards).Scan(&held); err != nil {
+		if err := tx.QueryRowContext(ctx, pqHeld, c.Host, now, c.Shards).Scan(&held); err != nil {
 			return err
 		}
 		if want := store.Share(c.Shards, out.Live); held < want {
-			if _, err := tx.Exec(ctx, pqTake, c.Host, exp, now, c.Shards, want-held); err != nil {
+			if _, err := tx.ExecContext(ctx, pqTake, c.Host, exp, now, c.Shards, want-held); err != nil {
 				return err
 			}
 		}
-		rows, err := tx.Query(ctx, pqMine, c.Host, now, c.Shards)
+		rows, err := tx.QueryContext(ctx, pqMine, c.Host, now, c.Shards)
 		if err != nil {
 			return err
 		}
@@ -109,18 +106,18 @@ func (st *Store) ClaimLeases(ctx context.Context, c store.Claim) (store.Claimed,
 
 // ReleaseLeases gives up host's leases (store.Leases).
 func (st *Store) ReleaseLeases(ctx context.Context, host string, shards []int) error {
-	err := st.write(ctx, func(tx pgx.Tx) error {
+	err := st.Store.B.Write(ctx, func(tx sqlstore.Tx) error {
 		if shards == nil {
-			if _, err := tx.Exec(ctx, pqRelease, host); err != nil {
+			if _, err := tx.ExecContext(ctx, pqRelease, host); err != nil {
 				return err
 			}
-			_, err := tx.Exec(ctx, pqForget, host)
+			_, err := tx.ExecContext(ctx, pqForget, host)
 			return err
 		}
 		if len(shards) == 0 {
 			return nil
 		}
-		_, err := tx.Exec(ctx, pqReleaseSome, host, shards)
+		_, err := tx.ExecContext(ctx, pqReleaseSome, host, shards)
 		return err
 	})
 	if err != nil {
@@ -131,7 +128,7 @@ func (st *Store) ReleaseLeases(ctx context.Context, host string, shards []int) e
 
 // ListLeases lists every shard's lease (store.Leases).
 func (st *Store) ListLeases(ctx context.Context) ([]store.Lease, error) {
-	rows, err := st.pool.Query(ctx, `SELECT shard, holder, epoch, expires_at FROM leases ORDER BY shard`)
+	rows, err := st.db.QueryContext(ctx, `SELECT shard, holder, epoch, expires_at FROM leases ORDER BY shard`)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: leases: %w", err)
 	}
@@ -146,40 +143,6 @@ func (st *Store) ListLeases(ctx context.Context) ([]store.Lease, error) {
 		out = append(out, l)
 	}
 	return out, rows.Err()
-}
-
-// checkFence refuses a write whose context carries a fence that no longer
-// holds, inside the write's transaction, and keeps the lease row share-locked
-// until the write commits.
-func checkFence(ctx context.Context, tx pgx.Tx) error {
-	f, ok := store.FenceOf(ctx)
-	if !ok {
-		return nil
-	}
-	var one int
-	err := tx.QueryRow(ctx, pqFence, f.Shard, f.Holder, f.Epoch).Scan(&one)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return fmt.Errorf("shard %d epoch %d of %s: %w", f.Shard, f.Epoch, f.Holder, store.ErrFenced)
-	}
-	if err != nil {
-		return fmt.Errorf("postgres: fence: %w", err)
-	}
-	return nil
-}
-
-// executor is what a write statement runs on: the pool, or a transaction.
-type executor interface {
-	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
-	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
-}
-
-// fenced runs a write that is one statement on the pool, or, when ctx
-// carries a fence, in a transaction that checks the fence first.
-func (st *Store) fenced(ctx context.Context, fn func(q executor) error) error {
-	if _, ok := store.FenceOf(ctx); !ok {
-		return fn(st.pool)
-	}
-	return st.write(ctx, func(tx pgx.Tx) error { return fn(tx) }) // write checks the fence first
 }
 
 // KickReplicas wakes every replica's loop (store.Kicker).

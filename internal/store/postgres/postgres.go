@@ -1,53 +1,52 @@
-// Package postgres is the implementation of store.Store on PostgreSQL
-// (pgx v5, pgxpool), for ingot deployments that outgrow the embedded
-// SQLite store. It keeps the SQLite store's semantics exactly (the
-// internal/store/storetest suite runs against both) and shares its row
-// codec (internal/store/codec).
+// Package postgres is store.Store on PostgreSQL, for ingot deployments
+// that outgrow the embedded SQLite store: the PostgreSQL side (backend.go)
+// of the code both stores share (internal/store/sqlstore), plus what only
+// PostgreSQL has — the one-statement SaveServer, the leases' SQL, the
+// owner's session lock (owner.go) and LISTEN/NOTIFY kicks.
 //
-// Connections. One pgxpool; every read is one statement on the pool, every
-// write one short transaction (READ COMMITTED, PostgreSQL's default) or a
-// single statement. pgx caches each statement's prepared form per
-// connection. Context deadlines bound every call.
+// Connections. One pgxpool (pgx v5), reached by the shared code through
+// database/sql (pgx/v5/stdlib's OpenDBFromPool, statements rebound from ?
+// to $n); every read is one statement, every write one short transaction
+// (READ COMMITTED) or a single statement. pgx caches each statement's
+// prepared form per connection. Context deadlines bound every call.
 //
-// Atomicity without SQLite's single writer. SQLite serializes the
-// writers of a process, so its read-check-write transactions are atomic by
-// construction; here several writers (and several replicas) run at
-// once, so every such transaction locks what its check reads:
+// Atomicity without SQLite's single writer: several writers (and several
+// replicas) run at once, so every read-check-write locks what it checks.
+// The shared code asks for it through the seam, and here it is:
 //   - SaveServer is one UPDATE … WHERE version = $v (the compare-and-swap
 //     itself; a concurrent writer's commit makes PostgreSQL re-check the
 //     WHERE on the new row, so one of two saves wins); its events are
 //     inserted by the same statement.
-//   - RequestDelete and UpdateServer read the server FOR UPDATE.
+//   - RequestDelete and UpdateServer read the server FOR UPDATE
+//     (sqlstore.Store.ForUpdate), as do the aggregate writes (LockRow).
 //   - CreateServer's volume reservation locks the volume rows (FOR UPDATE,
 //     in id order so two creates cannot deadlock), then checks and takes them.
-//   - CreateServerWithin and CreateKeypair count what the quota limits
-//     under a transaction-scoped advisory lock on the project (the user, for
-//     keypairs): the count and the insert of two racing creates cannot
-//     interleave, and no projects table is needed to lock a row of.
+//   - The quota-checked creates and CreateKeypair count what the quota
+//     limits under a transaction-scoped advisory lock on the project (the
+//     user, for keypairs; Lock): the count and the insert of two racing
+//     creates cannot interleave, and no projects table is needed.
 //
 // SERIALIZABLE would give the same with fewer locks but turns every race
 // into a retried transaction; explicit locks make the waits short and the
 // outcome the same as SQLite's. Deadlocks (40P01) and serialization
-// failures (40001), should any arise, are retried inside the store a few
-// times (write).
-//
-// SQL is written for PostgreSQL ($n placeholders, strpos, jsonb, ANY);
-// constraint violations (SQLSTATE 23505, 23503) become the typed store
+// failures (40001), should any arise, are retried a few times (Write).
+// Constraint violations (SQLSTATE 23505, 23503) become the typed store
 // errors by constraint name (constraint).
 //
-// Leases and fences (leases.go): every write transaction (write) first
-// checks the fence its context may carry, reading the lease row FOR SHARE,
-// and the single-statement writes run in such a transaction when fenced
-// (fenced), so a takeover waits for a fenced write in flight; API writes
-// carry no fence and stay single statements. Kicks between replicas are
-// NOTIFY ingot_kick.
+// Leases and fences (leases.go): every write transaction first checks the
+// fence its context may carry, reading the lease row FOR SHARE, and the
+// single-statement writes run in such a transaction when fenced, so a
+// takeover waits for a fenced write in flight; API writes carry no fence
+// and stay single statements. Kicks between replicas are NOTIFY ingot_kick.
 //
-// Schema: migrations/NNNN_name.sql, applied at Open under an advisory lock
-// (migrate.go), so replicas starting together migrate once.
+// Schema: migrations/NNNN_name.sql, applied at Open by the shared loader
+// under an advisory lock (migrate.go), so replicas starting together
+// migrate once.
 package postgres
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"time"
@@ -55,8 +54,10 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/ingot-dev/ingot/internal/store"
+	"github.com/ingot-dev/ingot/internal/store/sqlstore"
 )
 
 const (
@@ -67,6 +68,8 @@ const (
 // Store is the PostgreSQL store. Safe for concurrent use.
 type Store struct {
 	pool *pgxpool.Pool
+	db   *sql.DB // the pool under database/sql, for the shared code (backend.go)
+	*sqlstore.Store
 }
 
 var _ store.Store = (*Store)(nil)
@@ -99,13 +102,15 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	s := &Store{pool: pool}
-	if err := migrate(ctx, pool); err != nil {
-		pool.Close()
+	s := &Store{pool: pool, db: stdlib.OpenDBFromPool(pool)} // closing db leaves the pool open
+	s.Store = &sqlstore.Store{B: backend{s}, Name: "postgres", ForUpdate: " FOR UPDATE", TagsColumn: true,
+		NameFilter: "strpos(name, ?) > 0"}
+	if err := migrate(ctx, s.db); err != nil {
+		s.Close()
 		return nil, fmt.Errorf("postgres: migrate: %w", err)
 	}
 	if err := s.Ping(ctx); err != nil {
-		pool.Close()
+		s.Close()
 		return nil, err
 	}
 	return s, nil
@@ -113,6 +118,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 
 // Close closes the pool. Safe to call more than once.
 func (s *Store) Close() error {
+	s.db.Close()
 	s.pool.Close()
 	return nil
 }
@@ -143,29 +149,6 @@ const idleInTxTimeout = "5s"
 // deadlock or a serialization failure.
 const maxAttempts = 5
 
-// write runs fn in one transaction, retrying it from the start when
-// PostgreSQL aborted it on a deadlock or a serialization failure (fn must
-// be safe to re-run: it reads what it needs inside the transaction).
-func (s *Store) write(ctx context.Context, fn func(tx pgx.Tx) error) error {
-	var err error
-	for attempt := 1; ; attempt++ {
-		err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-			if err := checkFence(ctx, tx); err != nil {
-				return err
-			}
-			return fn(tx)
-		})
-		if err == nil || !retryable(err) || attempt == maxAttempts || ctx.Err() != nil {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return err
-		case <-time.After(time.Duration(attempt) * time.Millisecond):
-		}
-	}
-}
-
 // retryable reports a deadlock or a serialization failure.
 func retryable(err error) bool {
 	var pe *pgconn.PgError
@@ -186,21 +169,4 @@ func constraint(err error) (code, name string) {
 		return "", ""
 	}
 	return pe.Code, pe.ConstraintName
-}
-
-// argList builds a statement's $n parameters.
-type argList []any
-
-// add appends v and returns its placeholder.
-func (a *argList) add(v any) string {
-	*a = append(*a, v)
-	return fmt.Sprintf("$%d", len(*a))
-}
-
-// notFound maps pgx's no-rows error to store.ErrNotFound (wrapped with what).
-func notFound(err error, what string) error {
-	if errors.Is(err, pgx.ErrNoRows) {
-		return fmt.Errorf("%s: %w", what, store.ErrNotFound)
-	}
-	return nil
 }

@@ -35,6 +35,10 @@ func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Store { return openFresh(t) })
 }
 
+func TestOptionalConformance(t *testing.T) {
+	storetest.RunOptional(t, func(t *testing.T) store.Store { return openFresh(t) })
+}
+
 // TestConcurrentOpenMigratesOnce: replicas starting together on an empty
 // database each open the store; the advisory lock makes one of them apply
 // the schema and the others find it applied, so none fails (without the

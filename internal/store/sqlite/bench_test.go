@@ -135,3 +135,14 @@ func BenchmarkListServers(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkLoadShards: a replica's per-tick load at 10,000 busy servers,
+// every shard against the 22 of 64 it holds (storetest.BenchLoadShards).
+func BenchmarkLoadShards(b *testing.B) {
+	st, err := Open(b.Context(), filepath.Join(b.TempDir(), "bench.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	storetest.BenchLoadShards(b, st, benchRows)
+}

@@ -52,19 +52,3 @@ func encodeDocs(s *lifecycle.Server) (lifecycleDocs, error) {
 	d, err := codec.EncodeDocs(s)
 	return lifecycleDocs{ext: d.Ext, excluded: d.Excluded, attempts: d.Attempts, fault: d.Fault}, err
 }
-
-func collectServers(rows *sql.Rows, capHint int) ([]*lifecycle.Server, error) {
-	defer rows.Close()
-	out := make([]*lifecycle.Server, 0, capHint)
-	for rows.Next() {
-		s, err := scanServer(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, s)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: %w", err)
-	}
-	return out, nil
-}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ingot-dev/ingot/internal/store"
+	"github.com/ingot-dev/ingot/internal/store/sqlstore"
 )
 
 // Shard leases (store.Leases). The writer's one connection serializes every
@@ -147,7 +148,7 @@ func scanLease(rows interface{ Scan(...any) error }) (store.Lease, error) {
 
 // checkFence refuses a write whose context carries a fence that no longer
 // holds (store.Leases), inside the write's transaction.
-func (s *Store) checkFence(ctx context.Context, tx txn) error {
+func (s *Store) checkFence(ctx context.Context, tx sqlstore.Tx) error {
 	f, ok := store.FenceOf(ctx)
 	if !ok {
 		return nil

@@ -33,11 +33,13 @@
 // ever changes, existing rows keep the old answer until their next write,
 // so such a change needs a migration (or a recompute at Open) with it.
 //
-// SQL dialect: "?" placeholders, row values, partial indexes and TRUE (all
-// also in PostgreSQL, with $n for ?). SQLite-only pieces are each in one
-// place: instr (nameFilter), INDEXED BY (listFrom), INTEGER PRIMARY KEY for
-// the events and actions ids (the migration), the constraint-error
-// decoding (constraint).
+// Most of the store is the code shared with PostgreSQL
+// (internal/store/sqlstore, over backend.go); what stays here is SQLite's:
+// the two pools and the pragmas, the file permissions (perm.go), the
+// constraint-error decoding (constraint), SaveServer with its events, and
+// the leases judged by the store's clock. SQLite-only SQL the shared code
+// asks for: INDEXED BY (IndexHints), instr and json_each (the list filters),
+// INTEGER PRIMARY KEY for the events and actions ids (the migration).
 package sqlite
 
 import (
@@ -56,6 +58,7 @@ import (
 
 	"github.com/ingot-dev/ingot/internal/clock"
 	"github.com/ingot-dev/ingot/internal/store"
+	"github.com/ingot-dev/ingot/internal/store/sqlstore"
 )
 
 // Store is the SQLite store. Safe for concurrent use.
@@ -73,6 +76,8 @@ type Store struct {
 	// now is the database's clock: lease expiry and fences are judged by
 	// it (WithClock; default the wall clock).
 	now func() time.Time
+
+	*sqlstore.Store // the code shared with PostgreSQL, over backend.go
 }
 
 // Option tunes Open.
@@ -83,8 +88,7 @@ type Option func(*Store)
 func WithClock(c clock.Clock) Option { return func(s *Store) { s.now = c.Now } }
 
 // writerQueries are the statements write transactions run.
-var writerQueries = []string{qInsertServer, qServerExists, qDeleteTarget, qRequestDelete, qSaveServer, qUpdateRequests,
-	qInsertAction, qInsertEvent, qInsertPort, qSetPortVIF, qDeletePort}
+var writerQueries = []string{qSaveServer, qServerExists, qInsertEvent}
 
 var _ store.Store = (*Store)(nil)
 
@@ -140,10 +144,11 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	r.SetConnMaxLifetime(0)
 	r.SetConnMaxIdleTime(0)
 	s := &Store{w: w, r: r, wstmts: map[string]*sql.Stmt{}, now: time.Now}
+	s.Store = &sqlstore.Store{B: backend{s}, Name: "sqlite", IndexHints: true, NameFilter: "instr(name, ?) > 0"}
 	for _, o := range opts {
 		o(s)
 	}
-	for _, q := range slices.Concat(writerQueries, volumeWriterQueries, identityWriterQueries, leaseWriterQueries) {
+	for _, q := range slices.Concat(writerQueries, s.Store.WriterQueries(), leaseWriterQueries) {
 		stmt, err := w.PrepareContext(ctx, q)
 		if err != nil {
 			s.Close()
@@ -283,4 +288,12 @@ func constraint(err error) string {
 		return "fk"
 	}
 	return ""
+}
+
+// QueryContext uses the writer's prepared statement when q is one.
+func (t txn) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	if stmt, ok := t.st.wstmts[q]; ok {
+		return t.StmtContext(ctx, stmt).QueryContext(ctx, args...)
+	}
+	return t.Tx.QueryContext(ctx, q, args...)
 }

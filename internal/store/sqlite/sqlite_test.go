@@ -13,6 +13,7 @@ import (
 
 	"github.com/ingot-dev/ingot/internal/lifecycle"
 	"github.com/ingot-dev/ingot/internal/store"
+	"github.com/ingot-dev/ingot/internal/store/codec"
 	"github.com/ingot-dev/ingot/internal/store/storetest"
 )
 
@@ -219,14 +220,17 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 	st := openTemp(t)
 	defer st.Close()
 	cond := func(status string) string {
-		c, ok := statusCond(status)
+		c, ok := codec.StatusCond(status)
 		if !ok {
 			t.Fatalf("status %s unknown", status)
 		}
 		return c
 	}
+	const listFrom = "servers INDEXED BY servers_live_created" // as sqlstore pins ListServers
+	const nameFilter = "instr(name, ?) > 0"
 	for _, tc := range []struct{ query, index string }{
 		{"SELECT " + serverCols + " FROM servers WHERE needs_work = TRUE ORDER BY id", "servers_needs_work"},
+		{"SELECT id, version FROM servers INDEXED BY servers_work_shard WHERE needs_work = TRUE AND shard_hash % ? IN (?, ?) ORDER BY id", "servers_work_shard"},
 		{"SELECT " + serverCols + " FROM servers WHERE phase = ? AND id > ? ORDER BY id LIMIT ?", "servers_phase_id"},
 		{"SELECT " + serverCols + " FROM " + listFrom + " WHERE phase <> 'deleted' AND (created_at, id) > (?, ?) ORDER BY created_at, id LIMIT ?", "servers_live_created"},
 		{"SELECT " + serverCols + " FROM " + listFrom + " WHERE phase <> 'deleted' AND " + cond("BUILD") + " AND " + nameFilter + " ORDER BY created_at, id LIMIT ?", "servers_live_created"},

@@ -2,7 +2,9 @@ package storetest
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/ingot-dev/ingot/internal/lifecycle"
@@ -15,6 +17,7 @@ import (
 func RunOptional(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("BatchSaver", func(t *testing.T) { testBatchSaver(t, open(t)) })
 	t.Run("WorkLister", func(t *testing.T) { testWorkLister(t, open(t)) })
+	t.Run("WorkListerShards", func(t *testing.T) { testWorkListerShards(t, open(t)) })
 }
 
 func testBatchSaver(t *testing.T, st store.Store) {
@@ -80,7 +83,7 @@ func testWorkLister(t *testing.T, st store.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	vs, err := wl.NeedsWorkVersions(ctx)
+	vs, err := wl.NeedsWorkVersions(ctx, store.Shards{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,5 +103,45 @@ func testWorkLister(t *testing.T, st store.Store) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("ServersByID differs from ServersNeedingWork:\n got %+v\nwant %+v", got, want)
+	}
+}
+
+// testWorkListerShards: NeedsWorkVersions under a shard selection lists
+// exactly the servers needing work whose ShardOf is held, under any shard
+// count (the stored hash serves every count).
+func testWorkListerShards(t *testing.T, st store.Store) {
+	wl, ok := st.(store.WorkLister)
+	if !ok {
+		t.Skip("not a store.WorkLister")
+	}
+	ctx := t.Context()
+	var all []string
+	for i := range 40 {
+		id := fmt.Sprintf("sh-%02d", i)
+		if err := st.CreateServer(ctx, FullServer(id)); err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, id)
+	}
+	for _, sel := range []store.Shards{{N: 4, Held: []int{1, 3}}, {N: 7, Held: []int{0}}, {N: 64, Held: []int{5, 9, 33}},
+		{N: 4}, {N: 1, Held: []int{0}}} {
+		var want []string
+		for _, id := range all {
+			if sel.Has(id) {
+				want = append(want, id)
+			}
+		}
+		vs, err := wl.NeedsWorkVersions(ctx, sel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, v := range vs {
+			got = append(got, v.ID)
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Errorf("NeedsWorkVersions(%+v) = %v, want %v", sel, got, want)
+		}
 	}
 }

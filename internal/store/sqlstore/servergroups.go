@@ -1,4 +1,4 @@
-package sqlite
+package sqlstore
 
 import (
 	"context"
@@ -10,18 +10,19 @@ import (
 
 	"github.com/ingot-dev/ingot/internal/lifecycle"
 	"github.com/ingot-dev/ingot/internal/store"
+	"github.com/ingot-dev/ingot/internal/store/codec"
 )
 
 const groupCols = "id, name, project_id, user_id, policy, rules, created_at"
 
-// liveMember is the condition on servers (s) of a live group member.
-const liveMember = "s.desired = 'active' AND s.phase <> 'deleted'"
+// LiveMember is the condition on servers (s) of a live group member.
+const LiveMember = "s.desired = 'active' AND s.phase <> 'deleted'"
 
 type groupRules struct {
 	MaxServerPerHost int `json:"max_server_per_host,omitempty"`
 }
 
-func scanGroup(sc scanner) (store.ServerGroup, error) {
+func scanGroup(sc codec.Scanner) (store.ServerGroup, error) {
 	var g store.ServerGroup
 	var rules string
 	var created sql.NullString
@@ -34,7 +35,7 @@ func scanGroup(sc scanner) (store.ServerGroup, error) {
 	}
 	g.MaxServerPerHost = r.MaxServerPerHost
 	var err error
-	g.CreatedAt, err = decTime(created)
+	g.CreatedAt, err = codec.ParseTime(created)
 	return g, err
 }
 
@@ -47,23 +48,23 @@ func (st *Store) CreateServerGroup(ctx context.Context, g store.ServerGroup, lim
 	if err != nil {
 		return err
 	}
-	return st.write(ctx, func(tx txn) error {
+	return st.B.Write(ctx, func(tx Tx) error {
 		if limit >= 0 {
 			var n int
 			if err := tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM server_groups WHERE project_id = ?", g.ProjectID).Scan(&n); err != nil {
-				return fmt.Errorf("sqlite: count server groups of %s: %w", g.ProjectID, err)
+				return st.errorf("count server groups of %s: %w", g.ProjectID, err)
 			}
 			if n+1 > limit {
 				return &store.QuotaExceededError{Resource: store.ResServerGroups, Requested: 1, Used: n, Limit: limit}
 			}
 		}
 		_, err := tx.ExecContext(ctx, "INSERT INTO server_groups ("+groupCols+") VALUES (?, ?, ?, ?, ?, ?, ?)",
-			g.ID, g.Name, g.ProjectID, g.UserID, g.Policy, string(rules), encTimeNN(g.CreatedAt))
+			g.ID, g.Name, g.ProjectID, g.UserID, g.Policy, string(rules), codec.TimeNN(g.CreatedAt))
 		if err != nil {
-			if constraint(err) != "" {
+			if _, ok := st.B.Unique(err); ok {
 				return fmt.Errorf("server group %s: %w", g.ID, store.ErrExists)
 			}
-			return fmt.Errorf("sqlite: create server group %s: %w", g.ID, err)
+			return st.errorf("create server group %s: %w", g.ID, err)
 		}
 		return nil
 	})
@@ -72,22 +73,22 @@ func (st *Store) CreateServerGroup(ctx context.Context, g store.ServerGroup, lim
 // members maps group id -> live member ids, for the groups of ids ("" = every group).
 func (st *Store) members(ctx context.Context, groupID string) (map[string][]string, error) {
 	q := `SELECT m.group_id, m.server_id FROM server_group_members m JOIN servers s ON s.id = m.server_id
-		WHERE ` + liveMember
+		WHERE ` + LiveMember
 	args := []any{}
 	if groupID != "" {
 		q += " AND m.group_id = ?"
 		args = append(args, groupID)
 	}
-	rows, err := st.query(ctx, q+" ORDER BY m.group_id, s.created_at, s.id", args...)
+	rows, err := st.B.Query(ctx, q+" ORDER BY m.group_id, s.created_at, s.id", args...)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: server group members: %w", err)
+		return nil, st.errorf("server group members: %w", err)
 	}
 	defer rows.Close()
 	out := map[string][]string{}
 	for rows.Next() {
 		var g, s string
 		if err := rows.Scan(&g, &s); err != nil {
-			return nil, fmt.Errorf("sqlite: server group members: %w", err)
+			return nil, st.errorf("server group members: %w", err)
 		}
 		out[g] = append(out[g], s)
 	}
@@ -96,12 +97,12 @@ func (st *Store) members(ctx context.Context, groupID string) (map[string][]stri
 
 // GetServerGroup implements store.ServerGroups.
 func (st *Store) GetServerGroup(ctx context.Context, id string) (store.ServerGroup, error) {
-	g, err := scanGroup(st.queryRow(ctx, "SELECT "+groupCols+" FROM server_groups WHERE id = ?", id))
+	g, err := scanGroup(st.B.QueryRow(ctx, "SELECT "+groupCols+" FROM server_groups WHERE id = ?", id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return g, fmt.Errorf("server group %s: %w", id, store.ErrNotFound)
 	}
 	if err != nil {
-		return g, fmt.Errorf("sqlite: get server group %s: %w", id, err)
+		return g, st.errorf("get server group %s: %w", id, err)
 	}
 	m, err := st.members(ctx, id)
 	if err != nil {
@@ -125,16 +126,16 @@ func (st *Store) ListServerGroups(ctx context.Context, projectID string) ([]stor
 		q += " WHERE project_id = ?"
 		args = append(args, projectID)
 	}
-	rows, err := st.query(ctx, q+" ORDER BY created_at, id", args...)
+	rows, err := st.B.Query(ctx, q+" ORDER BY created_at, id", args...)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: list server groups: %w", err)
+		return nil, st.errorf("list server groups: %w", err)
 	}
 	var out []store.ServerGroup
 	for rows.Next() {
 		g, err := scanGroup(rows)
 		if err != nil {
 			rows.Close()
-			return nil, fmt.Errorf("sqlite: list server groups: %w", err)
+			return nil, st.errorf("list server groups: %w", err)
 		}
 		out = append(out, g)
 	}
@@ -159,20 +160,20 @@ func (st *Store) ListServerGroups(ctx context.Context, projectID string) ([]stor
 
 // DeleteServerGroup implements store.ServerGroups.
 func (st *Store) DeleteServerGroup(ctx context.Context, id string) error {
-	return st.write(ctx, func(tx txn) error {
+	return st.B.Write(ctx, func(tx Tx) error {
 		if _, err := tx.ExecContext(ctx, "DELETE FROM server_group_members WHERE group_id = ?", id); err != nil {
-			return fmt.Errorf("sqlite: delete server group %s: %w", id, err)
+			return st.errorf("delete server group %s: %w", id, err)
 		}
-		return deleteOne(ctx, tx, "DELETE FROM server_groups WHERE id = ?", id, "server group")
+		return st.deleteOne(ctx, tx, "DELETE FROM server_groups WHERE id = ?", id, "server group")
 	})
 }
 
 // GroupMembers implements store.ServerGroups.
 func (st *Store) GroupMembers(ctx context.Context, id string) ([]store.ServerGroupMember, error) {
-	rows, err := st.query(ctx, `SELECT s.id, s.node_id, s.phase, s.created_at FROM server_group_members m
-		JOIN servers s ON s.id = m.server_id WHERE m.group_id = ? AND `+liveMember+" ORDER BY s.created_at, s.id", id)
+	rows, err := st.B.Query(ctx, `SELECT s.id, s.node_id, s.phase, s.created_at FROM server_group_members m
+		JOIN servers s ON s.id = m.server_id WHERE m.group_id = ? AND `+LiveMember+" ORDER BY s.created_at, s.id", id)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: members of server group %s: %w", id, err)
+		return nil, st.errorf("members of server group %s: %w", id, err)
 	}
 	defer rows.Close()
 	var out []store.ServerGroupMember
@@ -181,10 +182,10 @@ func (st *Store) GroupMembers(ctx context.Context, id string) ([]store.ServerGro
 		var node, created sql.NullString
 		var phase string
 		if err := rows.Scan(&m.ServerID, &node, &phase, &created); err != nil {
-			return nil, fmt.Errorf("sqlite: members of server group %s: %w", id, err)
+			return nil, st.errorf("members of server group %s: %w", id, err)
 		}
 		m.NodeID, m.Phase = node.String, lifecycle.Phase(phase)
-		if m.CreatedAt, err = decTime(created); err != nil {
+		if m.CreatedAt, err = codec.ParseTime(created); err != nil {
 			return nil, err
 		}
 		out = append(out, m)
@@ -194,61 +195,5 @@ func (st *Store) GroupMembers(ctx context.Context, id string) ([]store.ServerGro
 
 // ServerGroupsOf implements store.ServerGroups.
 func (st *Store) ServerGroupsOf(ctx context.Context, serverID string) ([]string, error) {
-	rows, err := st.query(ctx, "SELECT group_id FROM server_group_members WHERE server_id = ?", serverID)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: groups of server %s: %w", serverID, err)
-	}
-	defer rows.Close()
-	out := []string{}
-	for rows.Next() {
-		var g string
-		if err := rows.Scan(&g); err != nil {
-			return nil, fmt.Errorf("sqlite: groups of server %s: %w", serverID, err)
-		}
-		out = append(out, g)
-	}
-	return out, rows.Err()
-}
-
-// joinGroup records c's membership of its group in its create transaction.
-func joinGroup(ctx context.Context, tx txn, c *lifecycle.Server) error {
-	if c.Spec.Group == nil {
-		return nil
-	}
-	var one int
-	err := tx.QueryRowContext(ctx, "SELECT 1 FROM server_groups WHERE id = ?", c.Spec.Group.ID).Scan(&one)
-	if errors.Is(err, sql.ErrNoRows) {
-		return fmt.Errorf("server group %s: %w", c.Spec.Group.ID, store.ErrNotFound)
-	}
-	if err != nil {
-		return fmt.Errorf("sqlite: server group %s: %w", c.Spec.Group.ID, err)
-	}
-	if _, err := tx.ExecContext(ctx, "INSERT INTO server_group_members (server_id, group_id) VALUES (?, ?)",
-		c.ID, c.Spec.Group.ID); err != nil {
-		return fmt.Errorf("sqlite: join server group %s: %w", c.Spec.Group.ID, err)
-	}
-	return nil
-}
-
-// checkGroupMembers refuses a create that would pass the group's member limit.
-func checkGroupMembers(ctx context.Context, tx txn, c *lifecycle.Server, limit int) error {
-	_, err := groupRoom(ctx, tx, c, 1, limit)
-	return err
-}
-
-// groupRoom is how many more members c's group takes (-1: no limit); a
-// *store.QuotaExceededError when fewer than want.
-func groupRoom(ctx context.Context, tx txn, c *lifecycle.Server, want, limit int) (int, error) {
-	if c.Spec.Group == nil || limit < 0 {
-		return -1, nil
-	}
-	var n int
-	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM server_group_members m JOIN servers s ON s.id = m.server_id
-		WHERE m.group_id = ? AND `+liveMember, c.Spec.Group.ID).Scan(&n); err != nil {
-		return 0, fmt.Errorf("sqlite: count members of server group %s: %w", c.Spec.Group.ID, err)
-	}
-	if n+want > limit {
-		return 0, &store.QuotaExceededError{Resource: store.ResServerGroupMembers, Requested: want, Used: n, Limit: limit}
-	}
-	return limit - n, nil
+	return st.texts(ctx, "groups of server "+serverID, "SELECT group_id FROM server_group_members WHERE server_id = ?", serverID)
 }

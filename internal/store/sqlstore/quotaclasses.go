@@ -1,17 +1,16 @@
-package sqlite
+package sqlstore
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/ingot-dev/ingot/internal/store"
 )
 
 // QuotaClass implements store.QuotaClasses.
 func (st *Store) QuotaClass(ctx context.Context, class string) (store.Limits, error) {
-	rows, err := st.r.QueryContext(ctx, "SELECT resource, hard_limit FROM quota_classes WHERE class_name = ?", class)
+	rows, err := st.B.Query(ctx, "SELECT resource, hard_limit FROM quota_classes WHERE class_name = ?", class)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: quota class %s: %w", class, err)
+		return nil, st.errorf("quota class %s: %w", class, err)
 	}
 	defer rows.Close()
 	out := store.Limits{}
@@ -19,7 +18,7 @@ func (st *Store) QuotaClass(ctx context.Context, class string) (store.Limits, er
 		var res string
 		var lim int
 		if err := rows.Scan(&res, &lim); err != nil {
-			return nil, fmt.Errorf("sqlite: quota class %s: %w", class, err)
+			return nil, st.errorf("quota class %s: %w", class, err)
 		}
 		out[res] = lim
 	}
@@ -28,11 +27,11 @@ func (st *Store) QuotaClass(ctx context.Context, class string) (store.Limits, er
 
 // SetQuotaClass implements store.QuotaClasses.
 func (st *Store) SetQuotaClass(ctx context.Context, class string, limits store.Limits) error {
-	return st.write(ctx, func(tx txn) error {
+	return st.B.Write(ctx, func(tx Tx) error {
 		for res, lim := range limits {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO quota_classes (class_name, resource, hard_limit) VALUES (?, ?, ?)
 				ON CONFLICT (class_name, resource) DO UPDATE SET hard_limit = excluded.hard_limit`, class, res, lim); err != nil {
-				return fmt.Errorf("sqlite: set quota class %s %s: %w", class, res, err)
+				return st.errorf("set quota class %s %s: %w", class, res, err)
 			}
 		}
 		return nil

@@ -1,4 +1,4 @@
-package sqlite
+package sqlstore
 
 import (
 	"context"
@@ -10,11 +10,12 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/ingot-dev/ingot/internal/store"
+	"github.com/ingot-dev/ingot/internal/store/codec"
 )
 
 const serviceCols = "id, uuid, host, binary_name, disabled, disabled_reason, forced_down, created_at, updated_at"
 
-func scanService(sc scanner) (store.Service, error) {
+func scanService(sc codec.Scanner) (store.Service, error) {
 	var s store.Service
 	var reason, created, updated sql.NullString
 	if err := sc.Scan(&s.ID, &s.UUID, &s.Host, &s.Binary, &s.Disabled, &reason, &s.ForcedDown, &created, &updated); err != nil {
@@ -25,26 +26,26 @@ func scanService(sc scanner) (store.Service, error) {
 		s.DisabledReason = &r
 	}
 	var err error
-	if s.CreatedAt, err = decTime(created); err != nil {
+	if s.CreatedAt, err = codec.ParseTime(created); err != nil {
 		return s, err
 	}
-	s.UpdatedAt, err = decTime(updated)
+	s.UpdatedAt, err = codec.ParseTime(updated)
 	return s, err
 }
 
 // RegisterService implements store.Services.
 func (st *Store) RegisterService(ctx context.Context, host, binary string, at time.Time) (store.Service, error) {
 	var out store.Service
-	err := st.write(ctx, func(tx txn) error {
+	err := st.B.Write(ctx, func(tx Tx) error {
 		res, err := tx.ExecContext(ctx, "UPDATE services SET updated_at = ? WHERE host = ? AND binary_name = ?",
-			encTimeNN(at), host, binary)
+			codec.TimeNN(at), host, binary)
 		if err != nil {
-			return fmt.Errorf("sqlite: register service %s on %s: %w", binary, host, err)
+			return st.errorf("register service %s on %s: %w", binary, host, err)
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO services (uuid, host, binary_name, created_at, updated_at)
-				VALUES (?, ?, ?, ?, ?)`, uuid.NewString(), host, binary, encTimeNN(at), encTimeNN(at)); err != nil {
-				return fmt.Errorf("sqlite: register service %s on %s: %w", binary, host, err)
+				VALUES (?, ?, ?, ?, ?)`, uuid.NewString(), host, binary, codec.TimeNN(at), codec.TimeNN(at)); err != nil {
+				return st.errorf("register service %s on %s: %w", binary, host, err)
 			}
 		}
 		out, err = scanService(tx.QueryRowContext(ctx, "SELECT "+serviceCols+" FROM services WHERE host = ? AND binary_name = ?",
@@ -56,10 +57,10 @@ func (st *Store) RegisterService(ctx context.Context, host, binary string, at ti
 
 // Heartbeat implements store.Services.
 func (st *Store) Heartbeat(ctx context.Context, host string, at time.Time) error {
-	return st.write(ctx, func(tx txn) error {
-		res, err := tx.ExecContext(ctx, "UPDATE services SET updated_at = ? WHERE host = ?", encTimeNN(at), host)
+	return st.B.Write(ctx, func(tx Tx) error {
+		res, err := tx.ExecContext(ctx, "UPDATE services SET updated_at = ? WHERE host = ?", codec.TimeNN(at), host)
 		if err != nil {
-			return fmt.Errorf("sqlite: heartbeat of %s: %w", host, err)
+			return st.errorf("heartbeat of %s: %w", host, err)
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
 			return fmt.Errorf("services of %s: %w", host, store.ErrNotFound)
@@ -70,16 +71,16 @@ func (st *Store) Heartbeat(ctx context.Context, host string, at time.Time) error
 
 // ListServices implements store.Services.
 func (st *Store) ListServices(ctx context.Context) ([]store.Service, error) {
-	rows, err := st.query(ctx, "SELECT "+serviceCols+" FROM services ORDER BY id")
+	rows, err := st.B.Query(ctx, "SELECT "+serviceCols+" FROM services ORDER BY id")
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: list services: %w", err)
+		return nil, st.errorf("list services: %w", err)
 	}
 	defer rows.Close()
 	var out []store.Service
 	for rows.Next() {
 		s, err := scanService(rows)
 		if err != nil {
-			return nil, fmt.Errorf("sqlite: list services: %w", err)
+			return nil, st.errorf("list services: %w", err)
 		}
 		out = append(out, s)
 	}
@@ -89,13 +90,13 @@ func (st *Store) ListServices(ctx context.Context) ([]store.Service, error) {
 // UpdateService implements store.Services.
 func (st *Store) UpdateService(ctx context.Context, id string, u store.ServiceUpdate) (store.Service, error) {
 	var out store.Service
-	err := st.write(ctx, func(tx txn) error {
+	err := st.B.Write(ctx, func(tx Tx) error {
 		s, err := scanService(tx.QueryRowContext(ctx, "SELECT "+serviceCols+" FROM services WHERE uuid = ?", id))
 		if errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("service %s: %w", id, store.ErrNotFound)
 		}
 		if err != nil {
-			return fmt.Errorf("sqlite: update service %s: %w", id, err)
+			return st.errorf("update service %s: %w", id, err)
 		}
 		if u.Disabled != nil {
 			s.Disabled = *u.Disabled
@@ -112,7 +113,7 @@ func (st *Store) UpdateService(ctx context.Context, id string, u store.ServiceUp
 		}
 		if _, err := tx.ExecContext(ctx, "UPDATE services SET disabled = ?, disabled_reason = ?, forced_down = ? WHERE uuid = ?",
 			s.Disabled, reason, s.ForcedDown, id); err != nil {
-			return fmt.Errorf("sqlite: update service %s: %w", id, err)
+			return st.errorf("update service %s: %w", id, err)
 		}
 		out = s
 		return nil
@@ -122,7 +123,7 @@ func (st *Store) UpdateService(ctx context.Context, id string, u store.ServiceUp
 
 // DeleteService implements store.Services.
 func (st *Store) DeleteService(ctx context.Context, id string) error {
-	return st.write(ctx, func(tx txn) error {
-		return deleteOne(ctx, tx, "DELETE FROM services WHERE uuid = ?", id, "service")
+	return st.B.Write(ctx, func(tx Tx) error {
+		return st.deleteOne(ctx, tx, "DELETE FROM services WHERE uuid = ?", id, "service")
 	})
 }

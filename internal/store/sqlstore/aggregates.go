@@ -1,4 +1,4 @@
-package sqlite
+package sqlstore
 
 import (
 	"context"
@@ -12,17 +12,12 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/ingot-dev/ingot/internal/store"
+	"github.com/ingot-dev/ingot/internal/store/codec"
 )
 
 const aggregateCols = "id, uuid, name, metadata, created_at, updated_at"
 
-// rowQuerier is what both the reader pool and a write transaction offer.
-type rowQuerier interface {
-	QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row
-	QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error)
-}
-
-func scanAggregate(sc scanner) (store.Aggregate, error) {
+func scanAggregate(sc codec.Scanner) (store.Aggregate, error) {
 	var a store.Aggregate
 	var meta string
 	var created, updated sql.NullString
@@ -36,11 +31,11 @@ func scanAggregate(sc scanner) (store.Aggregate, error) {
 		a.Metadata = map[string]string{}
 	}
 	var err error
-	if a.CreatedAt, err = decTime(created); err != nil {
+	if a.CreatedAt, err = codec.ParseTime(created); err != nil {
 		return a, err
 	}
 	if updated.Valid {
-		u, err := decTime(updated)
+		u, err := codec.ParseTime(updated)
 		if err != nil {
 			return a, err
 		}
@@ -51,34 +46,34 @@ func scanAggregate(sc scanner) (store.Aggregate, error) {
 }
 
 // loadAggregate reads one aggregate with its hosts.
-func loadAggregate(ctx context.Context, q rowQuerier, id int64) (store.Aggregate, error) {
+func (st *Store) loadAggregate(ctx context.Context, q Tx, id int64) (store.Aggregate, error) {
 	a, err := scanAggregate(q.QueryRowContext(ctx, "SELECT "+aggregateCols+" FROM aggregates WHERE id = ?", id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return a, fmt.Errorf("aggregate %d: %w", id, store.ErrNotFound)
 	}
 	if err != nil {
-		return a, fmt.Errorf("sqlite: get aggregate %d: %w", id, err)
+		return a, st.errorf("get aggregate %d: %w", id, err)
 	}
 	rows, err := q.QueryContext(ctx, "SELECT host FROM aggregate_hosts WHERE aggregate_id = ? ORDER BY host", id)
 	if err != nil {
-		return a, fmt.Errorf("sqlite: hosts of aggregate %d: %w", id, err)
+		return a, st.errorf("hosts of aggregate %d: %w", id, err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var h string
 		if err := rows.Scan(&h); err != nil {
-			return a, fmt.Errorf("sqlite: hosts of aggregate %d: %w", id, err)
+			return a, st.errorf("hosts of aggregate %d: %w", id, err)
 		}
 		a.Hosts = append(a.Hosts, h)
 	}
 	return a, rows.Err()
 }
 
-func aggregateConflict(err error, name string) error {
-	if constraint(err) == "aggregates.name" {
+func (st *Store) aggregateConflict(err error, name string) error {
+	if c, _ := st.B.Unique(err); c == "aggregates.name" || c == "aggregates_name_key" {
 		return fmt.Errorf("aggregate %s: %w", name, store.ErrExists)
 	}
-	return fmt.Errorf("sqlite: write aggregate %s: %w", name, err)
+	return st.errorf("write aggregate %s: %w", name, err)
 }
 
 // CreateAggregate implements store.Aggregates.
@@ -98,17 +93,13 @@ func (st *Store) CreateAggregate(ctx context.Context, a store.Aggregate) (store.
 		a.CreatedAt = time.Now()
 	}
 	var out store.Aggregate
-	err = st.write(ctx, func(tx txn) error {
-		res, err := tx.ExecContext(ctx, "INSERT INTO aggregates (uuid, name, metadata, created_at) VALUES (?, ?, ?, ?)",
-			a.UUID, a.Name, string(js), encTimeNN(a.CreatedAt))
-		if err != nil {
-			return aggregateConflict(err, a.Name)
+	err = st.B.Write(ctx, func(tx Tx) error {
+		var id int64
+		if err := tx.QueryRowContext(ctx, `INSERT INTO aggregates (uuid, name, metadata, created_at) VALUES (?, ?, ?, ?)
+			RETURNING id`, a.UUID, a.Name, string(js), codec.TimeNN(a.CreatedAt)).Scan(&id); err != nil {
+			return st.aggregateConflict(err, a.Name)
 		}
-		id, err := res.LastInsertId()
-		if err != nil {
-			return fmt.Errorf("sqlite: create aggregate %s: %w", a.Name, err)
-		}
-		out, err = loadAggregate(ctx, tx, id)
+		out, err = st.loadAggregate(ctx, tx, id)
 		return err
 	})
 	return out, err
@@ -116,52 +107,57 @@ func (st *Store) CreateAggregate(ctx context.Context, a store.Aggregate) (store.
 
 // GetAggregate implements store.Aggregates.
 func (st *Store) GetAggregate(ctx context.Context, id int64) (store.Aggregate, error) {
-	return loadAggregate(ctx, st.r, id)
+	return st.loadAggregate(ctx, reader{st.B}, id)
 }
 
-// ListAggregates implements store.Aggregates.
+// ListAggregates implements store.Aggregates: one snapshot, so the hosts
+// are those of the listed aggregates.
 func (st *Store) ListAggregates(ctx context.Context) ([]store.Aggregate, error) {
-	rows, err := st.r.QueryContext(ctx, "SELECT "+aggregateCols+" FROM aggregates ORDER BY id")
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: list aggregates: %w", err)
-	}
-	defer rows.Close()
 	out := []store.Aggregate{}
-	at := map[int64]int{}
-	for rows.Next() {
-		a, err := scanAggregate(rows)
+	err := st.B.Snapshot(ctx, func(tx Tx) error {
+		out = out[:0]
+		rows, err := tx.QueryContext(ctx, "SELECT "+aggregateCols+" FROM aggregates ORDER BY id")
 		if err != nil {
-			return nil, fmt.Errorf("sqlite: list aggregates: %w", err)
+			return st.errorf("list aggregates: %w", err)
 		}
-		at[a.ID] = len(out)
-		out = append(out, a)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: list aggregates: %w", err)
-	}
-	hosts, err := st.r.QueryContext(ctx, "SELECT aggregate_id, host FROM aggregate_hosts ORDER BY aggregate_id, host")
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: list aggregate hosts: %w", err)
-	}
-	defer hosts.Close()
-	for hosts.Next() {
-		var id int64
-		var h string
-		if err := hosts.Scan(&id, &h); err != nil {
-			return nil, fmt.Errorf("sqlite: list aggregate hosts: %w", err)
+		all, err := collect(rows, scanAggregate)
+		if err != nil {
+			return st.errorf("list aggregates: %w", err)
 		}
-		if i, ok := at[id]; ok { // an aggregate created between the two reads is not listed
-			out[i].Hosts = append(out[i].Hosts, h)
+		at := map[int64]int{}
+		for _, a := range all {
+			at[a.ID] = len(out)
+			out = append(out, a)
 		}
-	}
-	return out, hosts.Err()
+		hosts, err := tx.QueryContext(ctx, "SELECT aggregate_id, host FROM aggregate_hosts ORDER BY aggregate_id, host")
+		if err != nil {
+			return st.errorf("list aggregate hosts: %w", err)
+		}
+		defer hosts.Close()
+		for hosts.Next() {
+			var id int64
+			var h string
+			if err := hosts.Scan(&id, &h); err != nil {
+				return st.errorf("list aggregate hosts: %w", err)
+			}
+			if i, ok := at[id]; ok {
+				out[i].Hosts = append(out[i].Hosts, h)
+			}
+		}
+		return hosts.Err()
+	})
+	return out, err
 }
 
 // UpdateAggregate implements store.Aggregates.
 func (st *Store) UpdateAggregate(ctx context.Context, id int64, name *string, meta map[string]*string, at time.Time) (store.Aggregate, error) {
 	var out store.Aggregate
-	err := st.write(ctx, func(tx txn) error {
-		a, err := loadAggregate(ctx, tx, id)
+	err := st.B.Write(ctx, func(tx Tx) error {
+		// Locked: two concurrent metadata merges must not lose one.
+		if err := st.B.LockRow(ctx, tx, "aggregates", id); err != nil {
+			return st.errorf("lock aggregate %d: %w", id, err)
+		}
+		a, err := st.loadAggregate(ctx, tx, id)
 		if err != nil {
 			return err
 		}
@@ -181,19 +177,24 @@ func (st *Store) UpdateAggregate(ctx context.Context, id int64, name *string, me
 			return fmt.Errorf("aggregate %d: metadata: %w", id, err)
 		}
 		if _, err := tx.ExecContext(ctx, "UPDATE aggregates SET name = ?, metadata = ?, updated_at = ? WHERE id = ?",
-			a.Name, string(js), encTimeNN(at), id); err != nil {
-			return aggregateConflict(err, a.Name)
+			a.Name, string(js), codec.TimeNN(at), id); err != nil {
+			return st.aggregateConflict(err, a.Name)
 		}
-		out, err = loadAggregate(ctx, tx, id)
+		out, err = st.loadAggregate(ctx, tx, id)
 		return err
 	})
 	return out, err
 }
 
-// DeleteAggregate implements store.Aggregates.
+// DeleteAggregate implements store.Aggregates. The aggregate row is
+// locked first, so a concurrent add_host (whose update locks it too)
+// cannot slip a host in between the check and the delete.
 func (st *Store) DeleteAggregate(ctx context.Context, id int64) error {
-	return st.write(ctx, func(tx txn) error {
-		a, err := loadAggregate(ctx, tx, id)
+	return st.B.Write(ctx, func(tx Tx) error {
+		if err := st.B.LockRow(ctx, tx, "aggregates", id); err != nil {
+			return st.errorf("lock aggregate %d: %w", id, err)
+		}
+		a, err := st.loadAggregate(ctx, tx, id)
 		if err != nil {
 			return err
 		}
@@ -201,7 +202,7 @@ func (st *Store) DeleteAggregate(ctx context.Context, id int64) error {
 			return fmt.Errorf("aggregate %d has hosts: %w", id, store.ErrConflict)
 		}
 		if _, err := tx.ExecContext(ctx, "DELETE FROM aggregates WHERE id = ?", id); err != nil {
-			return fmt.Errorf("sqlite: delete aggregate %d: %w", id, err)
+			return st.errorf("delete aggregate %d: %w", id, err)
 		}
 		return nil
 	})
@@ -220,26 +221,29 @@ func (st *Store) RemoveAggregateHost(ctx context.Context, id int64, host string,
 }
 
 // changeAggregateHost runs q (which changes one row or none) on an
-// existing aggregate, failing with none when it changed nothing.
+// existing aggregate, locked by the update of its time first, failing
+// with none when it changed nothing.
 func (st *Store) changeAggregateHost(ctx context.Context, id int64, at time.Time, q, host string, none error) (store.Aggregate, error) {
 	var out store.Aggregate
-	err := st.write(ctx, func(tx txn) error {
-		if _, err := loadAggregate(ctx, tx, id); err != nil {
-			return err
-		}
-		res, err := tx.ExecContext(ctx, q, id, host)
+	err := st.B.Write(ctx, func(tx Tx) error {
+		res, err := tx.ExecContext(ctx, "UPDATE aggregates SET updated_at = ? WHERE id = ?", codec.TimeNN(at), id)
 		if err != nil {
-			return fmt.Errorf("sqlite: host %s of aggregate %d: %w", host, id, err)
+			return st.errorf("update aggregate %d: %w", id, err)
 		}
 		if n, err := res.RowsAffected(); err != nil {
-			return fmt.Errorf("sqlite: host %s of aggregate %d: %w", host, id, err)
+			return st.errorf("update aggregate %d: %w", id, err)
+		} else if n == 0 {
+			return fmt.Errorf("aggregate %d: %w", id, store.ErrNotFound)
+		}
+		if res, err = tx.ExecContext(ctx, q, id, host); err != nil {
+			return st.errorf("host %s of aggregate %d: %w", host, id, err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return st.errorf("host %s of aggregate %d: %w", host, id, err)
 		} else if n == 0 {
 			return none
 		}
-		if _, err := tx.ExecContext(ctx, "UPDATE aggregates SET updated_at = ? WHERE id = ?", encTimeNN(at), id); err != nil {
-			return fmt.Errorf("sqlite: update aggregate %d: %w", id, err)
-		}
-		out, err = loadAggregate(ctx, tx, id)
+		out, err = st.loadAggregate(ctx, tx, id)
 		return err
 	})
 	return out, err

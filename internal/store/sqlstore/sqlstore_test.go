@@ -1,0 +1,45 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"testing"
+	"testing/fstest"
+)
+
+func TestRebind(t *testing.T) {
+	pg := Dialect{Postgres: true}
+	for _, tc := range []struct{ in, want string }{
+		{"SELECT 1 FROM t WHERE a = ? AND b IN (?, ?)", "SELECT 1 FROM t WHERE a = $1 AND b IN ($2, $3)"},
+		{"SELECT '?' FROM t WHERE a = ?", "SELECT '?' FROM t WHERE a = $1"},
+		{"SELECT 1 FROM servers WHERE tags ?& ?::text[] AND tags ?| ?::text[]",
+			"SELECT 1 FROM servers WHERE tags ?& $1::text[] AND tags ?| $2::text[]"},
+		{"SELECT 1 WHERE id = $1", "SELECT 1 WHERE id = $1"},
+	} {
+		if got := pg.Rebind(tc.in); got != tc.want {
+			t.Errorf("Rebind(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	if q := "SELECT ? "; (Dialect{}).Rebind(q) != q {
+		t.Errorf("SQLite's Rebind changed %q", q)
+	}
+}
+
+func TestLoad(t *testing.T) {
+	good := fstest.MapFS{"m/0002_b.sql": {Data: []byte("B")}, "m/0001_a.sql": {Data: []byte("A")}}
+	ms, err := Load(good, "m", nil)
+	if err != nil || len(ms) != 2 || ms[0].Version != 1 || ms[1].Name != "b" || ms[1].SQL != "B" {
+		t.Fatalf("Load = %+v, %v", ms, err)
+	}
+	for name, fsys := range map[string]fstest.MapFS{
+		"bad name":      {"m/x_a.sql": {}},
+		"shared number": {"m/0001_a.sql": {}, "m/1_b.sql": {}},
+	} {
+		if _, err := Load(fsys, "m", nil); err == nil {
+			t.Errorf("%s: Load took it", name)
+		}
+	}
+	if _, err := Load(good, "m", map[int]func(ctx context.Context, tx *sql.Tx, d Dialect) error{3: FillShardHash}); err == nil {
+		t.Error("Load took a Go step without its file")
+	}
+}
