@@ -1,6 +1,7 @@
 package ingottest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -100,7 +101,7 @@ func (p *Proc) Serving() *Proc {
 		p.Sim = m[1]
 	}
 	hc := &http.Client{Timeout: 2 * time.Second}
-	err := poll.Wait(p.t.Context(), startTimeout, func() (bool, string, error) {
+	err := poll.Wait(context.Background(), startTimeout, func() (bool, string, error) {
 		if !p.Alive() {
 			return true, "", nil
 		}
@@ -122,7 +123,7 @@ func (p *Proc) Serving() *Proc {
 func (p *Proc) WaitLog(re *regexp.Regexp, timeout time.Duration) string {
 	p.t.Helper()
 	var got string
-	err := poll.Wait(p.t.Context(), timeout, func() (bool, string, error) {
+	err := poll.Wait(context.Background(), timeout, func() (bool, string, error) {
 		exited := !p.Alive() // before the read: the last lines are in by then
 		if m := re.FindStringSubmatch(p.Output()); m != nil {
 			got = m[1]

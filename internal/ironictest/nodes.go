@@ -197,7 +197,7 @@ func (e *Env) GetNode(t testing.TB, node string) map[string]any {
 func (e *Env) WaitProvisionState(t testing.TB, node, state string, timeout time.Duration) map[string]any {
 	t.Helper()
 	var n map[string]any
-	err := poll.WaitPaced(t.Context(), timeout, e.pollInterval(), func() (bool, string, error) {
+	err := poll.WaitPaced(context.Background(), timeout, e.pollInterval(), func() (bool, string, error) {
 		n = e.GetNode(t, node)
 		return n["provision_state"] == state && (transitional[state] || n["reservation"] == nil),
 			fmt.Sprintf("provision_state %v (target %v, reservation %v, last_error %v)",

@@ -27,10 +27,11 @@ var ErrTimeout = errors.New("condition not met")
 // Until calls cond until it reports done; once timeout has passed, it fails
 // the test with what and the state cond reported last. cond runs on the
 // test's goroutine, so it may fail the test itself (an outcome that must
-// never be seen).
+// never be seen). The timeout alone bounds it, so it serves in a Cleanup
+// too (where t.Context is already canceled).
 func Until(t testing.TB, timeout time.Duration, what string, cond func() (done bool, state string)) {
 	t.Helper()
-	err := Wait(t.Context(), timeout, func() (bool, string, error) {
+	err := Wait(context.Background(), timeout, func() (bool, string, error) {
 		done, state := cond()
 		return done, state, nil
 	})

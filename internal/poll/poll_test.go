@@ -82,19 +82,15 @@ func TestWaitStopsWithItsContext(t *testing.T) {
 // fatalTB records Fatalf and ends its goroutine as testing.T does.
 type fatalTB struct {
 	testing.TB
-	ctx context.Context
 	msg string
 }
-
-func (f *fatalTB) Helper()                  {}
-func (f *fatalTB) Context() context.Context { return f.ctx }
 func (f *fatalTB) Fatalf(format string, args ...any) {
 	f.msg = fmt.Sprintf(format, args...)
 	runtime.Goexit()
 }
 
 func TestUntilFailsTheTestNamingWhatAndTheLastState(t *testing.T) {
-	tb := &fatalTB{ctx: t.Context()}
+	tb := &fatalTB{TB: t}
 	returned := false
 	done := make(chan struct{})
 	go func() {
@@ -106,9 +102,18 @@ func TestUntilFailsTheTestNamingWhatAndTheLastState(t *testing.T) {
 	if returned || !strings.Contains(tb.msg, "ingot ready") || !strings.Contains(tb.msg, "last seen: 503 not ready") {
 		t.Fatalf("Until: returned %v, failed with %q", returned, tb.msg)
 	}
-	tb = &fatalTB{ctx: t.Context()}
+	tb = &fatalTB{TB: t}
 	Until(tb, time.Minute, "at once", func() (bool, string) { return true, "" })
 	if tb.msg != "" {
 		t.Fatalf("Until failed a condition that held: %q", tb.msg)
 	}
+}
+
+func TestUntilServesInACleanup(t *testing.T) {
+	t.Run("cleanup", func(t *testing.T) {
+		t.Cleanup(func() {
+			calls := 0
+			Until(t, time.Minute, "three looks", func() (bool, string) { calls++; return calls == 3, "" })
+		})
+	})
 }

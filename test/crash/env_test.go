@@ -267,7 +267,7 @@ func (in *ingot) checkReleased(ids ...string) {
 		}
 	}
 	for _, node := range in.nodes {
-		err := poll.Wait(in.t.Context(), in.ir.timeout, func() (bool, string, error) {
+		err := poll.Wait(context.Background(), in.ir.timeout, func() (bool, string, error) {
 			n := in.ir.node(in.t, node)
 			return n.ProvisionState == "available" && n.InstanceUUID == "", fmt.Sprintf("%s with instance_uuid %q", n.ProvisionState, n.InstanceUUID), nil
 		})
