@@ -84,6 +84,7 @@ type fatalTB struct {
 	testing.TB
 	msg string
 }
+
 func (f *fatalTB) Fatalf(format string, args ...any) {
 	f.msg = fmt.Sprintf(format, args...)
 	runtime.Goexit()
