@@ -60,7 +60,10 @@ func (in *ingot) waitRest(id string, want ...string) {
 			sv, _ := in.show(id)
 			in.t.Fatalf("server %s went to ERROR after a crash: %+v", id, sv.IngotFault)
 		}
-		return s.TaskState == nil && slices.Contains(want, s.Status), fmt.Sprintf("status %q, task %v", s.Status, s.TaskState)
+		if s.TaskState != nil {
+			return false, fmt.Sprintf("status %q, task %q", s.Status, *s.TaskState)
+		}
+		return slices.Contains(want, s.Status), fmt.Sprintf("status %q, no task", s.Status)
 	})
 }
 
