@@ -2,13 +2,18 @@ package ironictest
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ingot-dev/ingot/internal/poll"
 )
 
 // Response is the raw answer to Request.
@@ -117,8 +122,12 @@ func (e *Env) callVersion(version, method, path string, body any) (*Response, er
 	return &Response{Status: resp.StatusCode, Header: resp.Header, Body: b}, nil
 }
 
-// retryTimeout bounds the retries of a transient answer.
-const retryTimeout = 30 * time.Second
+// retryTimeout bounds the retries of a transient answer, retryPace is
+// the longest pause between them.
+const (
+	retryTimeout = 30 * time.Second
+	retryPace    = 500 * time.Millisecond
+)
 
 // expect sends the call, retrying transient answers, and fails the test
 // unless the final status is one of want.
@@ -132,22 +141,19 @@ func (e *Env) expect(t testing.TB, method, path string, body any, want ...int) *
 }
 
 func (e *Env) expectErr(method, path string, body any, want ...int) (*Response, error) {
-	deadline := time.Now().Add(retryTimeout)
-	delay := 20 * time.Millisecond
-	for {
-		r, err := e.call(method, path, body)
-		if err != nil {
-			return nil, err
+	var r *Response
+	err := poll.WaitPaced(context.Background(), retryTimeout, retryPace, func() (bool, string, error) {
+		var err error
+		if r, err = e.call(method, path, body); err != nil {
+			return false, "", err
 		}
-		for _, w := range want {
-			if r.Status == w {
-				return r, nil
-			}
-		}
-		if !r.transient() || time.Now().After(deadline) {
-			return r, fmt.Errorf("%s %s: got %d %s, want %v", method, path, r.Status, r.Fault(), want)
-		}
-		time.Sleep(delay)
-		delay = min(2*delay, 500*time.Millisecond)
+		return slices.Contains(want, r.Status) || !r.transient(), "", nil
+	})
+	if err != nil && !errors.Is(err, poll.ErrTimeout) {
+		return nil, err
 	}
+	if !slices.Contains(want, r.Status) {
+		return r, fmt.Errorf("%s %s: got %d %s, want %v", method, path, r.Status, r.Fault(), want)
+	}
+	return r, nil
 }

@@ -1,12 +1,15 @@
 package ironictest
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/url"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ingot-dev/ingot/internal/poll"
 )
 
 // Kind says how a node deploys.
@@ -151,24 +154,22 @@ func (e *Env) enroll(spec NodeSpec) (string, error) {
 	if _, err := e.expectErr("PUT", node+"/states/power", map[string]any{"target": "power off"}, 202); err != nil {
 		return "", err
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	var n map[string]any
+	err = poll.WaitPaced(context.Background(), 10*time.Second, e.pollInterval(), func() (bool, string, error) {
 		r, err := e.call("GET", node+"?fields=uuid,provision_state,power_state", nil)
 		if err != nil {
-			return "", err
+			return false, "", err
 		}
-		n := r.JSON()
-		if r.Status == 200 && n["power_state"] == "power off" {
-			if n["provision_state"] != "available" {
-				return "", fmt.Errorf("node %s is %v, want available", id, n["provision_state"])
-			}
-			return id, e.addPorts(id, spec)
-		}
-		if time.Now().After(deadline) {
-			return "", fmt.Errorf("node %s: power_state not \"power off\" after 10 s: %d %s", id, r.Status, r.Body)
-		}
-		time.Sleep(e.pollInterval())
+		n = r.JSON()
+		return r.Status == 200 && n["power_state"] == "power off", fmt.Sprintf("%d %s", r.Status, r.Body), nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("node %s: power_state not \"power off\": %w", id, err)
 	}
+	if n["provision_state"] != "available" {
+		return "", fmt.Errorf("node %s is %v, want available", id, n["provision_state"])
+	}
+	return id, e.addPorts(id, spec)
 }
 
 // pollInterval is how often the helpers read a node they wait on.
@@ -195,18 +196,17 @@ func (e *Env) GetNode(t testing.TB, node string) map[string]any {
 // "active" (§8).
 func (e *Env) WaitProvisionState(t testing.TB, node, state string, timeout time.Duration) map[string]any {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		n := e.GetNode(t, node)
-		if n["provision_state"] == state && (transitional[state] || n["reservation"] == nil) {
-			return n
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("ironictest: node %s: provision_state %v (target %v, reservation %v, last_error %v) after %s, want %q",
-				node, n["provision_state"], n["target_provision_state"], n["reservation"], n["last_error"], timeout, state)
-		}
-		time.Sleep(e.pollInterval())
+	var n map[string]any
+	err := poll.WaitPaced(context.Background(), timeout, e.pollInterval(), func() (bool, string, error) {
+		n = e.GetNode(t, node)
+		return n["provision_state"] == state && (transitional[state] || n["reservation"] == nil),
+			fmt.Sprintf("provision_state %v (target %v, reservation %v, last_error %v)",
+				n["provision_state"], n["target_provision_state"], n["reservation"], n["last_error"]), nil
+	})
+	if err != nil {
+		t.Fatalf("ironictest: node %s: want provision_state %q: %v", node, state, err)
 	}
+	return n
 }
 
 // transitional are the states in which the conductor holds the node's lock

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/ingot-dev/ingot/internal/poll"
 )
 
 // errPortShared: the port we picked is also served by another process.
@@ -88,24 +90,17 @@ func (p *realProc) logSince(offset int64, s string) bool {
 
 func (p *realProc) waitUp(done <-chan struct{}) error {
 	hc := &http.Client{Timeout: startupProbe}
-	deadline := time.Now().Add(startTimeout)
-	for {
-		select {
-		case <-done:
-			return errors.New("process exited")
-		default:
+	return poll.WaitPaced(context.Background(), startTimeout, startPoll, func() (bool, string, error) {
+		if exited(done) {
+			return false, "", errors.New("process exited")
 		}
-		if resp, err := hc.Get(p.url + "/v1"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
+		resp, err := hc.Get(p.url + "/v1")
+		if err != nil {
+			return false, err.Error(), nil
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("GET /v1 not answering after %s", startTimeout)
-		}
-		time.Sleep(startPoll)
-	}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, "GET /v1: " + resp.Status, nil
+	})
 }
 
 // kill sends sig to the process group and waits for the process to exit.

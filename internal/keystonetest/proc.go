@@ -20,6 +20,8 @@ import (
 	"time"
 
 	_ "modernc.org/sqlite" // driver "sqlite", to switch Keystone's file to WAL and move its endpoints
+
+	"github.com/ingot-dev/ingot/internal/poll"
 )
 
 // confTmpl is a configuration that works on the 2-core machines, with two
@@ -167,25 +169,22 @@ func (p *proc) run(port int) error {
 	p.cmd, p.done = cmd, make(chan struct{})
 	go func() { _ = cmd.Wait(); close(p.done) }()
 	hc := &http.Client{Timeout: time.Second}
-	deadline := time.Now().Add(startTimeout)
-	for {
-		select {
-		case <-p.done:
-			return fmt.Errorf("uwsgi exited while starting; last lines of %s:\n%s", p.log, tail(p.log, 20))
-		default:
+	err = poll.Wait(context.Background(), startTimeout, func() (bool, string, error) {
+		if exited(p.done) {
+			return false, "", errors.New("uwsgi exited while starting")
 		}
-		if resp, err := hc.Get(p.url); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
+		resp, err := hc.Get(p.url)
+		if err != nil {
+			return false, err.Error(), nil
 		}
-		if time.Now().After(deadline) {
-			p.stop()
-			return fmt.Errorf("keystone on %s not answering after %s; last lines of %s:\n%s", p.url, startTimeout, p.log, tail(p.log, 20))
-		}
-		time.Sleep(50 * time.Millisecond)
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, resp.Status, nil
+	})
+	if err != nil {
+		p.stop()
+		return fmt.Errorf("keystone on %s: %w; last lines of %s:\n%s", p.url, err, p.log, tail(p.log, 20))
 	}
+	return nil
 }
 
 // stop: SIGTERM to the group (uwsgi --die-on-term), SIGKILL after termGrace.

@@ -34,7 +34,7 @@ func counts(t *testing.T, env, def string) []int {
 func builds(t *testing.T, label, ironicURL, rc string, n int) {
 	c, proxied := newCounter(t, ironicURL)
 	g := startIngot(t, proxied, rc, nil)
-	time.Sleep(100 * time.Millisecond) // the first full tick, on an empty fleet
+	g.ticks.waitFull(t) // the first full tick, on an empty fleet
 	c.reset()
 	start := time.Now()
 	ids := g.create(t, n)

@@ -26,6 +26,7 @@ import (
 	"github.com/ingot-dev/ingot/internal/app"
 	"github.com/ingot-dev/ingot/internal/config"
 	"github.com/ingot-dev/ingot/internal/lifecycle"
+	"github.com/ingot-dev/ingot/internal/poll"
 )
 
 func wanted(t *testing.T) {
@@ -108,12 +109,28 @@ type ticks struct {
 	full, fast       int
 	worstFull, worst time.Duration
 	worstFast        time.Duration
+	firstFull        chan struct{} // closed by the first full tick
+}
+
+func newTicks() *ticks { return &ticks{firstFull: make(chan struct{})} }
+
+// waitFull waits for the first full tick.
+func (k *ticks) waitFull(t *testing.T) {
+	t.Helper()
+	select {
+	case <-k.firstFull:
+	case <-time.After(time.Minute):
+		t.Fatal("no full tick within a minute")
+	}
 }
 
 func (k *ticks) record(full bool, d time.Duration, _ int) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if full {
+		if k.full == 0 {
+			close(k.firstFull)
+		}
 		k.full++
 		k.worstFull = max(k.worstFull, d)
 	} else {
@@ -159,7 +176,7 @@ func startIngot(t *testing.T, ironicURL, rc string, mod func(*config.Config)) *i
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	k := &ticks{}
+	k := newTicks()
 	a, err := app.New(ctx, cfg, app.Options{Tick: k.record})
 	if err != nil {
 		cancel()
@@ -217,20 +234,16 @@ func (g *ingot) create(t *testing.T, n int) []string {
 // waitActive waits until n servers are ACTIVE (none in ERROR).
 func (g *ingot) waitActive(t *testing.T, n int, limit time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(limit)
-	for {
+	poll.Until(t, limit, fmt.Sprintf("%d servers ACTIVE", n), func() (bool, string) {
 		counts, err := g.a.Store.CountByPhase(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
-		if counts[lifecycle.PhaseActive] >= n {
-			return
-		}
-		if counts[lifecycle.PhaseError] > 0 || time.Now().After(deadline) {
+		if counts[lifecycle.PhaseError] > 0 {
 			t.Fatalf("not all active: %v", counts)
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return counts[lifecycle.PhaseActive] >= n, fmt.Sprint(counts)
+	})
 }
 
 // toActive returns, per server, the time from Ironic's provision_updated_at

@@ -1,19 +1,16 @@
 package bench
 
 import (
-	"bufio"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/ingot-dev/ingot/internal/config"
+	"github.com/ingot-dev/ingot/internal/ingottest"
 )
 
 // TestBenchScale: INGOT_SCALE=servers:nodes (e.g. 10000:100000). The
@@ -30,30 +27,9 @@ func TestBenchScale(t *testing.T) {
 		servers, _ = strconv.Atoi(a)
 		nodes, _ = strconv.Atoi(b)
 	}
-	bin := filepath.Join(t.TempDir(), "ingot")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/ingot-dev/ingot/cmd/ingot").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-	sim := exec.Command(bin, "sim", "--nodes", strconv.Itoa(nodes), "--listen", "127.0.0.1:0", "--deploy-time", "5s",
-		"--undeploy-time", "1s", "--seed", "1")
-	stdout, err := sim.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sim.Stderr = os.Stderr
-	if err := sim.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = sim.Process.Signal(syscall.SIGTERM); _ = sim.Wait() })
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil {
-		t.Fatalf("simulator: %v", err)
-	}
-	m := regexp.MustCompile(`listening on (http://\S+)`).FindStringSubmatch(line)
-	if m == nil {
-		t.Fatalf("simulator said %q", line)
-	}
-	ironicURL := m[1]
+	sim := ingottest.Start(t, ingottest.Binary(t), ingottest.Options{}, "sim", "--nodes", strconv.Itoa(nodes),
+		"--listen", "127.0.0.1:0", "--deploy-time", "5s", "--undeploy-time", "1s", "--seed", "1")
+	ironicURL := sim.WaitLog(regexp.MustCompile(`listening on (http://\S+)`), 2*time.Minute)
 
 	g := startIngot(t, ironicURL, "baremetal", func(c *config.Config) { c.BuildTimeout = time.Hour })
 	runtime.GC()

@@ -13,6 +13,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/ingot-dev/ingot/internal/keystonetest"
+	"github.com/ingot-dev/ingot/internal/poll"
 )
 
 const chromiumPath = "/usr/bin/chromium"
@@ -98,7 +99,7 @@ func eval[T any](b *browser, js string) T {
 // waitJS polls a JavaScript condition until it is true.
 func (b *browser) waitJS(within time.Duration, what, js string) {
 	b.t.Helper()
-	waitFor(b.t, within, what, func() (bool, string) {
+	poll.Until(b.t, within, what, func() (bool, string) {
 		v, err := chromedp.Run(b.ctx, chromedp.Evaluate[bool](js))
 		if err != nil {
 			return false, err.Error()
@@ -132,7 +133,7 @@ func (b *browser) weigh(url string) (int64, int) {
 	b.do(chromedp.Navigate(url))
 	var n int64
 	var f int
-	waitFor(b.t, 10*time.Second, "page, stylesheet and script loaded", func() (bool, string) {
+	poll.Until(b.t, 10*time.Second, "page, stylesheet and script loaded", func() (bool, string) {
 		b.mu.Lock()
 		n, f = b.bytes, b.finished
 		b.mu.Unlock()

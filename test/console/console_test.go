@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/ingot-dev/ingot/internal/poll"
 )
 
 // TestConsole: the console of `ingot serve` in noauth, in Chromium. Three
@@ -25,7 +27,7 @@ func TestConsole(t *testing.T) {
 	web1, web2 := s.create("web-1"), s.create("web-2")
 	victim := s.create("victim")
 	var first string
-	waitFor(t, 20*time.Second, "victim deploying", func() (bool, string) {
+	poll.Until(t, 20*time.Second, "victim deploying", func() (bool, string) {
 		sv, _ := s.get(victim)
 		first = sv.Node
 		return sv.Phase == "deploying" && sv.Node != "", sv.Phase
@@ -177,7 +179,7 @@ func TestConsole(t *testing.T) {
 	if !strings.Contains(b.text(".flash"), "Deleting server victim") {
 		t.Errorf("no flash after the delete")
 	}
-	waitFor(t, 30*time.Second, "victim gone from the console's list", func() (bool, string) {
+	poll.Until(t, 30*time.Second, "victim gone from the console's list", func() (bool, string) {
 		b.do(chromedp.Navigate(s.url + "/ui/servers"))
 		r := rows()
 		return !contains(r, "victim"), fmt.Sprint(r)

@@ -2,6 +2,7 @@ package contract
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,6 +11,8 @@ import (
 	"reflect"
 	"strings"
 	"time"
+
+	"github.com/ingot-dev/ingot/internal/poll"
 )
 
 // version is the microversion ingot pins; every call sends it unless a check
@@ -226,17 +229,8 @@ func (c *C) query(link string) url.Values {
 	return u.Query()
 }
 
-// poll calls f every interval until it reports done or timeout passes; it
-// returns whether f succeeded.
-func poll(timeout, interval time.Duration, f func() bool) bool {
-	deadline := time.Now().Add(timeout)
-	for {
-		if f() {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(interval)
-	}
+// eventually calls f, at most every interval, until it reports done or
+// timeout passes; it returns whether f succeeded.
+func eventually(timeout, interval time.Duration, f func() bool) bool {
+	return poll.WaitPaced(context.Background(), timeout, interval, func() (bool, string, error) { return f(), "", nil }) == nil
 }

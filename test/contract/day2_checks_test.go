@@ -17,7 +17,7 @@ var day2Checks = []check{
 			{"power on", "power on"}, {"rebooting", "power on"}, {"soft rebooting", "power on"}, {"power off", "power off"},
 		} {
 			c.accepted(c.put(nodePath(id)+"/states/power", map[string]any{"target": tc.target}), id)
-			if !poll(5*time.Second, 20*time.Millisecond, func() bool {
+			if !eventually(5*time.Second, 20*time.Millisecond, func() bool {
 				n := c.node(id)
 				return n["power_state"] == tc.want && n["target_power_state"] == nil
 			}) {

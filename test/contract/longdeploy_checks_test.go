@@ -92,7 +92,7 @@ var failingChecks = []check{
 		c.waitState(id, "deploy failed", c.Env.CallbackTimeout+10*time.Second)
 		// "deploy failed" is a state in which the node may be updated.
 		var r *resp
-		poll(5*time.Second, 100*time.Millisecond, func() bool {
+		eventually(5*time.Second, 100*time.Millisecond, func() bool {
 			r = c.patch(nodePath(id), ops(op("remove", "/instance_uuid")))
 			return !isLocked(r)
 		})

@@ -52,7 +52,7 @@ var nodeChecks = []check{
 		c.eq("deploy_interface", n["deploy_interface"], "custom-agent")
 		c.eq("provision_state", n["provision_state"], "available")
 		c.accepted(c.put(nodePath(id)+"/states/power", map[string]any{"target": "power off"}), id)
-		if !poll(c.deployTimeout(), 20*time.Millisecond, func() bool { return c.node(id)["power_state"] == "power off" }) {
+		if !eventually(c.deployTimeout(), 20*time.Millisecond, func() bool { return c.node(id)["power_state"] == "power off" }) {
 			c.failf("power_state of %s never became \"power off\"", id)
 		}
 	}},

@@ -141,7 +141,7 @@ var portChecks = []check{
 // POST /v1/ports answers 409 NodeLocked.
 func (c *C) createPort(body map[string]any) *resp {
 	var r *resp
-	ok := poll(10*time.Second, c.pollInterval(), func() bool {
+	ok := eventually(10*time.Second, c.pollInterval(), func() bool {
 		r = c.post("/v1/ports", body)
 		return !(r.status == 409 && strings.Contains(string(r.body), "is locked by host"))
 	})

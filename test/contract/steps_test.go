@@ -37,7 +37,7 @@ func (c *C) waitState(id, state string, timeout time.Duration) map[string]any {
 	var last map[string]any
 	var seen []string
 	transitional := state == "deploying" || state == "deleting"
-	ok := poll(timeout, c.pollInterval(), func() bool {
+	ok := eventually(timeout, c.pollInterval(), func() bool {
 		last = c.node(id)
 		ps := fmt.Sprint(last["provision_state"])
 		if len(seen) == 0 || seen[len(seen)-1] != ps {
@@ -132,7 +132,7 @@ func (c *C) pollInterval() time.Duration {
 // docs/ironic.md §11), and requires a 202.
 func (c *C) provisionRetry(id, target string) {
 	var r *resp
-	poll(10*time.Second, 100*time.Millisecond, func() bool {
+	eventually(10*time.Second, 100*time.Millisecond, func() bool {
 		r = c.provision(id, map[string]any{"target": target})
 		return !isLocked(r)
 	})

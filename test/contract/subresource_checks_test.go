@@ -146,7 +146,7 @@ var subresourceChecks = []check{
 // power sets the power state and waits until the node shows it.
 func (c *C) power(id, state string) {
 	c.accepted(c.put(nodePath(id)+"/states/power", map[string]any{"target": state}), id)
-	if !poll(5*time.Second, 20*time.Millisecond, func() bool { return c.node(id)["power_state"] == state }) {
+	if !eventually(5*time.Second, 20*time.Millisecond, func() bool { return c.node(id)["power_state"] == state }) {
 		c.failf("node %s: power_state not %q after 5 s: %v", id, state, c.node(id)["power_state"])
 	}
 }

@@ -57,7 +57,7 @@ func learn(t *testing.T, ir *ironicSide, rc string, nodes []string) (build, del 
 	id := in.create("learn")
 	in.waitActive(id)
 	nBuild := len(readLines(logPath))
-	in.p.stop()
+	in.p.Stop()
 	in.run("INGOT_CRASH_LOG=" + logPath)
 	if code, err := in.call("DELETE", "/v2.1/servers/"+id, nil, nil); err != nil || code != http.StatusNoContent {
 		t.Fatalf("delete: %d %v", code, err)
@@ -79,7 +79,7 @@ func crashBuild(t *testing.T, ir *ironicSide, rc string, nodes []string, point s
 	in := newIngot(t, ir, rc, nodes)
 	p := in.run("INGOT_CRASH_AT=" + point)
 	id, answered := in.tryCreate("crash-build")
-	killed := p.killedBy9(ir.timeout)
+	killed := killedBy9(t, p, ir.timeout)
 	in.run()
 	if !answered {
 		// Killed before the 202 went out: the request may or may not have
@@ -102,13 +102,13 @@ func crashDelete(t *testing.T, ir *ironicSide, rc string, nodes []string, point 
 	in.run()
 	id := in.create("crash-delete")
 	in.waitActive(id)
-	in.p.stop()
+	in.p.Stop()
 	p := in.run("INGOT_CRASH_AT=" + point)
 	code, err := in.call("DELETE", "/v2.1/servers/"+id, nil, nil)
 	if err == nil && code != http.StatusNoContent {
 		t.Fatalf("delete: %d", code)
 	}
-	killed := p.killedBy9(ir.timeout)
+	killed := killedBy9(t, p, ir.timeout)
 	in.run()
 	if err != nil {
 		// The answer was lost with the process: the user asks again.
@@ -219,7 +219,7 @@ func TestKill9RandomInstants(t *testing.T) {
 	killAtRandom := func() {
 		for range 4 {
 			time.Sleep(time.Duration(rng.IntN(400)) * time.Millisecond) // the random instant
-			in.p.kill()
+			in.p.Kill()
 			in.run()
 		}
 	}

@@ -12,8 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ingot-dev/ingot/internal/ingottest"
 	"github.com/ingot-dev/ingot/internal/lifecycle"
 	"github.com/ingot-dev/ingot/internal/pgtest"
+	"github.com/ingot-dev/ingot/internal/poll"
 	"github.com/ingot-dev/ingot/internal/store/backend"
 )
 
@@ -90,7 +92,7 @@ type ingot struct {
 	db     string
 	ir     *ironicSide
 	nodes  []string
-	p      *proc
+	p      *ingottest.Proc
 	runs   int
 }
 
@@ -129,7 +131,7 @@ networks:
 }
 
 // run starts ingot on the case's database (a restart after a crash).
-func (in *ingot) run(env ...string) *proc {
+func (in *ingot) run(env ...string) *ingottest.Proc {
 	in.t.Helper()
 	in.runs++
 	in.p = start(in.t, in.config, filepath.Join(in.dir, fmt.Sprintf("ingot-%d.log", in.runs)), env...)
@@ -142,7 +144,7 @@ func (in *ingot) call(method, path string, body any, out any) (int, error) {
 		raw, _ := json.Marshal(body)
 		rd = bytes.NewReader(raw)
 	}
-	req, _ := http.NewRequest(method, in.p.api+path, rd)
+	req, _ := http.NewRequest(method, in.p.API+path, rd)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-OpenStack-Nova-API-Version", "2.90")
 	req.Header.Set("X-Ingot-Extensions", "true")
@@ -197,8 +199,7 @@ func (in *ingot) show(id string) (serverView, int) {
 // server (no duplicate reservation).
 func (in *ingot) waitActive(id string) {
 	in.t.Helper()
-	deadline := time.Now().Add(in.ir.timeout)
-	for {
+	poll.Until(in.t, in.ir.timeout, "server "+id+" ACTIVE", func() (bool, string) {
 		s, code := in.show(id)
 		if code == http.StatusNotFound {
 			in.t.Fatalf("I6: server %s accepted (202) but 404 after the crash", id)
@@ -207,34 +208,21 @@ func (in *ingot) waitActive(id string) {
 			in.t.Fatalf("server %s went to ERROR after a crash: %+v", id, s.IngotFault)
 		}
 		in.checkOneNode(id)
-		if s.Status == "ACTIVE" {
-			return
-		}
-		if time.Now().After(deadline) {
-			in.t.Fatalf("server %s not ACTIVE after %s (status %q):\n%s", id, in.ir.timeout, s.Status, tail(in.p.log))
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return s.Status == "ACTIVE", fmt.Sprintf("status %q", s.Status)
+	})
 }
 
 // waitGone waits for 404, checking the server never shows anything but
 // DELETED meanwhile (I2).
 func (in *ingot) waitGone(id string) {
 	in.t.Helper()
-	deadline := time.Now().Add(in.ir.timeout)
-	for {
+	poll.Until(in.t, in.ir.timeout, "server "+id+" gone", func() (bool, string) {
 		s, code := in.show(id)
-		if code == http.StatusNotFound {
-			return
-		}
 		if code == http.StatusOK && s.Status != "DELETED" {
 			in.t.Fatalf("I2: deleted server %s shows %s", id, s.Status)
 		}
-		if time.Now().After(deadline) {
-			in.t.Fatalf("server %s not gone after %s (code %d, status %q):\n%s", id, in.ir.timeout, code, s.Status, tail(in.p.log))
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return code == http.StatusNotFound, fmt.Sprintf("code %d, status %q", code, s.Status)
+	})
 }
 
 func (in *ingot) checkOneNode(id string) {
@@ -255,7 +243,7 @@ func (in *ingot) checkOneNode(id string) {
 // back to available with no instance_uuid and no VIF.
 func (in *ingot) checkReleased(ids ...string) {
 	in.t.Helper()
-	in.p.stop()
+	in.p.Stop()
 	ctx := context.Background()
 	st, err := backend.Open(ctx, in.db, backend.Options{})
 	if err != nil {
@@ -279,17 +267,12 @@ func (in *ingot) checkReleased(ids ...string) {
 		}
 	}
 	for _, node := range in.nodes {
-		deadline := time.Now().Add(in.ir.timeout)
-		for {
+		err := poll.Wait(context.Background(), in.ir.timeout, func() (bool, string, error) {
 			n := in.ir.node(in.t, node)
-			if n.ProvisionState == "available" && n.InstanceUUID == "" {
-				break
-			}
-			if time.Now().After(deadline) {
-				in.t.Errorf("I3: node %s is %s with instance_uuid %q after the delete", node, n.ProvisionState, n.InstanceUUID)
-				break
-			}
-			time.Sleep(100 * time.Millisecond)
+			return n.ProvisionState == "available" && n.InstanceUUID == "", fmt.Sprintf("%s with instance_uuid %q", n.ProvisionState, n.InstanceUUID), nil
+		})
+		if err != nil {
+			in.t.Errorf("I3: node %s after the delete: %v", node, err)
 		}
 		if v := in.ir.vifs(in.t, node); len(v) != 0 {
 			in.t.Errorf("I3: node %s keeps VIFs %v after the delete", node, v)

@@ -1,11 +1,13 @@
 package crash
 
 import (
+	"fmt"
 	"net/http"
 	"path/filepath"
 	"slices"
 	"testing"
-	"time"
+
+	"github.com/ingot-dev/ingot/internal/poll"
 )
 
 // The day-2 operations under kill -9 (I6 for operations): a reboot, stop,
@@ -43,8 +45,7 @@ type opView struct {
 // fails at once (a crash is no reason for an operation to fail).
 func (in *ingot) waitRest(id string, want ...string) {
 	in.t.Helper()
-	deadline := time.Now().Add(in.ir.timeout)
-	for {
+	poll.Until(in.t, in.ir.timeout, fmt.Sprintf("server %s at rest in %v", id, want), func() (bool, string) {
 		var out struct {
 			Server opView `json:"server"`
 		}
@@ -52,19 +53,18 @@ func (in *ingot) waitRest(id string, want ...string) {
 		s := out.Server
 		switch {
 		case err != nil:
+			return false, err.Error()
 		case code == http.StatusNotFound:
 			in.t.Fatalf("I6: server %s is 404 after the crash", id)
 		case s.Status == "ERROR":
 			sv, _ := in.show(id)
 			in.t.Fatalf("server %s went to ERROR after a crash: %+v", id, sv.IngotFault)
-		case s.TaskState == nil && slices.Contains(want, s.Status):
-			return
 		}
-		if time.Now().After(deadline) {
-			in.t.Fatalf("server %s not at rest in %v after %s (status %q, task %v):\n%s", id, want, in.ir.timeout, s.Status, s.TaskState, tail(in.p.log))
+		if s.TaskState != nil {
+			return false, fmt.Sprintf("status %q, task %q", s.Status, *s.TaskState)
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return slices.Contains(want, s.Status), fmt.Sprintf("status %q, no task", s.Status)
+	})
 }
 
 // checkNode checks Ironic shows the node of a server resting in status.
@@ -110,7 +110,7 @@ func (in *ingot) readyFor(op crashOp) string {
 		in.operate(id, *op.prep)
 		in.waitRest(id, op.prep.want)
 	}
-	in.p.stop()
+	in.p.Stop()
 	return id
 }
 
@@ -140,7 +140,7 @@ func crashDuringOp(t *testing.T, ir *ironicSide, rc string, nodes []string, op c
 	id := in.readyFor(op)
 	p := in.run("INGOT_CRASH_AT=" + point)
 	answered := in.operate(id, op)
-	killed := p.killedBy9(ir.timeout)
+	killed := killedBy9(t, p, ir.timeout)
 	in.run()
 	if answered {
 		in.waitRest(id, op.want) // the accepted operation survived the crash (I6)

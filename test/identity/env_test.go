@@ -21,6 +21,7 @@ import (
 	"github.com/ingot-dev/ingot/internal/config"
 	"github.com/ingot-dev/ingot/internal/keystonetest"
 	"github.com/ingot-dev/ingot/internal/pgtest"
+	"github.com/ingot-dev/ingot/internal/poll"
 )
 
 const baseConfig = `
@@ -235,21 +236,14 @@ func (s *stack) createServer(user, name string, extra map[string]any) (id, req s
 // waitActive polls as user until the server is ACTIVE (deadline 30 s).
 func (s *stack) waitActive(user, id string) {
 	s.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	poll.Until(s.t, 30*time.Second, "server "+id+" ACTIVE", func() (bool, string) {
 		var out struct{ Server struct{ Status string } }
 		s.must(user, "GET", "/v2.1/servers/"+id, nil, 200).decode(s.t, &out)
-		switch out.Server.Status {
-		case "ACTIVE":
-			return
-		case "ERROR":
+		if out.Server.Status == "ERROR" {
 			s.t.Fatalf("server %s went ERROR", id)
 		}
-		if time.Now().After(deadline) {
-			s.t.Fatalf("server %s not ACTIVE after 30 s (%s)", id, out.Server.Status)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return out.Server.Status == "ACTIVE", out.Server.Status
+	})
 }
 
 func contains(body []byte, secrets []string) string {

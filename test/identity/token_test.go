@@ -1,6 +1,7 @@
 package identity
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -9,13 +10,13 @@ import (
 
 	"github.com/ingot-dev/ingot/internal/config"
 	"github.com/ingot-dev/ingot/internal/keystonetest"
+	"github.com/ingot-dev/ingot/internal/poll"
 )
 
 // waitStatus polls GET path with token until it answers want (deadline).
-func waitStatus(t *testing.T, s *stack, token, path string, want int, within time.Duration) time.Duration {
+func waitStatus(t *testing.T, s *stack, token, path string, want int, within time.Duration) {
 	t.Helper()
-	start := time.Now()
-	for {
+	poll.Until(t, within, fmt.Sprintf("GET %s answering %d", path, want), func() (bool, string) {
 		req, _ := http.NewRequest("GET", s.url+path, nil)
 		req.Header.Set("X-Auth-Token", token)
 		resp, err := s.hc.Do(req)
@@ -23,14 +24,8 @@ func waitStatus(t *testing.T, s *stack, token, path string, want int, within tim
 			t.Fatal(err)
 		}
 		resp.Body.Close()
-		if resp.StatusCode == want {
-			return time.Since(start)
-		}
-		if time.Since(start) > within {
-			t.Fatalf("GET %s still %d after %s, want %d", path, resp.StatusCode, within, want)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return resp.StatusCode == want, resp.Status
+	})
 }
 
 // TestTokens: a missing, malformed or unknown token is 401 in

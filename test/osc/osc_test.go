@@ -40,7 +40,7 @@ func TestOpenStackCLI(t *testing.T) {
 	requireCLI(t)
 	start := time.Now()
 	// Each microversion uses up to 3 nodes at once and deletes 2.
-	s := startIngot(t, buildIngot(t, t.TempDir()), 4*3+4*2+1)
+	s := startIngot(t, 4*3+4*2+1)
 	s.holdAll(t)
 	ctx, stop := context.WithCancel(context.Background())
 	t.Cleanup(stop)

@@ -6,27 +6,24 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ingot-dev/ingot/internal/ingottest"
+	"github.com/ingot-dev/ingot/internal/poll"
 )
 
 // stack is one `ingot serve` process built from this tree, with its
-// built-in simulated Ironic on a port of our choosing so that the test can
-// reach the simulator's /_sim/ admin API.
+// built-in simulated Ironic, whose /_sim/ admin API the test reaches.
 type stack struct {
 	t      *testing.T
-	dir    string
 	url    string // ingot, e.g. http://127.0.0.1:41234
 	simURL string // the simulated Ironic
-	log    string // ingot's stderr
 	http   *http.Client
 }
 
@@ -39,140 +36,32 @@ const (
 	netName    = "provisioning"
 )
 
-// buildIngot compiles cmd/ingot into dir: the test drives the binary users run.
-func buildIngot(t *testing.T, dir string) string {
-	t.Helper()
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		t.Fatalf("go toolchain not found: %v", err)
-	}
-	bin := filepath.Join(dir, "ingot")
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, goBin, "build", "-o", bin, "../../cmd/ingot").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build ./cmd/ingot: %v\n%s", err, out)
-	}
-	return bin
-}
-
-// freePort returns a loopback port that was free a moment ago. Another
-// process may take it before ingot binds it; startIngot then retries.
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("free port: %v", err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
 // startIngot runs `ingot serve --config` with the built-in simulator
 // (nodes nodes, every build retried once on another node).
-func startIngot(t *testing.T, bin string, nodes int) *stack {
+func startIngot(t *testing.T, nodes int) *stack {
 	t.Helper()
-	var lastErr error
-	for try := 0; try < 3; try++ {
-		s, err := tryStart(t, bin, nodes)
-		if err == nil {
-			return s
-		}
-		lastErr = err
-		t.Logf("ingot did not start (try %d): %v", try+1, err)
-	}
-	t.Fatalf("ingot serve: %v", lastErr)
-	return nil
-}
-
-func tryStart(t *testing.T, bin string, nodes int) (*stack, error) {
 	dir := t.TempDir()
-	port, simPort := freePort(t), freePort(t)
-	cfg := fmt.Sprintf(`listen: 127.0.0.1:%d
-database: %s
+	cfg := fmt.Sprintf(`database: %s
 host: ingot-osc
 poll_interval: 200ms
 max_attempts: 2
 log_level: info
 ironic:
   url: sim
-  sim: {nodes: %d, resource_class: baremetal, deploy_time: 3s, undeploy_time: 300ms, listen: "127.0.0.1:%d"}
+  sim: {nodes: %d, resource_class: baremetal, deploy_time: 3s, undeploy_time: 300ms}
 flavors:
   - {id: %q, name: %s, resource_class: baremetal, vcpus: 8, ram_mb: 16384, disk_gb: 100, description: small bare metal}
 images:
   - {name: %s, url: "http://images.example/debian-12.qcow2"}
 networks:
   - {name: %s, cidr: 10.0.0.0/24}
-`, port, filepath.Join(dir, "ingot.db"), nodes, simPort, flavorID, flavorName, imageName, netName)
+`, filepath.Join(dir, "ingot.db"), nodes, flavorID, flavorName, imageName, netName)
 	cfgPath := filepath.Join(dir, "ingot.yaml")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
-		return nil, fmt.Errorf("write config: %w", err)
+		t.Fatal(err)
 	}
-	logPath := filepath.Join(dir, "ingot.log")
-	logf, err := os.Create(logPath)
-	if err != nil {
-		return nil, fmt.Errorf("log file: %w", err)
-	}
-	cmd := exec.Command(bin, "serve", "--config", cfgPath)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	// Own process group: cleanup ends ingot and anything it started; and
-	// ingot dies with the test binary should that be killed first.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		logf.Close()
-		return nil, fmt.Errorf("start: %w", err)
-	}
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); logf.Close(); close(done) }()
-	stop := func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-done
-		}
-	}
-	s := &stack{t: t, dir: dir, log: logPath,
-		url:    fmt.Sprintf("http://127.0.0.1:%d", port),
-		simURL: fmt.Sprintf("http://127.0.0.1:%d", simPort),
-		http:   &http.Client{Timeout: 10 * time.Second}}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		select {
-		case <-done:
-			return nil, fmt.Errorf("exited early:\n%s", s.logTail())
-		default:
-		}
-		if resp, err := s.http.Get(s.url + "/readyz"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			stop()
-			return nil, fmt.Errorf("not ready after 30s:\n%s", s.logTail())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Cleanup(func() {
-		stop()
-		if t.Failed() {
-			t.Logf("ingot log (tail):\n%s", s.logTail())
-		}
-	})
-	return s, nil
-}
-
-// logTail is the end of ingot's log, for failure messages.
-func (s *stack) logTail() string {
-	b, _ := os.ReadFile(s.log)
-	const keep = 6000
-	if len(b) > keep {
-		b = b[len(b)-keep:]
-	}
-	return string(b)
+	p := ingottest.Serve(t, ingottest.Binary(t), cfgPath, ingottest.Options{})
+	return &stack{t: t, url: p.API, simURL: p.Sim, http: &http.Client{Timeout: 10 * time.Second}}
 }
 
 // call sends a request to base+path (a compute call at microversion mv when
@@ -231,24 +120,6 @@ func (s *stack) servers(ctx context.Context) ([]server, error) {
 	return body.Servers, nil
 }
 
-// waitFor polls cond every 100 ms until it holds or the timeout passes.
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	last := ""
-	for {
-		ok, state := cond()
-		if ok {
-			return
-		}
-		last = state
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %s; last seen: %s", what, timeout, last)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
 // serverByName finds a live server by name (nil when there is none).
 func (s *stack) serverByName(t *testing.T, name string) *server {
 	t.Helper()
@@ -268,7 +139,7 @@ func (s *stack) serverByName(t *testing.T, name string) *server {
 func (s *stack) waitStatus(t *testing.T, name, status string) server {
 	t.Helper()
 	var got server
-	waitFor(t, 60*time.Second, name+" "+status, func() (bool, string) {
+	poll.Until(t, 60*time.Second, name+" "+status, func() (bool, string) {
 		sv := s.serverByName(t, name)
 		if sv == nil {
 			return false, "not listed"
@@ -282,7 +153,7 @@ func (s *stack) waitStatus(t *testing.T, name, status string) server {
 // waitGone waits for GET /servers/{id} to answer 404.
 func (s *stack) waitGone(t *testing.T, id string) {
 	t.Helper()
-	waitFor(t, 60*time.Second, "server "+id+" gone", func() (bool, string) {
+	poll.Until(t, 60*time.Second, "server "+id+" gone", func() (bool, string) {
 		code, err := s.call(context.Background(), "GET", s.url+"/v2.1/servers/"+id, "2.1", nil, nil)
 		return err == nil && code == http.StatusNotFound, fmt.Sprintf("%d %v", code, err)
 	})

@@ -21,7 +21,9 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/ingot-dev/ingot/internal/config"
+	"github.com/ingot-dev/ingot/internal/ingottest"
 	"github.com/ingot-dev/ingot/internal/pgtest"
+	"github.com/ingot-dev/ingot/internal/poll"
 	"github.com/ingot-dev/ingot/internal/store"
 )
 
@@ -42,9 +44,8 @@ var leaseTTL = func() time.Duration {
 }()
 
 var (
-	simRe     = regexp.MustCompile(`ironic simulator listening on (http://\S+) `)
-	servingRe = regexp.MustCompile(`msg="ingot serving" api=(http://\S+)/v2\.1`)
-	hc        = &http.Client{Timeout: 10 * time.Second}
+	simRe = regexp.MustCompile(`ironic simulator listening on (http://\S+) `)
+	hc    = &http.Client{Timeout: 10 * time.Second}
 )
 
 // cluster is one test's world: the database, the simulator and the replicas.
@@ -63,9 +64,8 @@ type replica struct {
 	host   string
 	config string
 	proxy  *recorder
-	p      *proc
+	p      *ingottest.Proc
 	api    string
-	runs   int
 }
 
 // call is one request a replica sent to Ironic, as its proxy saw it.
@@ -127,9 +127,9 @@ func newCluster(t *testing.T, nodes, n int) *cluster {
 // newClusterPolling is newCluster with the replicas' poll_interval.
 func newClusterPolling(t *testing.T, nodes, n int, poll time.Duration) *cluster {
 	c := &cluster{t: t, dir: t.TempDir(), dsn: pgtest.DSN(t)}
-	sim := launch(t, filepath.Join(c.dir, "sim.log"), "sim", "--nodes", fmt.Sprint(nodes), "--listen", "127.0.0.1:0",
+	sim := ingottest.Start(t, ingottest.Binary(t), ingottest.Options{}, "sim", "--nodes", fmt.Sprint(nodes), "--listen", "127.0.0.1:0",
 		"--deploy-time", deployTime.String(), "--undeploy-time", "500ms", "--vif-mode", "store", "--ports", "1", "--seed", "1")
-	c.sim = sim.wait(simRe, 30*time.Second)
+	c.sim = sim.WaitLog(simRe, 30*time.Second)
 	for i := range n {
 		r := &replica{c: c, host: fmt.Sprintf("replica-%d", i), proxy: newRecorder(t, c.sim)}
 		r.config = filepath.Join(c.dir, r.host+".yaml")
@@ -166,10 +166,8 @@ networks: [{name: provisioning, cidr: 10.0.0.0/22}]
 
 // start runs the replica's serve and waits until it answers.
 func (r *replica) start() {
-	r.runs++
-	r.p = launch(r.c.t, filepath.Join(r.c.dir, fmt.Sprintf("%s-%d.log", r.host, r.runs)),
-		"serve", "--config", r.config, "--listen", "127.0.0.1:0")
-	r.api = r.p.wait(servingRe, 60*time.Second)
+	r.p = ingottest.Serve(r.c.t, ingottest.Binary(r.c.t), r.config, ingottest.Options{})
+	r.api = r.p.API
 }
 
 // status is the replica part of /readyz.
@@ -248,13 +246,7 @@ func (c *cluster) waitFor(what string, cond func() bool) {
 
 func (c *cluster) waitWithin(limit time.Duration, what string, cond func() bool) {
 	c.t.Helper()
-	deadline := time.Now().Add(limit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			c.t.Fatalf("timed out after %s waiting for %s", limit, what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	poll.Until(c.t, limit, what, func() (bool, string) { return cond(), "" })
 }
 
 // create asks replica r's API for a server; the id, or "" when the request

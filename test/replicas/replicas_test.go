@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -113,8 +112,7 @@ func TestKillOneReplica(t *testing.T) {
 	ids := c.createAll("kill", 300, 16, c.all)
 	c.waitFor("builds deploying", func() bool { return c.deploying() >= 60 })
 	killed := time.Now()
-	victim.p.signal(syscall.SIGKILL)
-	<-victim.p.done
+	victim.p.Kill()
 
 	var takeover time.Time
 	c.waitFor("the victim's shards taken over", func() bool {
@@ -170,13 +168,13 @@ func TestPausedReplicaIsFenced(t *testing.T) {
 	for _, l := range before.Leases {
 		epochBefore[l.Shard] = l.Epoch
 	}
-	victim.p.signal(syscall.SIGSTOP)
+	victim.p.Pause()
 	stopped := time.Now()
 	c.waitFor("the paused replica's shards taken over", func() bool { return len(holders(rest)) == shards })
 	c.waitActive(rest[0], ids)
 	settled := c.rows()
 	calls := len(victim.proxy.log())
-	victim.p.signal(syscall.SIGCONT)
+	victim.p.Resume()
 	resumed := time.Now()
 	more := c.createAll("after", 30, 3, func() []*replica { return rest })
 	c.waitActive(rest[0], more)
@@ -251,7 +249,7 @@ func TestRollingRestart(t *testing.T) {
 		mu.Unlock()
 		st, _ := r.ready()
 		stop := time.Now()
-		r.p.stop()
+		r.p.Stop()
 		c.waitFor(r.host+"'s shards handed over", func() bool {
 			h := holders(others)
 			for _, l := range st.Leases {

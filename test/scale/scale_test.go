@@ -25,6 +25,7 @@ import (
 	"github.com/ingot-dev/ingot/internal/config"
 	"github.com/ingot-dev/ingot/internal/ironicsim"
 	"github.com/ingot-dev/ingot/internal/lifecycle"
+	"github.com/ingot-dev/ingot/internal/poll"
 )
 
 func cpuTime() time.Duration {
@@ -119,20 +120,13 @@ func TestScale(t *testing.T) {
 	}
 	wg.Wait()
 	created := time.Since(wall0)
-	deadline := time.Now().Add(10 * time.Minute)
-	for {
+	poll.Until(t, 10*time.Minute, "all active", func() (bool, string) {
 		counts, err := a.Store.CountByPhase(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if counts[lifecycle.PhaseActive] == servers {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not all active: %v", counts)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return counts[lifecycle.PhaseActive] == servers, fmt.Sprint(counts)
+	})
 	wall, cpu := time.Since(wall0), cpuTime()-cpu0
 	cancel()
 	<-done

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 
 	"github.com/ingot-dev/ingot/internal/apitest"
 	"github.com/ingot-dev/ingot/internal/config"
+	"github.com/ingot-dev/ingot/internal/ingottest"
 	"github.com/ingot-dev/ingot/internal/pgtest"
 )
 
@@ -41,14 +41,9 @@ func TestServeOnPostgres(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runs := 0
-	start := func() *proc {
-		runs++
-		return launch(t, filepath.Join(t.TempDir(), "ingot-"+strconv.Itoa(runs)+".log"),
-			"serve", "--config", cfgPath, "--listen", "127.0.0.1:0")
-	}
-	first := start().serving()
-	c := apitest.New(t, first.api)
+	start := func() *ingottest.Proc { return launch(t, "serve", "--config", cfgPath, "--listen", "127.0.0.1:0") }
+	first := start().Serving()
+	c := apitest.New(t, first.API)
 	id := c.Create(map[string]any{"name": "pg1", "flavorRef": "bm.small", "imageRef": cfg.Images[0].ID,
 		"networks": []map[string]string{{"uuid": cfg.Networks[0].ID}}})
 	c.WaitStatus(id, "ACTIVE", 60*time.Second)
@@ -57,28 +52,26 @@ func TestServeOnPostgres(t *testing.T) {
 	}
 
 	second := start()
-	select {
-	case <-second.done:
-	case <-time.After(30 * time.Second):
-		t.Fatalf("a second serve on the same PostgreSQL database still runs after 30s:\n%s", tail(readFile(second.log), 20))
+	if !second.Exited(30 * time.Second) {
+		t.Fatalf("a second serve on the same PostgreSQL database still runs after 30s:\n%s", second.Tail(20))
 	}
-	out := readFile(second.log)
-	if second.exitCode() == 0 || strings.Contains(out, "ingot serving") {
-		t.Fatalf("second serve: exit %d, want non-zero before serving:\n%s", second.exitCode(), out)
+	out := second.Output()
+	if second.ExitCode() == 0 || strings.Contains(out, "ingot serving") {
+		t.Fatalf("second serve: exit %d, want non-zero before serving:\n%s", second.ExitCode(), out)
 	}
-	for _, want := range []string{"is in use by another ingot", "pid " + strconv.Itoa(first.cmd.Process.Pid), "serving " + first.api} {
+	for _, want := range []string{"is in use by another ingot", "pid " + strconv.Itoa(first.Pid()), "serving " + first.API} {
 		if !strings.Contains(out, want) {
 			t.Errorf("second serve's message lacks %q:\n%s", want, out)
 		}
 	}
 
-	first.signal(syscall.SIGTERM)
-	again := start().serving()
-	c = apitest.New(t, again.api)
+	first.Stop()
+	again := start().Serving()
+	c = apitest.New(t, again.API)
 	if s, _ := c.Get(id); s.Status != "ACTIVE" {
 		t.Fatalf("after a restart on PostgreSQL, %s is %q, want ACTIVE", id, s.Status)
 	}
-	if out := readFile(again.log); strings.Contains(out, "password") {
+	if out := again.Output(); strings.Contains(out, "password") {
 		t.Errorf("the log names a password:\n%s", out)
 	}
 
@@ -86,13 +79,11 @@ func TestServeOnPostgres(t *testing.T) {
 	// connection, an admin): its lock is gone, so serve stops rather than
 	// go on acting beside whoever takes the database next.
 	terminateOwner(t, dsn)
-	select {
-	case <-again.done:
-	case <-time.After(time.Minute):
-		t.Fatalf("serve still runs a minute after its owner session ended:\n%s", tail(readFile(again.log), 20))
+	if !again.Exited(time.Minute) {
+		t.Fatalf("serve still runs a minute after its owner session ended:\n%s", again.Tail(20))
 	}
-	if out := readFile(again.log); again.exitCode() == 0 || !strings.Contains(out, "database ownership lost") {
-		t.Fatalf("serve after losing its owner session: exit %d:\n%s", again.exitCode(), tail(out, 20))
+	if out := again.Output(); again.ExitCode() == 0 || !strings.Contains(out, "database ownership lost") {
+		t.Fatalf("serve after losing its owner session: exit %d:\n%s", again.ExitCode(), ingottest.Tail(out, 20))
 	}
 }
 

@@ -1,11 +1,11 @@
 package serve
 
 import (
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/ingot-dev/ingot/internal/apitest"
+	"github.com/ingot-dev/ingot/internal/ingottest"
 )
 
 // TestDevRestartKeepsServers: `serve --dev` stopped (SIGTERM) or killed
@@ -15,17 +15,17 @@ import (
 func TestDevRestartKeepsServers(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
-		sig       syscall.Signal
+		end       func(*ingottest.Proc)
 		deploying bool // kill while the node deploys, not once ACTIVE
 	}{
-		{"sigterm", syscall.SIGTERM, false},
-		{"sigkill", syscall.SIGKILL, false},
-		{"sigkill-deploying", syscall.SIGKILL, true},
+		{"sigterm", (*ingottest.Proc).Stop, false},
+		{"sigkill", (*ingottest.Proc).Kill, false},
+		{"sigkill-deploying", (*ingottest.Proc).Kill, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := newDev(t)
-			p := d.launch().serving()
-			c := apitest.New(t, p.api)
+			p := d.launch().Serving()
+			c := apitest.New(t, p.API)
 			id := d.create(c, "web1")
 			if tc.deploying {
 				c.WaitFor("the node deploying", 30*time.Second, func() bool {
@@ -36,10 +36,10 @@ func TestDevRestartKeepsServers(t *testing.T) {
 				c.WaitStatus(id, "ACTIVE", 30*time.Second)
 			}
 			before := nodesOf(t, p, id)
-			p.signal(tc.sig)
+			tc.end(p)
 
-			p = d.launch().serving()
-			c = apitest.New(t, p.api)
+			p = d.launch().Serving()
+			c = apitest.New(t, p.API)
 			if tc.deploying {
 				c.WaitStatus(id, "ACTIVE", 30*time.Second)
 			}

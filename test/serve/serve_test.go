@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -10,6 +11,8 @@ import (
 
 	"github.com/ingot-dev/ingot/internal/apitest"
 	"github.com/ingot-dev/ingot/internal/config"
+	"github.com/ingot-dev/ingot/internal/ingottest"
+	"github.com/ingot-dev/ingot/internal/poll"
 )
 
 // driftInterval is short so a test sees several drift passes in a second.
@@ -21,7 +24,6 @@ type dev struct {
 	t       *testing.T
 	dir     string
 	overlay string
-	runs    int
 	imageID string
 	netID   string
 }
@@ -43,11 +45,9 @@ func newDev(t *testing.T) *dev {
 }
 
 // launch starts `ingot serve --dev` on the data directory.
-func (d *dev) launch() *proc {
+func (d *dev) launch() *ingottest.Proc {
 	d.t.Helper()
-	d.runs++
-	return launch(d.t, filepath.Join(d.t.TempDir(), "ingot-"+strconv.Itoa(d.runs)+".log"),
-		"serve", "--dev", "--data-dir", filepath.Join(d.dir, "data"), "--config", d.overlay, "--listen", "127.0.0.1:0")
+	return launch(d.t, "serve", "--dev", "--data-dir", filepath.Join(d.dir, "data"), "--config", d.overlay, "--listen", "127.0.0.1:0")
 }
 
 func (d *dev) create(c *apitest.Client, name string) string {
@@ -63,43 +63,37 @@ type simNode struct {
 }
 
 // nodesOf lists the simulator's nodes carrying instance.
-func nodesOf(t testing.TB, p *proc, instance string) []simNode {
+func nodesOf(t testing.TB, p *ingottest.Proc, instance string) []simNode {
 	t.Helper()
 	var out struct {
 		Nodes []simNode `json:"nodes"`
 	}
-	getJSON(t, p.sim+"/v1/nodes/detail?instance_uuid="+instance, &out)
+	getJSON(t, p.Sim+"/v1/nodes/detail?instance_uuid="+instance, &out)
 	return out.Nodes
 }
 
 // nodeLists is how many times ingot listed the simulator's nodes
 // (GET /v1/nodes: the drift pass's bulk view, or the scheduler's inventory).
-func nodeLists(t testing.TB, p *proc) int {
+func nodeLists(t testing.TB, p *ingottest.Proc) int {
 	t.Helper()
 	var counts map[string]int
-	getJSON(t, p.sim+"/_sim/counts", &counts)
+	getJSON(t, p.Sim+"/_sim/counts", &counts)
 	return counts["GET /v1/nodes"]
 }
 
 // staysActive checks that server id stays ACTIVE while ingot makes at least
 // passes drift passes over it, and at least one drift interval passes.
-func staysActive(t *testing.T, p *proc, c *apitest.Client, id string, passes int) {
+func staysActive(t *testing.T, p *ingottest.Proc, c *apitest.Client, id string, passes int) {
 	t.Helper()
 	start := time.Now()
-	deadline := start.Add(30 * time.Second)
-	for {
+	poll.Until(t, 30*time.Second, fmt.Sprintf("%d drift passes", passes), func() (bool, string) {
 		s, code := c.Get(id)
 		if code != 200 || s.Status != "ACTIVE" {
-			t.Fatalf("server %s after the restart: %d %s %+v\n%s", id, code, s.Status, s.IngotFault, tail(readFile(p.log), 20))
+			t.Fatalf("server %s after the restart: %d %s %+v", id, code, s.Status, s.IngotFault)
 		}
-		if nodeLists(t, p) >= passes && time.Since(start) > driftInterval {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("fewer than %d drift passes in 30s:\n%s", passes, tail(readFile(p.log), 20))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		n := nodeLists(t, p)
+		return n >= passes && time.Since(start) > driftInterval, fmt.Sprintf("%d node lists", n)
+	})
 }
 
 // TestSecondServeOnOneDatabase (S25): a second `ingot serve` on the database
@@ -107,31 +101,21 @@ func staysActive(t *testing.T, p *proc, c *apitest.Client, id string, passes int
 // address), and the first goes on serving its ACTIVE server.
 func TestSecondServeOnOneDatabase(t *testing.T) {
 	d := newDev(t)
-	first := d.launch().serving()
-	c := apitest.New(t, first.api)
+	first := d.launch().Serving()
+	c := apitest.New(t, first.API)
 	id := d.create(c, "web1")
 	c.WaitStatus(id, "ACTIVE", 30*time.Second)
 
 	second := d.launch()
-	deadline := time.After(20 * time.Second)
-	for exited := false; !exited; {
-		if out := readFile(second.log); strings.Contains(out, "ingot serving") {
-			t.Fatalf("a second serve on the same database serves:\n%s", tail(out, 20))
-		}
-		select {
-		case <-second.done:
-			exited = true
-		case <-deadline:
-			t.Fatalf("the second serve on the same database still runs after 20s:\n%s", tail(readFile(second.log), 20))
-		case <-time.After(20 * time.Millisecond):
-		}
+	if !second.Exited(20 * time.Second) {
+		t.Fatalf("the second serve on the same database still runs after 20s:\n%s", second.Tail(20))
 	}
-	out := readFile(second.log)
-	t.Logf("second serve, exit %d:\n%s", second.exitCode(), out)
-	if second.exitCode() == 0 || strings.Contains(out, "ingot serving") {
-		t.Fatalf("second serve: exit %d, want non-zero before serving:\n%s", second.exitCode(), out)
+	out := second.Output()
+	t.Logf("second serve, exit %d:\n%s", second.ExitCode(), out)
+	if second.ExitCode() == 0 || strings.Contains(out, "ingot serving") {
+		t.Fatalf("second serve: exit %d, want non-zero before serving:\n%s", second.ExitCode(), out)
 	}
-	for _, want := range []string{"is in use by another ingot", "pid " + strconv.Itoa(first.cmd.Process.Pid), "serving " + first.api} {
+	for _, want := range []string{"is in use by another ingot", "pid " + strconv.Itoa(first.Pid()), "serving " + first.API} {
 		if !strings.Contains(out, want) {
 			t.Errorf("second serve's message lacks %q:\n%s", want, out)
 		}

@@ -6,13 +6,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"syscall"
 	"testing"
 	"text/template"
 	"time"
 
+	"github.com/ingot-dev/ingot/internal/ingottest"
 	"github.com/ingot-dev/ingot/internal/keystonetest"
 )
 
@@ -46,32 +46,7 @@ func wanted() bool {
 	return v == "1" || v == "true" || v == "yes"
 }
 
-// bin is the ingot binary, built by TestMain when the suite runs.
-var bin string
-
-func TestMain(m *testing.M) { os.Exit(run(m)) }
-
-func run(m *testing.M) int {
-	if !wanted() {
-		return m.Run()
-	}
-	dir, err := os.MkdirTemp("", "ingot-tempest-bin-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	bin = filepath.Join(dir, "ingot")
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/ingot-dev/ingot/cmd/ingot")
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "tempest suite: build ingot:", err)
-		return 1
-	}
-	return m.Run()
-}
+func TestMain(m *testing.M) { os.Exit(ingottest.Main(m)) }
 
 // ingotConfig: the built-in simulator with fast deploys and more nodes than
 // two Tempest workers hold at once, two flavors and two images (Tempest's
@@ -143,7 +118,7 @@ func TestTempest(t *testing.T) {
 		"Network": network, "BuildTimeout": 120}
 	cfgPath := filepath.Join(dir, "ingot.yaml")
 	writeTemplate(t, cfgPath, ingotConfig, vars)
-	ingot := startIngot(t, filepath.Join(dir, "ingot.log"), "serve", "--config", cfgPath, "--listen", "127.0.0.1:0")
+	ingot := ingottest.Serve(t, ingottest.Binary(t), cfgPath, ingottest.Options{Log: filepath.Join(dir, "ingot.log")}).API
 	ks.RegisterService(t, "compute", "nova", ingot+"/v2.1")
 	ks.RegisterService(t, "image", "glance", ingot+"/image")
 	ks.RegisterService(t, "network", "neutron", ingot+"/network")
@@ -183,7 +158,7 @@ func TestTempest(t *testing.T) {
 	runTime := time.Since(runStart)
 	results, err := collect(ws, env, filepath.Join(dir, "results.json"))
 	if err != nil {
-		t.Fatalf("results (tempest run: %v):\n%s\n%s", runErr, err, lastLines(string(out), 30))
+		t.Fatalf("results (tempest run: %v):\n%s\n%s", runErr, err, ingottest.Tail(string(out), 30))
 	}
 	rep := summarize(results, expected)
 	if err := os.WriteFile(filepath.Join(dir, "summary.txt"), []byte(rep.text()), 0o644); err != nil {
@@ -192,7 +167,7 @@ func TestTempest(t *testing.T) {
 	t.Logf("Tempest %s: %d passed, %d failed (%d expected), %d skipped; setup %s, tempest run %s",
 		regex, rep.passed, rep.failed, rep.expectedFailed, rep.skipped, setup.Round(time.Second), runTime.Round(time.Second))
 	if len(results) == 0 {
-		t.Fatalf("no test ran (tempest run: %v):\n%s", runErr, lastLines(string(out), 30))
+		t.Fatalf("no test ran (tempest run: %v):\n%s", runErr, ingottest.Tail(string(out), 30))
 	}
 	for _, id := range rep.fixed {
 		t.Logf("listed in expected-failures.txt but passed (remove it): %s", id)
@@ -271,56 +246,4 @@ func mustRun(t *testing.T, dir string, env []string, timeout time.Duration, name
 	if out, err := runCmd(dir, env, timeout, name, args...); err != nil {
 		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
 	}
-}
-
-var servingRe = regexp.MustCompile(`msg="ingot serving" api=(http://\S+)/v2\.1`)
-
-// startIngot starts the built binary and returns its root URL once it
-// serves; it is stopped (SIGTERM, then SIGKILL) when the test ends.
-func startIngot(t *testing.T, logPath string, args ...string) string {
-	t.Helper()
-	f, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = f, f
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		f.Close()
-		t.Fatalf("start ingot: %v", err)
-	}
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); f.Close(); close(done) }()
-	t.Cleanup(func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-		select {
-		case <-done:
-		case <-time.After(15 * time.Second):
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-done
-		}
-	})
-	deadline := time.After(30 * time.Second)
-	for {
-		b, _ := os.ReadFile(logPath)
-		if m := servingRe.FindSubmatch(b); m != nil {
-			return string(m[1])
-		}
-		select {
-		case <-done:
-			t.Fatalf("ingot exited before serving:\n%s", b)
-		case <-deadline:
-			t.Fatalf("ingot not serving after 30s:\n%s", b)
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-}
-
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }
