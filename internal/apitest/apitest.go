@@ -10,6 +10,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
+	"github.com/ingot-dev/ingot/internal/poll"
 	"io"
 	"net/http"
 	"testing"
@@ -124,13 +125,7 @@ func (c *Client) Delete(id string) {
 // WaitFor polls until cond holds, failing the test after timeout.
 func (c *Client) WaitFor(what string, timeout time.Duration, cond func() bool) {
 	c.T.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			c.T.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(c.Poll)
-	}
+	poll.Until(c.T, timeout, what, func() (bool, string) { return cond(), "" })
 }
 
 // WaitStatus waits for a status. It fails at once on ERROR when waiting for

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +13,7 @@ import (
 	"github.com/ingot-dev/ingot/internal/apitest"
 	"github.com/ingot-dev/ingot/internal/clock"
 	"github.com/ingot-dev/ingot/internal/config"
+	"github.com/ingot-dev/ingot/internal/poll"
 )
 
 type serviceRow struct {
@@ -131,20 +133,13 @@ func TestHeartbeat(t *testing.T) {
 	go func() { a.heartbeat(ctx); close(done) }()
 	later := clk.Now().Add(time.Hour)
 	clk.Set(later)
-	deadline := time.Now().Add(time.Minute)
-	for {
+	poll.Until(t, time.Minute, fmt.Sprintf("a heartbeat at %s", later), func() (bool, string) {
 		all, err := a.Store.ListServices(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(all) == 3 && all[0].UpdatedAt.Equal(later) && all[1].UpdatedAt.Equal(later) && all[2].UpdatedAt.Equal(later) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no heartbeat at %s: %+v", later, all)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return len(all) == 3 && all[0].UpdatedAt.Equal(later) && all[1].UpdatedAt.Equal(later) && all[2].UpdatedAt.Equal(later), fmt.Sprintf("%+v", all)
+	})
 	all, _ := a.Store.ListServices(ctx)
 	for _, s := range all {
 		if err := a.Store.DeleteService(ctx, s.UUID); err != nil {

@@ -3,12 +3,14 @@ package cinder_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/ingot-dev/ingot/internal/cinder"
+	"github.com/ingot-dev/ingot/internal/poll"
 )
 
 // TestAgainstRealCinder runs the adapter's checks on one real Cinder
@@ -50,20 +52,18 @@ var connector = cinder.Connector{Initiator: "iqn.2026-12.io.ingot:node-1", Host:
 func waitStatus(t *testing.T, c *cinder.Client, id, want string) cinder.Volume {
 	t.Helper()
 	ctx := t.Context()
-	deadline := time.Now().Add(time.Minute)
-	for {
-		v, err := c.GetVolume(ctx, id)
-		if err != nil {
+	var v cinder.Volume
+	poll.Until(t, time.Minute, "volume "+id+" "+want, func() (bool, string) {
+		var err error
+		if v, err = c.GetVolume(ctx, id); err != nil {
 			t.Fatalf("volume %s: %v", id, err)
 		}
-		if v.Status == want {
-			return v
+		if v.Status == "error" && want != "error" {
+			t.Fatalf("volume %s is error, want %s", id, want)
 		}
-		if v.Status == "error" || time.Now().After(deadline) {
-			t.Fatalf("volume %s is %s, want %s", id, v.Status, want)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return v.Status == want, v.Status
+	})
+	return v
 }
 
 func newVolume(t *testing.T, c *cinder.Client) cinder.Volume {
@@ -124,17 +124,10 @@ func checkVolumeLifecycle(t *testing.T, b backend) {
 	if err := c.DeleteVolume(ctx, v.ID); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(time.Minute)
-	for {
+	poll.Until(t, time.Minute, "the deleted volume gone", func() (bool, string) {
 		_, err := c.GetVolume(ctx, v.ID)
-		if errors.Is(err, cinder.ErrVolumeNotFound) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("deleted volume still there: %v", err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return errors.Is(err, cinder.ErrVolumeNotFound), fmt.Sprint(err)
+	})
 	wantErr(t, "get a missing volume", func() error { _, err := c.GetVolume(ctx, uuid.NewString()); return err }(), cinder.ErrVolumeNotFound)
 	wantErr(t, "delete a missing volume", c.DeleteVolume(ctx, uuid.NewString()), cinder.ErrVolumeNotFound)
 	_, err = c.CreateVolume(ctx, cinder.VolumeSpec{SizeGB: -1})

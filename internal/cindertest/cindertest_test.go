@@ -1,6 +1,7 @@
 package cindertest
 
 import (
+	"github.com/ingot-dev/ingot/internal/poll"
 	"net/http"
 	"testing"
 	"time"
@@ -30,14 +31,16 @@ func TestStart(t *testing.T) {
 	if st := e.Do(t, tok, http.MethodPost, "/volumes", map[string]any{"volume": map[string]any{"size": 1}}, &v); st != http.StatusAccepted {
 		t.Fatalf("create volume: %d", st)
 	}
-	deadline := time.Now().Add(time.Minute)
-	for v.Volume.Status != "available" {
-		if v.Volume.Status == "error" || time.Now().After(deadline) {
-			t.Fatalf("volume %s is %s", v.Volume.ID, v.Volume.Status)
+	poll.Until(t, time.Minute, "volume available", func() (bool, string) {
+		if v.Volume.Status == "error" {
+			t.Fatalf("volume %s is error", v.Volume.ID)
 		}
-		time.Sleep(100 * time.Millisecond)
+		if v.Volume.Status == "available" {
+			return true, ""
+		}
 		e.Do(t, tok, http.MethodGet, "/volumes/"+v.Volume.ID, nil, &v)
-	}
+		return v.Volume.Status == "available", v.Volume.Status
+	})
 	if vols, atts := e.Counts(t); vols != 1 || atts != 0 {
 		t.Fatalf("counts: %d volumes, %d attachments", vols, atts)
 	}

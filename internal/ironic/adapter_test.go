@@ -14,6 +14,7 @@ import (
 
 	"github.com/ingot-dev/ingot/internal/ironic"
 	"github.com/ingot-dev/ingot/internal/ironictest"
+	"github.com/ingot-dev/ingot/internal/poll"
 	"github.com/ingot-dev/ingot/internal/portbind"
 )
 
@@ -69,17 +70,13 @@ func newBenchClient(url string, cnt *counter) (*ironic.Client, error) {
 // waitNode polls GetNode until cond holds or the timeout passes.
 func waitNode(t *testing.T, c *ironic.Client, id string, timeout time.Duration, what string, cond func(ironic.Node) bool) ironic.Node {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		n, err := c.GetNode(context.Background(), id)
-		if err == nil && cond(n) {
-			return n
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("node %s: not %s after %v: %+v (err %v)", id, what, timeout, n, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	var n ironic.Node
+	poll.Until(t, timeout, "node "+id+" "+what, func() (bool, string) {
+		var err error
+		n, err = c.GetNode(context.Background(), id)
+		return err == nil && cond(n), fmt.Sprintf("%+v (err %v)", n, err)
+	})
+	return n
 }
 
 func uuids(ns []ironic.Node) []string {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -18,6 +19,7 @@ import (
 	"github.com/ingot-dev/ingot/internal/app"
 	"github.com/ingot-dev/ingot/internal/config"
 	"github.com/ingot-dev/ingot/internal/keystonetest"
+	"github.com/ingot-dev/ingot/internal/poll"
 )
 
 const baseConfig = `
@@ -202,18 +204,11 @@ func rows(p page) []string {
 
 func (e *env) waitStatus(token, id, status string) {
 	e.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	poll.Until(e.t, 20*time.Second, "server "+id+" "+status, func() (bool, string) {
 		var out struct{ Server struct{ Status string } }
 		code := e.api(token, "GET", "/v2.1/servers/"+id, nil, &out)
-		if code == 200 && out.Server.Status == status || status == "gone" && code == 404 {
-			return
-		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("server %s: %d %s, want %s", id, code, out.Server.Status, status)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return code == 200 && out.Server.Status == status || status == "gone" && code == 404, fmt.Sprintf("%d %s", code, out.Server.Status)
+	})
 }
 
 var nextRE = regexp.MustCompile(`href="([^"]+)" id="next-page"`)

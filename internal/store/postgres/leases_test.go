@@ -1,9 +1,11 @@
 package postgres
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
+	"github.com/ingot-dev/ingot/internal/poll"
 	"github.com/ingot-dev/ingot/internal/store"
 )
 
@@ -31,21 +33,15 @@ func TestPausedWriterDoesNotHoldTheTakeover(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	deadline := start.Add(30 * time.Second)
-	for {
+	// The stopped writer's lock must not keep a shard from the takeover.
+	poll.Until(t, 30*time.Second, "b holding every shard", func() (bool, string) {
 		b, err := st.ClaimLeases(ctx, store.Claim{Host: "b", Shards: shards, TTL: ttl})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(b.Held) == shards {
-			t.Logf("b holds every shard %s after the writer stopped", time.Since(start).Round(100*time.Millisecond))
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("b holds %d of %d shards after %s: the stopped writer's lock keeps one", len(b.Held), shards, time.Since(start))
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return len(b.Held) == shards, fmt.Sprintf("b holds %d of %d shards after %s", len(b.Held), shards, time.Since(start))
+	})
+	t.Logf("b holds every shard %s after the writer stopped", time.Since(start).Round(100*time.Millisecond))
 	if err := tx.Commit(ctx); err == nil {
 		t.Errorf("the stopped writer's transaction committed after its session should have ended")
 	}
