@@ -3,12 +3,18 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"net"
+	"net/http"
 	"os"
+	"slices"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ingot-dev/ingot/internal/app"
+	"github.com/ingot-dev/ingot/internal/lifecycle"
 	"github.com/ingot-dev/ingot/internal/pgtest"
 	"github.com/ingot-dev/ingot/internal/store/backend"
 	"github.com/ingot-dev/ingot/internal/store/sqlite"
@@ -134,5 +140,92 @@ func TestDBBackupCopyCLI(t *testing.T) {
 	_, err = run(t, "db", "backup", "--database", pg, filepath.Join(dir, "pg.dump"))
 	if err == nil || !strings.Contains(err.Error(), "pg_dump --format=custom") {
 		t.Fatalf("backup of PostgreSQL: %v", err)
+	}
+}
+
+// idleServer is an ACTIVE server with nothing pending, which the
+// reconciler of a restored ingot leaves as it is.
+func idleServer(id string) *lifecycle.Server {
+	s := storetest.FullServer(id)
+	s.Phase, s.Fault, s.OpDone = lifecycle.PhaseActive, nil, s.OpGen
+	s.DeleteRequestedAt, s.DeleteRequestID = time.Time{}, ""
+	return s
+}
+
+// A backup restored as the README says (stop, copy back without -wal and
+// -shm, start) is served by ingot serve: its API lists exactly the
+// servers the backup had, not the ones created after it.
+func TestRestoredBackupServes(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "ingot.db")
+	st, err := backend.Open(t.Context(), db, backend.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	create := func(ids ...string) {
+		for _, id := range ids {
+			if err := st.CreateServer(t.Context(), idleServer(id)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	create("11111111-0000-0000-0000-000000000001", "11111111-0000-0000-0000-000000000002")
+	bak := filepath.Join(t.TempDir(), "backup.db")
+	if out, err := run(t, "db", "backup", "--dev", "--data-dir", dir, bak); err != nil {
+		t.Fatalf("backup: %v\n%s", err, out)
+	}
+	create("11111111-0000-0000-0000-000000000003")
+	st.Close()
+
+	for _, p := range []string{db + "-wal", db + "-shm"} {
+		_ = os.Remove(p)
+	}
+	data, err := os.ReadFile(bak)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(db, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	cfg, err := dbConfig(newServeCmd(), dbFlags{dev: true, dataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Listen = "127.0.0.1:0"
+	a, err := app.New(t.Context(), cfg, app.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- a.Serve(ctx, ln) }()
+	defer func() { cancel(); <-done }()
+
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://"+ln.Addr().String()+"/v2.1/servers", nil)
+	req.Header.Set("X-Auth-Project-Id", "project-1")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Servers []struct{ ID string }
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /v2.1/servers: %d %v", resp.StatusCode, err)
+	}
+	var ids []string
+	for _, s := range body.Servers {
+		ids = append(ids, s.ID)
+	}
+	slices.Sort(ids)
+	if want := []string{"11111111-0000-0000-0000-000000000001", "11111111-0000-0000-0000-000000000002"}; !slices.Equal(ids, want) {
+		t.Errorf("restored ingot serves %v, want %v", ids, want)
 	}
 }
