@@ -7,9 +7,11 @@
 // holds the server reads, creates (quotas, volume reservations, groups),
 // the API's updates, the listing, the batch saver and the changed-records
 // lister, ports, volumes, keypairs, flavors, server groups, services,
-// aggregates, quotas and quota classes, events and actions, and the one
-// migration loader. Each store keeps its schema files (the column types
-// differ), its connections and its leases.
+// aggregates, quotas and quota classes, events and actions, the one
+// migration loader with the schema's status (schema.go), and the copy of
+// every table between two databases with its diff (copy.go, verify.go).
+// Each store keeps its schema files (the column types differ), its
+// connections and its leases.
 package sqlstore
 
 import (
