@@ -307,6 +307,15 @@ func TestCopyRoundTrip(t *testing.T) {
 	}
 	o.Release()
 
+	// A PostgreSQL source a replica of another host still holds leases on
+	// is being served: refused.
+	if _, err := open(t, pg).(store.Leases).ClaimLeases(ctx, store.Claim{Host: "host-b", Shards: 4, TTL: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Copy(ctx, pg, filepath.Join(dir, "d.db"), "host-a"); err == nil || !strings.Contains(err.Error(), "being served") {
+		t.Errorf("copy of a leased source: %v", err)
+	}
+
 	// The diff sees a changed row.
 	src, _ := openDB(ctx, a)
 	defer src.Close()
