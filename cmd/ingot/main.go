@@ -23,7 +23,7 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newServeCmd(), newSimCmd(), newVersionCmd())
+	root.AddCommand(newServeCmd(), newDBCmd(), newSimCmd(), newVersionCmd())
 	addClientCommands(root)
 	refuseUnknownSubcommands(root)
 	return root

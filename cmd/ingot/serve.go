@@ -18,13 +18,27 @@ import (
 )
 
 type serveFlags struct {
+	dbFlags
+	listen    string
+	ironicURL string
+	logLevel  string
+	migrate   bool
+}
+
+// dbFlags find the database: serve and the db commands share them.
+type dbFlags struct {
 	configPath string
 	dev        bool
 	dataDir    string
-	listen     string
 	database   string
-	ironicURL  string
-	logLevel   string
+}
+
+func (f *dbFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVarP(&f.configPath, "config", "c", "", "configuration file (YAML); with --dev, read over the development defaults")
+	fl.BoolVar(&f.dev, "dev", false, "development mode: SQLite in --data-dir, built-in simulated Ironic with 8 nodes, a default flavor, image and network")
+	fl.StringVar(&f.dataDir, "data-dir", defaultDataDir(), "data directory for --dev")
+	fl.StringVar(&f.database, "database", "", "SQLite path or postgres:// URL (overrides the config)")
 }
 
 func newServeCmd() *cobra.Command {
@@ -46,15 +60,18 @@ every server to ACTIVE, ERROR or DELETED.
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			// --dev migrates by itself: a development database has no
+			// older replicas to break.
+			if err := checkSchema(ctx, cfg.Database, f.migrate || f.dev); err != nil {
+				return err
+			}
 			return serve(ctx, cfg)
 		},
 	}
+	f.register(cmd)
 	fl := cmd.Flags()
-	fl.StringVarP(&f.configPath, "config", "c", "", "configuration file (YAML); with --dev, read over the development defaults")
-	fl.BoolVar(&f.dev, "dev", false, "development mode: SQLite in --data-dir, built-in simulated Ironic with 8 nodes, a default flavor, image and network")
-	fl.StringVar(&f.dataDir, "data-dir", defaultDataDir(), "data directory for --dev")
 	fl.StringVar(&f.listen, "listen", "", "API listen address host:port (overrides the config)")
-	fl.StringVar(&f.database, "database", "", "SQLite path (overrides the config)")
+	fl.BoolVar(&f.migrate, "migrate", false, "apply pending schema migrations at start (without it, a database at an older schema is refused: run ingot db migrate)")
 	fl.StringVar(&f.ironicURL, "ironic-url", "", `Ironic URL, or "sim" (overrides the config)`)
 	fl.StringVar(&f.logLevel, "log-level", "", "debug, info, warn or error (overrides the config)")
 	return cmd

@@ -7,9 +7,11 @@
 // holds the server reads, creates (quotas, volume reservations, groups),
 // the API's updates, the listing, the batch saver and the changed-records
 // lister, ports, volumes, keypairs, flavors, server groups, services,
-// aggregates, quotas and quota classes, events and actions, and the one
-// migration loader. Each store keeps its schema files (the column types
-// differ), its connections and its leases.
+// aggregates, quotas and quota classes, events and actions, the one
+// migration loader with the schema's status (schema.go), and the copy of
+// every table between two databases with its diff (copy.go, verify.go).
+// Each store keeps its schema files (the column types differ), its
+// connections and its leases.
 package sqlstore
 
 import (
@@ -109,58 +111,66 @@ func Load(fsys fs.FS, dir string, after map[int]func(context.Context, *sql.Tx, D
 // Migrate applies the migrations not yet recorded in schema_migrations, in
 // one transaction, recording each (version, name, applied_at). Idempotent.
 // A database migrated by a newer binary (an applied version this binary
-// does not know) is refused rather than run against an unknown schema.
+// does not know) is refused (ErrNewer) rather than run against an unknown
+// schema.
 func Migrate(ctx context.Context, db *sql.DB, d Dialect, ms []Migration) error {
+	_, err := Apply(ctx, db, d, ms)
+	return err
+}
+
+// Apply is Migrate returning the migrations it applied (none when the
+// database was up to date).
+func Apply(ctx context.Context, db *sql.DB, d Dialect, ms []Migration) ([]Migration, error) {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer tx.Rollback() //nolint:errcheck // no-op after Commit
 	if d.Lock != "" {
 		if _, err := tx.ExecContext(ctx, d.Lock); err != nil {
-			return fmt.Errorf("lock: %w", err)
+			return nil, fmt.Errorf("lock: %w", err)
 		}
 	}
 	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
 		version    INTEGER NOT NULL PRIMARY KEY,
 		name       TEXT    NOT NULL,
 		applied_at TEXT    NOT NULL)`); err != nil {
-		return err
+		return nil, err
 	}
-	applied, err := appliedVersions(ctx, tx)
-	if err != nil {
-		return err
-	}
-	for v := range applied {
-		if !slices.ContainsFunc(ms, func(m Migration) bool { return m.Version == v }) {
-			return fmt.Errorf("database has schema version %d, unknown to this binary (newer ingot?)", v)
-		}
-	}
-	for _, m := range ms {
-		if applied[m.Version] {
-			continue
-		}
-		if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
-			return fmt.Errorf("migration %04d_%s: %w", m.Version, m.Name, err)
-		}
-		if m.After != nil {
-			if err := m.After(ctx, tx, d); err != nil {
-				return fmt.Errorf("migration %04d_%s: %w", m.Version, m.Name, err)
-			}
-		}
-		if _, err := tx.ExecContext(ctx, d.Rebind("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)"),
-			m.Version, m.Name, codec.TimeNN(time.Now())); err != nil {
-			return err
-		}
-	}
-	return tx.Commit()
-}
-
-func appliedVersions(ctx context.Context, tx *sql.Tx) (map[int]bool, error) {
 	rows, err := tx.QueryContext(ctx, "SELECT version FROM schema_migrations")
 	if err != nil {
 		return nil, err
 	}
+	applied, err := scanVersions(rows)
+	if err != nil {
+		return nil, err
+	}
+	st, err := status(applied, ms)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range st.Pending {
+		if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
+			return nil, fmt.Errorf("migration %04d_%s: %w", m.Version, m.Name, err)
+		}
+		if m.After != nil {
+			if err := m.After(ctx, tx, d); err != nil {
+				return nil, fmt.Errorf("migration %04d_%s: %w", m.Version, m.Name, err)
+			}
+		}
+		if _, err := tx.ExecContext(ctx, d.Rebind("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)"),
+			m.Version, m.Name, codec.TimeNN(time.Now())); err != nil {
+			return nil, err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, err
+	}
+	return st.Pending, nil
+}
+
+// scanVersions reads a column of versions, closing rows.
+func scanVersions(rows *sql.Rows) (map[int]bool, error) {
 	defer rows.Close()
 	applied := map[int]bool{}
 	for rows.Next() {
