@@ -72,17 +72,13 @@ func (p Phase) Up() bool {
 	return p == PhaseActive || p == PhaseStopped || p == PhaseRescued
 }
 
+// phases are all the phases, in the order a build and its day-2 life meet them.
+var phases = [...]Phase{PhasePending, PhaseReserving, PhaseNetworking, PhaseVolumes, PhaseDeploying, PhaseActive,
+	PhaseStopped, PhaseRescued, PhaseRebooting, PhasePoweringOff, PhasePoweringOn, PhaseRebuilding, PhaseRescuing,
+	PhaseUnrescuing, PhaseReleasing, PhaseError, PhaseDeleting, PhaseDeleted}
+
 // Valid reports whether p is a known phase.
-func (p Phase) Valid() bool {
-	switch p {
-	case PhasePending, PhaseReserving, PhaseNetworking, PhaseVolumes, PhaseDeploying, PhaseActive,
-		PhaseReleasing, PhaseError, PhaseDeleting, PhaseDeleted,
-		PhaseStopped, PhaseRescued, PhaseRebooting, PhasePoweringOff, PhasePoweringOn,
-		PhaseRebuilding, PhaseRescuing, PhaseUnrescuing:
-		return true
-	}
-	return false
-}
+func (p Phase) Valid() bool { return slices.Contains(phases[:], p) }
 
 // Reason is a stable fault code.
 type Reason string
