@@ -111,3 +111,56 @@ func (v NodeView) Observed() bool { return v.State != NodeUnobserved }
 
 // Exists reports whether Ironic answered and the node exists.
 func (v NodeView) Exists() bool { return v.State != NodeUnobserved && v.State != NodeGone }
+
+// Transit is what a server waiting on Ironic waits for it to carry out.
+type Transit int
+
+const (
+	// NoTransit: the server waits on nothing Ironic does for it (a failed
+	// or deleted server cleaning up, a build waiting for capacity: nobody
+	// waits on them second by second).
+	NoTransit Transit = iota
+	// TransitPower: a power change or reboot; the node stays active.
+	TransitPower
+	// TransitDeploy: a deploy or rebuild.
+	TransitDeploy
+	// TransitTeardown: an undeploy, then cleaning.
+	TransitTeardown
+	// TransitRescue and TransitUnrescue: into and out of rescue.
+	TransitRescue
+	TransitUnrescue
+)
+
+// Awaits says what s waits for Ironic to finish of what the reconciler
+// asked for, so that its outcome is worth watching closely.
+func Awaits(s *Server) Transit {
+	if s.NodeID == "" {
+		return NoTransit
+	}
+	switch s.Phase {
+	case PhaseDeploying:
+		if s.DeployRequested {
+			return TransitDeploy
+		}
+	case PhaseDeleting, PhaseReleasing:
+		return TransitTeardown
+	}
+	if !s.OpSent {
+		return NoTransit
+	}
+	switch s.Phase {
+	case PhaseRebooting, PhasePoweringOff, PhasePoweringOn:
+		return TransitPower
+	case PhaseRebuilding:
+		return TransitDeploy
+	case PhaseRescuing:
+		return TransitRescue
+	case PhaseUnrescuing:
+		return TransitUnrescue
+	}
+	return NoTransit
+}
+
+// WaitsOnIronic reports whether s waits for Ironic to finish something the
+// reconciler asked for (Awaits).
+func WaitsOnIronic(s *Server) bool { return Awaits(s) != NoTransit }
