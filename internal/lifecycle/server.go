@@ -272,6 +272,10 @@ type Server struct {
 	Excluded []string  // nodes this server must not be scheduled on again
 	Attempts []Attempt // failed attempts, oldest first
 	Fault    *Fault    // set in error; while releasing, the failure being handled
+	// Held: an admin reset the server to error and it keeps its node
+	// (HeldInError). Set only in phase error with a node; every change of
+	// phase or node clears it (transitions.go).
+	Held bool
 
 	// MaintenanceSince is when the current node was first seen in maintenance during a deploy.
 	MaintenanceSince time.Time
@@ -355,12 +359,7 @@ func (s *Server) Clone() *Server {
 		d := *s.Spec.Description
 		c.Spec.Description = &d
 	}
-	if s.Spec.Metadata != nil {
-		c.Spec.Metadata = make(map[string]string, len(s.Spec.Metadata))
-		for k, v := range s.Spec.Metadata {
-			c.Spec.Metadata[k] = v
-		}
-	}
+	c.Spec.Metadata = maps.Clone(s.Spec.Metadata)
 	c.Excluded = slices.Clone(s.Excluded)
 	c.Attempts = slices.Clone(s.Attempts)
 	if s.Fault != nil {

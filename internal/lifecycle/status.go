@@ -172,24 +172,18 @@ func buildStatusIndex() statusIndex {
 		ops = append(ops, Op{Kind: k}, Op{Kind: k, Hard: true})
 	}
 	ops = append(ops, Op{Kind: OpReset, ResetTo: ResetError}, Op{Kind: OpReset, ResetTo: ResetActive})
-	faults := []*Fault{nil, {Reason: ReasonBuildTimeout}, {Reason: ReasonResetState}}
 	shows := map[Phase]map[string]bool{}
 	for _, p := range phases {
 		shows[p] = map[string]bool{}
 		for _, op := range ops {
 			for flags := range 1 << 4 {
-				for _, f := range faults {
-					s := &Server{Desired: DesiredActive, Phase: p, Op: op, Fault: f,
-						OpSent: flags&1 != 0, OpFallback: flags&2 != 0, StopAfterRebuild: flags&4 != 0}
-					if flags&8 != 0 {
-						s.NodeID = "node"
-					}
-					if op.Kind != "" {
-						s.OpGen = 1
-					}
-					if st := Nova(s); st.Visible {
-						shows[p][st.Status] = true
-					}
+				s := &Server{Desired: DesiredActive, Phase: p, Op: op, NodeID: "node",
+					OpSent: flags&1 != 0, OpFallback: flags&2 != 0, StopAfterRebuild: flags&4 != 0, Held: flags&8 != 0}
+				if op.Kind != "" {
+					s.OpGen = 1
+				}
+				if st := Nova(s); st.Visible {
+					shows[p][st.Status] = true
 				}
 			}
 		}
