@@ -110,9 +110,7 @@ func Decide(in Input, cfg Config) Action {
 		return Action{Kind: KindNetwork, Why: "node reserved"}
 	case PhaseVolumes:
 		if s.VolumesStrandedOn != "" {
-			// I8: never a second node while a target may remain on the first.
-			n := toError(s, in.Now, strandedFault(s, in.Now))
-			return save(n, in.Now, "volumes stranded", errorEvent(n, in.Now))
+			return strandedError(in) // I8: never a second node while a target may remain on the first
 		}
 		if a, ok := notOurs(in, StepVolumes); ok {
 			return a
@@ -263,8 +261,7 @@ func lostReason(s *Server, v NodeView) (Reason, string) {
 func afterRelease(in Input, cfg Config) Action {
 	s := in.Server
 	if s.VolumesStrandedOn != "" {
-		n := toError(s, in.Now, strandedFault(s, in.Now))
-		return save(n, in.Now, "volumes stranded", errorEvent(n, in.Now))
+		return strandedError(in)
 	}
 	if s.Fault != nil && s.Fault.Reason == ReasonNodeUnsuitable {
 		return save(toRescheduled(s, in.Now), in.Now, "unsuitable node given back",
@@ -283,6 +280,12 @@ func afterRelease(in Input, cfg Config) Action {
 	}
 	n := toError(s, in.Now, f)
 	return save(n, in.Now, "attempts exhausted", errorEvent(n, in.Now))
+}
+
+// strandedError ends a build that cannot go on with its volumes in ERROR.
+func strandedError(in Input) Action {
+	n := toError(in.Server, in.Now, strandedFault(in.Server, in.Now))
+	return save(n, in.Now, "volumes stranded", errorEvent(n, in.Now))
 }
 
 // strandedFault explains why a build cannot go on with its volumes.

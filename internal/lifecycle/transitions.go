@@ -32,9 +32,8 @@ func toReserving(s *Server, node string, now time.Time) (*Server, Event) {
 	n.NodeID = node
 	n.DeployRequested = false
 	n.CapacityWaitSince = time.Time{}
-	return n, Event{ServerID: s.ID, RequestID: s.CreateRequestID, Action: ActionCreate,
-		Name: "conductor_schedule_and_build_instances", Node: node, Result: ResultSuccess,
-		Details: fmt.Sprintf("attempt %d: node %s chosen", len(s.Attempts)+1, node), Start: now, Finish: now}
+	return n, event(n, now, "conductor_schedule_and_build_instances", ResultSuccess,
+		fmt.Sprintf("attempt %d: node %s chosen", len(s.Attempts)+1, node))
 }
 
 // toNetworking records the reservation; ports are about to be allocated.
@@ -98,9 +97,7 @@ func fail(in Input, reason Reason, step Step, msg string) Action {
 	if s.NodeID != "" && !slices.Contains(n.Excluded, s.NodeID) {
 		n.Excluded = append(n.Excluded, s.NodeID)
 	}
-	return save(n, in.Now, "attempt failed: "+string(reason),
-		Event{ServerID: s.ID, RequestID: s.CreateRequestID, Action: ActionCreate, Name: "compute__do_build_and_run_instance",
-			Node: s.NodeID, Result: ResultError, Details: string(reason) + ": " + msg, Start: in.Now, Finish: in.Now})
+	return save(n, in.Now, "attempt failed: "+string(reason), errorEvent(n, in.Now))
 }
 
 // giveBack records that a node we just reserved is not fit after all: the
@@ -183,8 +180,7 @@ func capacityWait(s *Server, now time.Time) *Server {
 // rechosen sends a server whose reservation did not happen back to the
 // scheduler without spending an attempt, excluding the node if asked.
 func rechosen(s *Server, now time.Time, exclude bool) *Server {
-	n := dropNode(s)
-	n.Phase, n.PhaseSince, n.Held = PhasePending, now, false
+	n := toPhase(dropNode(s), PhasePending, now)
 	if exclude && !slices.Contains(n.Excluded, s.NodeID) {
 		n.Excluded = append(n.Excluded, s.NodeID)
 	}

@@ -116,23 +116,18 @@ func (v NodeView) Exists() bool { return v.State != NodeUnobserved && v.State !=
 type Transit int
 
 const (
-	// NoTransit: the server waits on nothing Ironic does for it (a failed
-	// or deleted server cleaning up, a build waiting for capacity: nobody
-	// waits on them second by second).
-	NoTransit Transit = iota
-	// TransitPower: a power change or reboot; the node stays active.
-	TransitPower
-	// TransitDeploy: a deploy or rebuild.
-	TransitDeploy
-	// TransitTeardown: an undeploy, then cleaning.
-	TransitTeardown
-	// TransitRescue and TransitUnrescue: into and out of rescue.
-	TransitRescue
-	TransitUnrescue
+	NoTransit       Transit = iota // nothing Ironic does for it
+	TransitPower                   // a power change or reboot; the node stays active
+	TransitDeploy                  // a deploy or rebuild
+	TransitTeardown                // an undeploy, then cleaning
+	TransitRescue                  // into rescue
+	TransitUnrescue                // out of rescue
 )
 
 // Awaits says what s waits for Ironic to finish of what the reconciler
-// asked for, so that its outcome is worth watching closely.
+// asked for, so that its outcome is worth watching closely. A failed or
+// deleted server cleaning up, or a build waiting for capacity, waits on
+// nothing: nobody watches them second by second.
 func Awaits(s *Server) Transit {
 	if s.NodeID == "" {
 		return NoTransit
