@@ -389,20 +389,13 @@ func decideRelease(in Input) Action {
 	return Action{Kind: KindUnreserve, RemoveInstance: ours, Why: "node idle (" + v.Shown + ")"}
 }
 
+// buildSteps are the steps a build phase's faults name (StepRelease for the others).
+var buildSteps = map[Phase]Step{PhasePending: StepSchedule, PhaseReserving: StepReserve, PhaseNetworking: StepNetwork,
+	PhaseVolumes: StepVolumes, PhaseDeploying: StepDeploy, PhaseActive: StepActive}
+
 func phaseStep(p Phase) Step {
-	switch p {
-	case PhasePending:
-		return StepSchedule
-	case PhaseReserving:
-		return StepReserve
-	case PhaseNetworking:
-		return StepNetwork
-	case PhaseVolumes:
-		return StepVolumes
-	case PhaseDeploying:
-		return StepDeploy
-	case PhaseActive:
-		return StepActive
+	if st, ok := buildSteps[p]; ok {
+		return st
 	}
 	return StepRelease
 }
