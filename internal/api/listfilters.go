@@ -154,7 +154,10 @@ func parseTagFilters(r *request, q url.Values, opts *store.ListOptions) {
 // against lifecycle.Nova (a phase that can show it may show another status
 // while an operation is pending; see lifecycle.StatusExact).
 func listStatus(st string) (status string, refine, shown bool) {
-	if lifecycle.StatusPhases(st) == nil {
+	switch {
+	case st == "DELETED": // a delete asked for, whatever the phase
+		return st, false, true
+	case lifecycle.StatusPhases(st) == nil:
 		return "", false, false
 	}
 	return st, !lifecycle.StatusExact(st), true

@@ -182,7 +182,7 @@ func buildStatusIndex() statusIndex {
 				if op.Kind != "" {
 					s.OpGen = 1
 				}
-				if st := Nova(s); st.Visible {
+				if st := Nova(s); st.Visible && st.Status != "DELETED" {
 					shows[p][st.Status] = true
 				}
 			}
@@ -202,7 +202,8 @@ func buildStatusIndex() statusIndex {
 
 // StatusPhases are the phases a server no delete was asked for may be in
 // while it shows Nova status st; nil for a status such a server never
-// shows. DELETED is every server a delete was asked for, whatever its phase.
+// shows, and for DELETED: a server a delete was asked for (or in phase
+// deleting or deleted), whatever its phase.
 func StatusPhases(st string) []Phase { return slices.Clone(statuses().phases[st]) }
 
 // StatusExact reports whether every server no delete was asked for in a
