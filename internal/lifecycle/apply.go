@@ -2,7 +2,6 @@ package lifecycle
 
 import (
 	"fmt"
-	"slices"
 	"time"
 )
 
@@ -126,16 +125,12 @@ func Apply(s *Server, a Action, r Result, now time.Time, cfg Config) Applied {
 		}
 	case KindDetachVolumes:
 		if r.Outcome == OK || r.Outcome == Gone {
-			n := s.Clone()
-			n.VolumesOnNode = false
-			return applied(n, now, event(s, now, "compute_detach_volumes", ResultSuccess,
+			return applied(volumesDetached(s), now, event(s, now, "compute_detach_volumes", ResultSuccess,
 				fmt.Sprintf("volume targets removed from node %s", s.NodeID)))
 		}
 	case KindReleaseVolumes:
 		if r.Outcome == OK {
-			n := s.Clone()
-			n.VolumesReleased = true
-			return applied(n, now, event(s, now, "compute_release_volumes", ResultSuccess, "volumes released"))
+			return applied(volumesReleased(s), now, event(s, now, "compute_release_volumes", ResultSuccess, "volumes released"))
 		}
 	case KindPowerOn:
 		if s.Phase == PhaseDeploying {
@@ -149,9 +144,7 @@ func Apply(s *Server, a Action, r Result, now time.Time, cfg Config) Applied {
 		return applyOp(s, a, r, now)
 	case KindFreePorts:
 		if r.Outcome == OK {
-			n := s.Clone()
-			n.PortsAllocated = false
-			return applied(n, now, event(s, now, "deallocate_network", ResultSuccess, "ports freed"))
+			return applied(portsFreed(s), now, event(s, now, "deallocate_network", ResultSuccess, "ports freed"))
 		}
 	}
 	return Applied{Stop: true}
@@ -161,9 +154,7 @@ func applySchedule(s *Server, r Result, now time.Time, cfg Config) Applied {
 	if r.Outcome == NoCandidate && r.Returning > 0 {
 		switch {
 		case s.CapacityWaitSince.IsZero() && cfg.CapacityWait > 0:
-			n := s.Clone()
-			n.CapacityWaitSince = now
-			a := applied(n, now, event(s, now, "conductor_schedule_and_build_instances", "",
+			a := applied(capacityWait(s, now), now, event(s, now, "conductor_schedule_and_build_instances", "",
 				fmt.Sprintf("no node of resource class %q is free; %d on the way back, waiting up to %s", s.Spec.ResourceClass, r.Returning, cfg.CapacityWait)))
 			a.Stop = true
 			return a
@@ -229,13 +220,7 @@ func applyReserve(s *Server, r Result, now time.Time) Applied {
 // rechoose sends a server whose reservation did not happen back to the
 // scheduler, without spending an attempt.
 func rechoose(s *Server, now time.Time, why string, exclude bool) Applied {
-	n := dropNode(s)
-	n.Phase = PhasePending
-	n.PhaseSince = now
-	if exclude && !slices.Contains(n.Excluded, s.NodeID) {
-		n.Excluded = append(n.Excluded, s.NodeID)
-	}
-	return applied(n, now, event(s, now, "compute_reserve_node", ResultError, why+"; choosing another"))
+	return applied(rechosen(s, now, exclude), now, event(s, now, "compute_reserve_node", ResultError, why+"; choosing another"))
 }
 
 func unfitReason(s *Server, v *NodeView) string {

@@ -110,9 +110,7 @@ func Decide(in Input, cfg Config) Action {
 		return Action{Kind: KindNetwork, Why: "node reserved"}
 	case PhaseVolumes:
 		if s.VolumesStrandedOn != "" {
-			// I8: never a second node while a target may remain on the first.
-			n := toError(s, in.Now, strandedFault(s, in.Now))
-			return save(n, in.Now, "volumes stranded", errorEvent(n, in.Now))
+			return strandedError(in) // I8: never a second node while a target may remain on the first
 		}
 		if a, ok := notOurs(in, StepVolumes); ok {
 			return a
@@ -169,8 +167,7 @@ func buildTimedOut(in Input) Action {
 		msg += " on node " + s.NodeID
 	}
 	f := &Fault{Reason: reason, Message: msg, Node: s.NodeID, Step: phaseStep(s.Phase), At: in.Now}
-	n := toError(s, in.Now, f)
-	n.Attempts = append(n.Attempts, Attempt{Node: s.NodeID, Step: f.Step, Reason: reason, Message: msg, At: in.Now})
+	n := toFailed(s, in.Now, f)
 	return save(n, in.Now, "build deadline passed", errorEvent(n, in.Now))
 }
 
@@ -195,9 +192,7 @@ func decideDeploying(in Input, cfg Config) Action {
 			// ACTIVE server is a running one.
 			return Action{Kind: KindPowerOn, Why: "deployed node is powered off"}
 		}
-		n := toActive(s, in.Now)
-		n.PowerSeen = v.Power
-		return save(n, in.Now, "node active",
+		return save(toActive(s, in.Now, v.Power), in.Now, "node active",
 			event(s, in.Now, "compute__do_build_and_run_instance", ResultSuccess, fmt.Sprintf("node %s is active", s.NodeID)))
 	case NodeDeployFailed, NodeFailed:
 		msg := fmt.Sprintf("deploy failed on node %s", s.NodeID)
@@ -215,9 +210,7 @@ func decideDeploying(in Input, cfg Config) Action {
 		return maintenance(in, cfg)
 	}
 	if !s.MaintenanceSince.IsZero() {
-		n := s.Clone()
-		n.MaintenanceSince = time.Time{}
-		return save(n, in.Now, "maintenance cleared")
+		return save(maintenanceSince(s, time.Time{}), in.Now, "maintenance cleared")
 	}
 	switch v.State {
 	case NodeAvailable:
@@ -236,9 +229,7 @@ func decideDeploying(in Input, cfg Config) Action {
 func maintenance(in Input, cfg Config) Action {
 	s := in.Server
 	if s.MaintenanceSince.IsZero() {
-		n := s.Clone()
-		n.MaintenanceSince = in.Now
-		return save(n, in.Now, "node in maintenance",
+		return save(maintenanceSince(s, in.Now), in.Now, "node in maintenance",
 			event(s, in.Now, "node_maintenance", "", fmt.Sprintf("node %s put in maintenance while deploying; waiting up to %s", s.NodeID, cfg.MaintenanceGrace)))
 	}
 	if in.Now.Sub(s.MaintenanceSince) >= cfg.MaintenanceGrace {
@@ -270,8 +261,7 @@ func lostReason(s *Server, v NodeView) (Reason, string) {
 func afterRelease(in Input, cfg Config) Action {
 	s := in.Server
 	if s.VolumesStrandedOn != "" {
-		n := toError(s, in.Now, strandedFault(s, in.Now))
-		return save(n, in.Now, "volumes stranded", errorEvent(n, in.Now))
+		return strandedError(in)
 	}
 	if s.Fault != nil && s.Fault.Reason == ReasonNodeUnsuitable {
 		return save(toRescheduled(s, in.Now), in.Now, "unsuitable node given back",
@@ -290,6 +280,12 @@ func afterRelease(in Input, cfg Config) Action {
 	}
 	n := toError(s, in.Now, f)
 	return save(n, in.Now, "attempts exhausted", errorEvent(n, in.Now))
+}
+
+// strandedError ends a build that cannot go on with its volumes in ERROR.
+func strandedError(in Input) Action {
+	n := toError(in.Server, in.Now, strandedFault(in.Server, in.Now))
+	return save(n, in.Now, "volumes stranded", errorEvent(n, in.Now))
 }
 
 // strandedFault explains why a build cannot go on with its volumes.
@@ -325,13 +321,11 @@ func decideDelete(in Input, cfg Config) Action {
 		if s.Holds() {
 			details = "delete deadline passed; releasing continues in the background"
 		}
-		return save(toPhase(s, PhaseDeleted, in.Now), in.Now, "delete done", Event{ServerID: s.ID, RequestID: s.DeleteRequestID,
+		return save(toDeleted(s, in.Now), in.Now, "delete done", Event{ServerID: s.ID, RequestID: s.DeleteRequestID,
 			Action: ActionDelete, Name: "compute_terminate_instance", Node: s.NodeID, Result: ResultSuccess, Details: details,
 			Start: in.Now, Finish: in.Now})
 	}
-	n := toPhase(s, PhaseDeleting, in.Now)
-	n.MaintenanceSince = time.Time{}
-	return save(n, in.Now, "delete accepted", Event{ServerID: s.ID, RequestID: s.DeleteRequestID, Action: ActionDelete,
+	return save(toDeleting(s, in.Now), in.Now, "delete accepted", Event{ServerID: s.ID, RequestID: s.DeleteRequestID, Action: ActionDelete,
 		Name: "compute_terminate_instance", Node: s.NodeID, Details: fmt.Sprintf("deleting from phase %s", s.Phase), Start: in.Now})
 }
 
@@ -395,20 +389,13 @@ func decideRelease(in Input) Action {
 	return Action{Kind: KindUnreserve, RemoveInstance: ours, Why: "node idle (" + v.Shown + ")"}
 }
 
+// buildSteps are the steps a build phase's faults name (StepRelease for the others).
+var buildSteps = map[Phase]Step{PhasePending: StepSchedule, PhaseReserving: StepReserve, PhaseNetworking: StepNetwork,
+	PhaseVolumes: StepVolumes, PhaseDeploying: StepDeploy, PhaseActive: StepActive}
+
 func phaseStep(p Phase) Step {
-	switch p {
-	case PhasePending:
-		return StepSchedule
-	case PhaseReserving:
-		return StepReserve
-	case PhaseNetworking:
-		return StepNetwork
-	case PhaseVolumes:
-		return StepVolumes
-	case PhaseDeploying:
-		return StepDeploy
-	case PhaseActive:
-		return StepActive
+	if st, ok := buildSteps[p]; ok {
+		return st
 	}
 	return StepRelease
 }

@@ -67,10 +67,7 @@ func upLost(in Input) (Action, bool) {
 	if s.OpPending() {
 		step = opStep(s.Op.Kind)
 	}
-	f := &Fault{Reason: reason, Message: msg, Node: s.NodeID, Step: step, At: in.Now}
-	n := toError(s, in.Now, f)
-	n.OpDone = s.OpGen
-	n.Attempts = append(n.Attempts, Attempt{Node: s.NodeID, Step: step, Reason: reason, Message: msg, At: in.Now})
+	n := toFailed(s, in.Now, &Fault{Reason: reason, Message: msg, Node: s.NodeID, Step: step, At: in.Now})
 	return save(n, in.Now, "node lost while "+string(s.Phase), errorEvent(n, in.Now)), true
 }
 
@@ -83,23 +80,16 @@ func powerSync(in Input) Action {
 	}
 	switch {
 	case s.Phase == PhaseActive && v.Power == PowerOff:
-		n := toPhase(s, PhaseStopped, in.Now)
-		n.PowerSeen = PowerOff
-		return save(n, in.Now, "power sync: off",
+		return save(synced(s, PhaseStopped, PowerOff, in.Now), in.Now, "power sync: off",
 			event(s, in.Now, "power_sync", ResultSuccess, fmt.Sprintf("node %s was found powered off; the server is SHUTOFF", s.NodeID)))
 	case s.Phase == PhaseStopped && v.Power == PowerOn:
-		n := toPhase(s, PhaseActive, in.Now)
-		n.PowerSeen = PowerOn
-		return save(n, in.Now, "power sync: on",
+		return save(synced(s, PhaseActive, PowerOn, in.Now), in.Now, "power sync: on",
 			event(s, in.Now, "power_sync", ResultSuccess, fmt.Sprintf("node %s was found powered on; the server is ACTIVE", s.NodeID)))
 	case s.Phase == PhaseRescued && v.State == NodeActive && !v.Settling:
-		n := toPhase(s, PhaseActive, in.Now)
-		return save(n, in.Now, "unrescued out-of-band",
+		return save(synced(s, PhaseActive, s.PowerSeen, in.Now), in.Now, "unrescued out-of-band",
 			event(s, in.Now, "power_sync", ResultSuccess, fmt.Sprintf("node %s left rescue; the server is ACTIVE", s.NodeID)))
 	case v.Power != PowerUnknown && v.Power != s.PowerSeen:
-		n := s.Clone()
-		n.PowerSeen = v.Power
-		return save(n, in.Now, "power seen "+string(v.Power))
+		return save(synced(s, s.Phase, v.Power, in.Now), in.Now, "power seen "+string(v.Power))
 	}
 	return wait(string(s.Phase))
 }
@@ -148,12 +138,7 @@ func startOp(in Input, cfg Config) Action {
 	if next == "" {
 		return opFinished(in, p, ResultError, fmt.Sprintf("%s is not possible while the server is %s", s.Op.Kind, p))
 	}
-	n := toPhase(s, next, in.Now)
-	n.Fault = nil // a rebuild from a reset-to-error server leaves that fault behind
-	n.Deadline = in.Now.Add(cfg.timeout(s.Op.Kind))
-	n.OpSent, n.OpFallback = false, false
-	n.StopAfterRebuild = s.Op.Kind == OpRebuild && p == PhaseStopped
-	return save(n, in.Now, string(s.Op.Kind)+" started",
+	return save(toOp(s, next, in.Now, in.Now.Add(cfg.timeout(s.Op.Kind))), in.Now, string(s.Op.Kind)+" started",
 		opEvent(s, in.Now, "", fmt.Sprintf("%s of node %s started (deadline %s)", s.Op.Kind, s.NodeID, cfg.timeout(s.Op.Kind))))
 }
 
@@ -161,15 +146,7 @@ func startOp(in Input, cfg Config) Action {
 // server resting in phase p.
 func opFinished(in Input, p Phase, result, details string) Action {
 	s := in.Server
-	n := toPhase(s, p, in.Now)
-	n.OpDone = s.OpGen
-	n.OpSent, n.OpFallback, n.StopAfterRebuild = false, false, false
-	if p == PhaseStopped {
-		n.PowerSeen = PowerOff
-	} else if p == PhaseActive && (s.Phase == PhasePoweringOn || s.Phase == PhaseRebooting) {
-		n.PowerSeen = PowerOn
-	}
-	return save(n, in.Now, fmt.Sprintf("%s finished: %s", s.Op.Kind, details), opEvent(s, in.Now, result, details))
+	return save(toOpDone(s, p, in.Now), in.Now, fmt.Sprintf("%s finished: %s", s.Op.Kind, details), opEvent(s, in.Now, result, details))
 }
 
 // opFailed ends an operation in ERROR: the node is lost or its deploy or
@@ -178,11 +155,7 @@ func opFinished(in Input, p Phase, result, details string) Action {
 func opFailed(in Input, reason Reason, msg string) Action {
 	s := in.Server
 	step := opStep(s.Op.Kind)
-	f := &Fault{Reason: reason, Message: msg, Node: s.NodeID, Step: step, At: in.Now}
-	n := toError(s, in.Now, f)
-	n.OpDone = s.OpGen
-	n.OpSent, n.OpFallback, n.StopAfterRebuild = false, false, false
-	n.Attempts = append(n.Attempts, Attempt{Node: s.NodeID, Step: step, Reason: reason, Message: msg, At: in.Now})
+	n := toFailed(s, in.Now, &Fault{Reason: reason, Message: msg, Node: s.NodeID, Step: step, At: in.Now})
 	return save(n, in.Now, string(s.Op.Kind)+" failed: "+string(reason), opEvent(s, in.Now, ResultError, string(reason)+": "+msg),
 		errorEvent(n, in.Now))
 }
@@ -276,9 +249,7 @@ func decideRebuild(in Input, cfg Config) Action {
 	if !s.OpSent {
 		if v.Observed() && (v.State == NodeDeploying || v.State == NodeDeployWaiting) {
 			// Sent before a crash: Ironic is at it already.
-			n := s.Clone()
-			n.OpSent = true
-			return save(n, in.Now, "rebuild already under way")
+			return save(opSent(s), in.Now, "rebuild already under way")
 		}
 		return Action{Kind: KindRebuild, Why: "rebuild to send"}
 	}
@@ -291,10 +262,7 @@ func decideRebuild(in Input, cfg Config) Action {
 			return wait("rebuild settling")
 		}
 		if s.StopAfterRebuild {
-			n := toPhase(s, PhasePoweringOff, in.Now)
-			n.Deadline = in.Now.Add(cfg.timeout(OpStop))
-			n.OpSent, n.StopAfterRebuild = false, false
-			return save(n, in.Now, "rebuilt; powering off again",
+			return save(toOp(s, PhasePoweringOff, in.Now, in.Now.Add(cfg.timeout(OpStop))), in.Now, "rebuilt; powering off again",
 				opEvent(s, in.Now, "", fmt.Sprintf("node %s redeployed; powering it off again (it was stopped)", s.NodeID)))
 		}
 		return opFinished(in, PhaseActive, ResultSuccess, fmt.Sprintf("node %s redeployed", s.NodeID))
@@ -343,8 +311,7 @@ func applyOp(s *Server, a Action, r Result, now time.Time) Applied {
 	in := Input{Server: s, Now: now}
 	switch r.Outcome {
 	case OK:
-		n := s.Clone()
-		n.OpSent = true
+		n := opSent(s)
 		details := fmt.Sprintf("Ironic accepted the %s of node %s", s.Op.Kind, s.NodeID)
 		if a.Kind == KindReboot && a.Hard && !s.Op.Hard {
 			details += " (hard: the node cannot soft-reboot)"
@@ -360,9 +327,7 @@ func applyOp(s *Server, a Action, r Result, now time.Time) Applied {
 		if a.Kind == KindReboot && !a.Hard {
 			// As Nova's Ironic driver: a node that cannot soft-reboot is
 			// rebooted hard.
-			n := s.Clone()
-			n.OpFallback = true
-			return applied(n, now, opEvent(s, now, "", fmt.Sprintf("node %s refused a soft reboot (%s); rebooting it hard", s.NodeID, r.Message)))
+			return applied(opFallback(s), now, opEvent(s, now, "", fmt.Sprintf("node %s refused a soft reboot (%s); rebooting it hard", s.NodeID, r.Message)))
 		}
 		if a.Kind == KindRebuild {
 			return fromAction(opFailed(in, ReasonInvalidRequest, fmt.Sprintf("Ironic refused to rebuild node %s: %s", s.NodeID, r.Message)))

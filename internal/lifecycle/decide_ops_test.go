@@ -35,6 +35,7 @@ func inOp(p Phase, k OpKind, sent bool, mut ...func(*Server)) *Server {
 func heldInError(k OpKind, mut ...func(*Server)) *Server {
 	s := up(PhaseError, k)
 	s.Fault = &Fault{Reason: ReasonResetState, Message: "reset", Node: "node-a", Step: StepReset, At: t0}
+	s.Held = true
 	for _, m := range mut {
 		m(s)
 	}

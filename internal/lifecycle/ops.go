@@ -49,44 +49,29 @@ const (
 // OpPending reports whether an operation was asked for and not yet carried out.
 func (s *Server) OpPending() bool { return s.OpGen > s.OpDone }
 
+// opNames are an operation's step (its faults name it) and Nova's event name.
+var opNames = map[OpKind]struct {
+	step  Step
+	event string
+}{
+	OpReboot: {StepReboot, "compute_reboot_instance"}, OpStop: {StepStop, "compute_stop_instance"},
+	OpStart: {StepStart, "compute_start_instance"}, OpRebuild: {StepRebuild, "compute_rebuild_instance"},
+	OpRescue: {StepRescue, "compute_rescue_instance"}, OpUnrescue: {StepUnrescue, "compute_unrescue_instance"},
+	OpReset: {StepReset, "api_reset_state"},
+}
+
 // opStep is the step an operation's faults name.
 func opStep(k OpKind) Step {
-	switch k {
-	case OpReboot:
-		return StepReboot
-	case OpStop:
-		return StepStop
-	case OpStart:
-		return StepStart
-	case OpRebuild:
-		return StepRebuild
-	case OpRescue:
-		return StepRescue
-	case OpUnrescue:
-		return StepUnrescue
-	case OpReset:
-		return StepReset
+	if n, ok := opNames[k]; ok {
+		return n.step
 	}
 	return StepActive
 }
 
 // opEventName is Nova's event name for an operation.
 func opEventName(k OpKind) string {
-	switch k {
-	case OpReboot:
-		return "compute_reboot_instance"
-	case OpStop:
-		return "compute_stop_instance"
-	case OpStart:
-		return "compute_start_instance"
-	case OpRebuild:
-		return "compute_rebuild_instance"
-	case OpRescue:
-		return "compute_rescue_instance"
-	case OpUnrescue:
-		return "compute_unrescue_instance"
-	case OpReset:
-		return "api_reset_state"
+	if n, ok := opNames[k]; ok {
+		return n.event
 	}
 	return "compute_" + string(k)
 }

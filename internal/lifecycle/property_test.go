@@ -372,6 +372,7 @@ func TestConvergesFromAnySchedule(t *testing.T) {
 					break
 				}
 			}
+			listed(t, s, fmt.Sprintf("seed %d step %d", seed, step))
 			if s.Desired == DesiredDeleted {
 				if st := Nova(s); st.Status != "DELETED" {
 					t.Fatalf("seed %d step %d: deleted server shows %s (I2)", seed, step, st.Status)

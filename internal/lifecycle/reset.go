@@ -12,9 +12,7 @@ const (
 // admin reset it to error. Unlike a failed build it is not released (the
 // machine and what runs on it stay the server's) until it is deleted,
 // rebuilt or reset to active.
-func (s *Server) HeldInError() bool {
-	return s.Phase == PhaseError && s.NodeID != "" && s.Fault != nil && s.Fault.Reason == ReasonResetState
-}
+func (s *Server) HeldInError() bool { return s.Held && s.Phase == PhaseError && s.NodeID != "" }
 
 // resetPending reports whether s has a reset not yet carried out on a
 // server a rebuild could start from (active, stopped, or reset to error).
@@ -63,8 +61,7 @@ func decideReset(in Input) Action {
 	case s.Op.ResetTo == ResetError && s.Phase != PhaseError:
 		msg := fmt.Sprintf("the server's state was reset to error by an administrator (was %s); it keeps node %s", s.Phase, s.NodeID)
 		f := &Fault{Reason: ReasonResetState, Message: msg, Node: s.NodeID, Step: StepReset, At: in.Now}
-		n := toError(s, in.Now, f)
-		n.OpDone = s.OpGen
+		n := toResetError(s, in.Now, f)
 		return save(n, in.Now, "reset to error", opEvent(s, in.Now, ResultSuccess, msg), errorEvent(n, in.Now))
 	case s.Op.ResetTo == ResetActive && s.Phase == PhaseError && s.NodeID != "":
 		if !in.Node.Observed() || in.Node.Settling || in.Node.PowerSettling {
@@ -73,18 +70,12 @@ func decideReset(in Input) Action {
 		// Back to where Ironic shows the node: a node in rescue is RESCUE,
 		// one powered off SHUTOFF.
 		p := restingPhase(s, in.Node)
-		n := toPhase(s, p, in.Now)
-		n.Fault = nil
-		n.OpDone = s.OpGen
-		n.PowerSeen = in.Node.Power
-		return save(n, in.Now, "reset to active",
+		return save(toResetActive(s, p, in.Node.Power, in.Now), in.Now, "reset to active",
 			opEvent(s, in.Now, ResultSuccess, fmt.Sprintf("the server's state was reset by an administrator; node %s shows it %s", s.NodeID, p)))
 	case s.Op.ResetTo == ResetActive && (s.Phase == PhaseStopped || s.Phase == PhaseActive):
 		return opFinished(in, PhaseActive, ResultSuccess, "reset to active")
 	case s.Op.ResetTo == ResetError || s.Op.ResetTo == ResetActive:
-		n := s.Clone()
-		n.OpDone = s.OpGen
-		return save(n, in.Now, "reset: nothing to do", opEvent(s, in.Now, ResultSuccess, "already "+s.Op.ResetTo))
+		return save(opDropped(s), in.Now, "reset: nothing to do", opEvent(s, in.Now, ResultSuccess, "already "+s.Op.ResetTo))
 	}
 	return opFinished(in, s.Phase, ResultError, fmt.Sprintf("reset to %q is not a state", s.Op.ResetTo))
 }
@@ -117,8 +108,6 @@ func decideHeldInError(in Input, cfg Config) Action {
 		}
 		// Reset to error from rescue: Ironic rebuilds an active node only.
 	}
-	n := s.Clone()
-	n.OpDone = s.OpGen
-	return save(n, in.Now, string(s.Op.Kind)+" refused in error",
+	return save(opDropped(s), in.Now, string(s.Op.Kind)+" refused in error",
 		opEvent(s, in.Now, ResultError, fmt.Sprintf("%s is not possible while the server is error", s.Op.Kind)))
 }

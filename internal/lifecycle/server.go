@@ -72,17 +72,13 @@ func (p Phase) Up() bool {
 	return p == PhaseActive || p == PhaseStopped || p == PhaseRescued
 }
 
+// phases are all the phases, in the order a build and its day-2 life meet them.
+var phases = [...]Phase{PhasePending, PhaseReserving, PhaseNetworking, PhaseVolumes, PhaseDeploying, PhaseActive,
+	PhaseStopped, PhaseRescued, PhaseRebooting, PhasePoweringOff, PhasePoweringOn, PhaseRebuilding, PhaseRescuing,
+	PhaseUnrescuing, PhaseReleasing, PhaseError, PhaseDeleting, PhaseDeleted}
+
 // Valid reports whether p is a known phase.
-func (p Phase) Valid() bool {
-	switch p {
-	case PhasePending, PhaseReserving, PhaseNetworking, PhaseVolumes, PhaseDeploying, PhaseActive,
-		PhaseReleasing, PhaseError, PhaseDeleting, PhaseDeleted,
-		PhaseStopped, PhaseRescued, PhaseRebooting, PhasePoweringOff, PhasePoweringOn,
-		PhaseRebuilding, PhaseRescuing, PhaseUnrescuing:
-		return true
-	}
-	return false
-}
+func (p Phase) Valid() bool { return slices.Contains(phases[:], p) }
 
 // Reason is a stable fault code.
 type Reason string
@@ -276,6 +272,10 @@ type Server struct {
 	Excluded []string  // nodes this server must not be scheduled on again
 	Attempts []Attempt // failed attempts, oldest first
 	Fault    *Fault    // set in error; while releasing, the failure being handled
+	// Held: an admin reset the server to error and it keeps its node
+	// (HeldInError). Set only in phase error with a node; every change of
+	// phase or node clears it (transitions.go).
+	Held bool
 
 	// MaintenanceSince is when the current node was first seen in maintenance during a deploy.
 	MaintenanceSince time.Time
@@ -359,12 +359,7 @@ func (s *Server) Clone() *Server {
 		d := *s.Spec.Description
 		c.Spec.Description = &d
 	}
-	if s.Spec.Metadata != nil {
-		c.Spec.Metadata = make(map[string]string, len(s.Spec.Metadata))
-		for k, v := range s.Spec.Metadata {
-			c.Spec.Metadata[k] = v
-		}
-	}
+	c.Spec.Metadata = maps.Clone(s.Spec.Metadata)
 	c.Excluded = slices.Clone(s.Excluded)
 	c.Attempts = slices.Clone(s.Attempts)
 	if s.Fault != nil {

@@ -1,5 +1,10 @@
 package lifecycle
 
+import (
+	"slices"
+	"sync"
+)
+
 // NovaState is how a server shows in the Nova-shaped API.
 type NovaState struct {
 	Status    string // BUILD, ACTIVE, ERROR, DELETED
@@ -149,3 +154,59 @@ func PowerState(s *Server) int {
 	}
 	return PowerNoState
 }
+
+// statusIndex is the inverse of Nova for the servers no delete was asked
+// for: status -> the phases a server showing it may be in, and whether
+// every server in those phases shows it. It is derived by running Nova over
+// every phase and every field Nova reads, so it cannot drift from Nova.
+type statusIndex struct {
+	phases map[string][]Phase
+	exact  map[string]bool
+}
+
+var statuses = sync.OnceValue(buildStatusIndex)
+
+func buildStatusIndex() statusIndex {
+	ops := []Op{{}}
+	for _, k := range []OpKind{OpReboot, OpStop, OpStart, OpRebuild, OpRescue, OpUnrescue} {
+		ops = append(ops, Op{Kind: k}, Op{Kind: k, Hard: true})
+	}
+	ops = append(ops, Op{Kind: OpReset, ResetTo: ResetError}, Op{Kind: OpReset, ResetTo: ResetActive})
+	shows := map[Phase]map[string]bool{}
+	for _, p := range phases {
+		shows[p] = map[string]bool{}
+		for _, op := range ops {
+			for flags := range 1 << 4 {
+				s := &Server{Desired: DesiredActive, Phase: p, Op: op, NodeID: "node",
+					OpSent: flags&1 != 0, OpFallback: flags&2 != 0, StopAfterRebuild: flags&4 != 0, Held: flags&8 != 0}
+				if op.Kind != "" {
+					s.OpGen = 1
+				}
+				if st := Nova(s); st.Visible && st.Status != "DELETED" {
+					shows[p][st.Status] = true
+				}
+			}
+		}
+	}
+	ix := statusIndex{phases: map[string][]Phase{}, exact: map[string]bool{}}
+	for _, p := range phases {
+		for st := range shows[p] {
+			ix.phases[st] = append(ix.phases[st], p)
+		}
+	}
+	for st, ps := range ix.phases {
+		ix.exact[st] = !slices.ContainsFunc(ps, func(p Phase) bool { return len(shows[p]) > 1 })
+	}
+	return ix
+}
+
+// StatusPhases are the phases a server no delete was asked for may be in
+// while it shows Nova status st; nil for a status such a server never
+// shows, and for DELETED: a server a delete was asked for (or in phase
+// deleting or deleted), whatever its phase.
+func StatusPhases(st string) []Phase { return slices.Clone(statuses().phases[st]) }
+
+// StatusExact reports whether every server no delete was asked for in a
+// phase of StatusPhases(st) shows st, so a filter on the phase needs no
+// check against Nova.
+func StatusExact(st string) bool { return statuses().exact[st] }

@@ -11,11 +11,18 @@ import (
 // created is set in the same write that enters the phase creating it) and
 // the event that tells it. Decide and Apply only choose among them.
 
+// with returns a copy of s changed by set, for the bookkeeping transitions
+// that change one field.
+func with(s *Server, set func(*Server)) *Server {
+	n := s.Clone()
+	set(n)
+	return n
+}
+
 // toPhase returns a copy of s in phase p since now.
 func toPhase(s *Server, p Phase, now time.Time) *Server {
 	n := s.Clone()
-	n.Phase = p
-	n.PhaseSince = now
+	n.Phase, n.PhaseSince, n.Held = p, now, false
 	return n
 }
 
@@ -25,9 +32,8 @@ func toReserving(s *Server, node string, now time.Time) (*Server, Event) {
 	n.NodeID = node
 	n.DeployRequested = false
 	n.CapacityWaitSince = time.Time{}
-	return n, Event{ServerID: s.ID, RequestID: s.CreateRequestID, Action: ActionCreate,
-		Name: "conductor_schedule_and_build_instances", Node: node, Result: ResultSuccess,
-		Details: fmt.Sprintf("attempt %d: node %s chosen", len(s.Attempts)+1, node), Start: now, Finish: now}
+	return n, event(n, now, "conductor_schedule_and_build_instances", ResultSuccess,
+		fmt.Sprintf("attempt %d: node %s chosen", len(s.Attempts)+1, node))
 }
 
 // toNetworking records the reservation; ports are about to be allocated.
@@ -68,11 +74,12 @@ func toDeploying(s *Server, now time.Time) (*Server, Event) {
 	return n, event(s, now, "compute__do_build_and_run_instance", "", fmt.Sprintf("deploy requested on node %s", s.NodeID))
 }
 
-// toActive records the node's deploy as done.
-func toActive(s *Server, now time.Time) *Server {
+// toActive records the node's deploy as done, powered as Ironic shows it.
+func toActive(s *Server, now time.Time, power Power) *Server {
 	n := toPhase(s, PhaseActive, now)
 	n.Fault = nil
 	n.MaintenanceSince = time.Time{}
+	n.PowerSeen = power
 	if n.LaunchedAt.IsZero() {
 		n.LaunchedAt = now
 	}
@@ -85,14 +92,12 @@ func fail(in Input, reason Reason, step Step, msg string) Action {
 	s := in.Server
 	n := toPhase(s, PhaseReleasing, in.Now)
 	n.Fault = &Fault{Reason: reason, Message: msg, Node: s.NodeID, Step: step, At: in.Now}
-	n.Attempts = append(n.Attempts, Attempt{Node: s.NodeID, Step: step, Reason: reason, Message: msg, At: in.Now})
+	addAttempt(n, n.Fault)
 	n.MaintenanceSince = time.Time{}
 	if s.NodeID != "" && !slices.Contains(n.Excluded, s.NodeID) {
 		n.Excluded = append(n.Excluded, s.NodeID)
 	}
-	return save(n, in.Now, "attempt failed: "+string(reason),
-		Event{ServerID: s.ID, RequestID: s.CreateRequestID, Action: ActionCreate, Name: "compute__do_build_and_run_instance",
-			Node: s.NodeID, Result: ResultError, Details: string(reason) + ": " + msg, Start: in.Now, Finish: in.Now})
+	return save(n, in.Now, "attempt failed: "+string(reason), errorEvent(n, in.Now))
 }
 
 // giveBack records that a node we just reserved is not fit after all: the
@@ -129,7 +134,7 @@ func toError(s *Server, now time.Time, f *Fault) *Server {
 // or someone else's now).
 func dropNode(s *Server) *Server {
 	n := s.Clone()
-	n.NodeID = ""
+	n.NodeID, n.Held = "", false
 	n.DeployRequested = false
 	n.VolumesOnNode = false // removed, gone with the node, or stranded there (VolumesStrandedOn)
 	n.MaintenanceSince = time.Time{}
@@ -142,5 +147,133 @@ func dropNode(s *Server) *Server {
 func strand(s *Server) *Server {
 	n := dropNode(s)
 	n.VolumesStrandedOn = s.NodeID
+	return n
+}
+
+// addAttempt records the failed attempt fault f describes.
+func addAttempt(n *Server, f *Fault) {
+	n.Attempts = append(n.Attempts, Attempt{Node: f.Node, Step: f.Step, Reason: f.Reason, Message: f.Message, At: f.At})
+}
+
+// toFailed is a failure that ends in ERROR at once, never rescheduled (a
+// build past its deadline, a built server's node lost, an operation
+// failed): the fault and its attempt recorded, an operation pending ended.
+func toFailed(s *Server, now time.Time, f *Fault) *Server {
+	n := toError(s, now, f)
+	addAttempt(n, n.Fault)
+	endOp(n, s)
+	return n
+}
+
+// maintenanceSince records when the node was first seen in maintenance
+// during a deploy (zero: it left maintenance).
+func maintenanceSince(s *Server, at time.Time) *Server {
+	return with(s, func(n *Server) { n.MaintenanceSince = at })
+}
+
+// capacityWait records that a build waits, since now, for nodes of its
+// class on their way back.
+func capacityWait(s *Server, now time.Time) *Server {
+	return with(s, func(n *Server) { n.CapacityWaitSince = now })
+}
+
+// rechosen sends a server whose reservation did not happen back to the
+// scheduler without spending an attempt, excluding the node if asked.
+func rechosen(s *Server, now time.Time, exclude bool) *Server {
+	n := toPhase(dropNode(s), PhasePending, now)
+	if exclude && !slices.Contains(n.Excluded, s.NodeID) {
+		n.Excluded = append(n.Excluded, s.NodeID)
+	}
+	return n
+}
+
+// volumesDetached records our volume targets removed from the node.
+func volumesDetached(s *Server) *Server { return with(s, func(n *Server) { n.VolumesOnNode = false }) }
+
+// volumesReleased records the end of the server's hold on its volumes.
+func volumesReleased(s *Server) *Server { return with(s, func(n *Server) { n.VolumesReleased = true }) }
+
+// portsFreed records every port of the server freed.
+func portsFreed(s *Server) *Server { return with(s, func(n *Server) { n.PortsAllocated = false }) }
+
+// toDeleting accepts the user's delete.
+func toDeleting(s *Server, now time.Time) *Server {
+	n := toPhase(s, PhaseDeleting, now)
+	n.MaintenanceSince = time.Time{}
+	return n
+}
+
+// toDeleted ends the delete: gone for the user (what it still holds is
+// released in the background).
+func toDeleted(s *Server, now time.Time) *Server { return toPhase(s, PhaseDeleted, now) }
+
+// synced follows what Ironic shows of a resting server: phase p, power seen.
+func synced(s *Server, p Phase, power Power, now time.Time) *Server {
+	n := s.Clone()
+	if p != s.Phase {
+		n = toPhase(s, p, now)
+	}
+	n.PowerSeen = power
+	return n
+}
+
+// toOp enters phase p of an operation (or, after a rebuild from stopped,
+// of the power-off that follows it), bounded by deadline.
+func toOp(s *Server, p Phase, now, deadline time.Time) *Server {
+	n := toPhase(s, p, now)
+	n.Fault = nil // a rebuild from a reset-to-error server leaves that fault behind
+	n.Deadline = deadline
+	n.OpSent, n.OpFallback = false, false
+	n.StopAfterRebuild = s.Op.Kind == OpRebuild && s.Phase == PhaseStopped
+	return n
+}
+
+// opSent records that Ironic accepted the operation's call.
+func opSent(s *Server) *Server { return with(s, func(n *Server) { n.OpSent = true }) }
+
+// opFallback records a soft reboot refused: the reboot goes on hard.
+func opFallback(s *Server) *Server { return with(s, func(n *Server) { n.OpFallback = true }) }
+
+// endOp records the pending operation carried out or given up on.
+func endOp(n, s *Server) {
+	n.OpDone = s.OpGen
+	n.OpSent, n.OpFallback, n.StopAfterRebuild = false, false, false
+}
+
+// opDropped ends the pending operation with nothing else changed (nothing
+// to do, or no longer possible).
+func opDropped(s *Server) *Server {
+	n := s.Clone()
+	endOp(n, s)
+	return n
+}
+
+// toOpDone ends the operation with the server resting in phase p.
+func toOpDone(s *Server, p Phase, now time.Time) *Server {
+	n := toPhase(s, p, now)
+	endOp(n, s)
+	if p == PhaseStopped {
+		n.PowerSeen = PowerOff
+	} else if p == PhaseActive && (s.Phase == PhasePoweringOn || s.Phase == PhaseRebooting) {
+		n.PowerSeen = PowerOn
+	}
+	return n
+}
+
+// toResetError carries out an admin's reset to error: the server keeps its
+// node (HeldInError) under fault f.
+func toResetError(s *Server, now time.Time, f *Fault) *Server {
+	n := toError(s, now, f)
+	endOp(n, s)
+	n.Held = true
+	return n
+}
+
+// toResetActive carries out an admin's reset to active of a server held in
+// error: back to phase p, where its node shows it, powered as seen.
+func toResetActive(s *Server, p Phase, power Power, now time.Time) *Server {
+	n := toOpDone(s, p, now)
+	n.Fault = nil
+	n.PowerSeen = power
 	return n
 }

@@ -111,3 +111,51 @@ func (v NodeView) Observed() bool { return v.State != NodeUnobserved }
 
 // Exists reports whether Ironic answered and the node exists.
 func (v NodeView) Exists() bool { return v.State != NodeUnobserved && v.State != NodeGone }
+
+// Transit is what a server waiting on Ironic waits for it to carry out.
+type Transit int
+
+const (
+	NoTransit       Transit = iota // nothing Ironic does for it
+	TransitPower                   // a power change or reboot; the node stays active
+	TransitDeploy                  // a deploy or rebuild
+	TransitTeardown                // an undeploy, then cleaning
+	TransitRescue                  // into rescue
+	TransitUnrescue                // out of rescue
+)
+
+// Awaits says what s waits for Ironic to finish of what the reconciler
+// asked for, so that its outcome is worth watching closely. A failed or
+// deleted server cleaning up, or a build waiting for capacity, waits on
+// nothing: nobody watches them second by second.
+func Awaits(s *Server) Transit {
+	if s.NodeID == "" {
+		return NoTransit
+	}
+	switch s.Phase {
+	case PhaseDeploying:
+		if s.DeployRequested {
+			return TransitDeploy
+		}
+	case PhaseDeleting, PhaseReleasing:
+		return TransitTeardown
+	}
+	if !s.OpSent {
+		return NoTransit
+	}
+	switch s.Phase {
+	case PhaseRebooting, PhasePoweringOff, PhasePoweringOn:
+		return TransitPower
+	case PhaseRebuilding:
+		return TransitDeploy
+	case PhaseRescuing:
+		return TransitRescue
+	case PhaseUnrescuing:
+		return TransitUnrescue
+	}
+	return NoTransit
+}
+
+// WaitsOnIronic reports whether s waits for Ironic to finish something the
+// reconciler asked for (Awaits).
+func WaitsOnIronic(s *Server) bool { return Awaits(s) != NoTransit }

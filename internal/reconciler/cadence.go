@@ -8,6 +8,7 @@ import (
 
 	"github.com/ingot-dev/ingot/internal/ironic"
 	"github.com/ingot-dev/ingot/internal/lifecycle"
+	"github.com/ingot-dev/ingot/internal/nodeview"
 	"github.com/ingot-dev/ingot/internal/store"
 )
 
@@ -36,36 +37,6 @@ const (
 	novaPoll  = 2 * time.Second
 	loadShare = 0.9
 )
-
-// listable are the provision states a node waits in while Ironic works,
-// worth a filtered list when several watched nodes show them; a node in
-// any other state (active with a power change under way, available just
-// before a deploy) is fetched alone, since its state's list is the fleet.
-var listable = map[string]bool{
-	ironic.StateDeploying: true, ironic.StateWaitCallback: true, ironic.StateDeleting: true,
-	ironic.StateCleaning: true, ironic.StateCleanWait: true, ironic.StateRescuing: true,
-	ironic.StateRescueWait: true, ironic.StateUnrescuing: true,
-}
-
-// WaitsOnIronic reports whether s waits for Ironic to finish something the
-// reconciler asked for, so that its outcome is worth watching closely.
-// Failed and deleted servers cleaning up, and builds waiting for capacity,
-// are not: nobody waits on them second by second.
-func WaitsOnIronic(s *lifecycle.Server) bool {
-	if s.NodeID == "" {
-		return false
-	}
-	switch s.Phase {
-	case lifecycle.PhaseDeploying:
-		return s.DeployRequested
-	case lifecycle.PhaseDeleting, lifecycle.PhaseReleasing:
-		return true
-	case lifecycle.PhaseRebooting, lifecycle.PhasePoweringOff, lifecycle.PhasePoweringOn,
-		lifecycle.PhaseRebuilding, lifecycle.PhaseRescuing, lifecycle.PhaseUnrescuing:
-		return s.OpSent
-	}
-	return false
-}
 
 // NextInterval is the pause before the next tick, a pure function of how
 // many servers wait on Ironic and how many calls a fast tick takes to look
@@ -106,7 +77,7 @@ func (r *Reconciler) saw(s *lifecycle.Server, v lifecycle.NodeView, observed boo
 	if r.touched != nil {
 		r.touched[s.ID] = true
 	}
-	if !WaitsOnIronic(s) {
+	if !lifecycle.WaitsOnIronic(s) {
 		delete(r.watch, s.ID)
 		return
 	}
@@ -117,22 +88,7 @@ func (r *Reconciler) saw(s *lifecycle.Server, v lifecycle.NodeView, observed boo
 }
 
 func (r *Reconciler) newWatched(s *lifecycle.Server, v lifecycle.NodeView) watched {
-	w := watched{node: s.NodeID, view: v, deadline: lifecycle.Deadline(s, r.cfg.Lifecycle)}
-	switch {
-	case v.Observed() && listable[v.Shown] && !v.PowerSettling:
-		w.state = v.Shown
-	case v.PowerSettling, s.Phase == lifecycle.PhaseRebooting, s.Phase == lifecycle.PhasePoweringOff, s.Phase == lifecycle.PhasePoweringOn:
-		// stays active: fetched alone
-	case s.Phase == lifecycle.PhaseDeploying, s.Phase == lifecycle.PhaseRebuilding:
-		w.state = ironic.StateDeploying
-	case s.Phase == lifecycle.PhaseDeleting, s.Phase == lifecycle.PhaseReleasing:
-		w.state = ironic.StateDeleting
-	case s.Phase == lifecycle.PhaseRescuing:
-		w.state = ironic.StateRescuing
-	case s.Phase == lifecycle.PhaseUnrescuing:
-		w.state = ironic.StateUnrescuing
-	}
-	return w
+	return watched{node: s.NodeID, view: v, deadline: lifecycle.Deadline(s, r.cfg.Lifecycle), state: nodeview.ListState(s, v)}
 }
 
 // watchFrom settles the watch set after a full tick over servers: servers
@@ -144,7 +100,7 @@ func (r *Reconciler) watchFrom(servers []*lifecycle.Server) {
 	in := make(map[string]bool, len(servers))
 	for _, s := range servers {
 		in[s.ID] = true
-		if _, ok := r.watch[s.ID]; !ok && !r.touched[s.ID] && WaitsOnIronic(s) {
+		if _, ok := r.watch[s.ID]; !ok && !r.touched[s.ID] && lifecycle.WaitsOnIronic(s) {
 			r.watch[s.ID] = r.newWatched(s, lifecycle.NodeView{})
 		}
 	}
@@ -327,7 +283,7 @@ func (r *Reconciler) observe(ctx context.Context, w watchSet, deadline time.Time
 	}
 	for id, e := range w {
 		n, ok := nodes[e.node]
-		if (ok && toView(n, id) != e.view) || now.After(e.deadline) {
+		if (ok && nodeview.Of(n, id) != e.view) || now.After(e.deadline) {
 			changed = append(changed, id)
 		}
 	}

@@ -38,34 +38,6 @@ func TestNextInterval(t *testing.T) {
 	}
 }
 
-func TestWaitsOnIronic(t *testing.T) {
-	for _, c := range []struct {
-		name string
-		s    lifecycle.Server
-		want bool
-	}{
-		{"pending", lifecycle.Server{Phase: lifecycle.PhasePending}, false},
-		{"reserving", lifecycle.Server{Phase: lifecycle.PhaseReserving, NodeID: "n"}, false},
-		{"deploy not yet asked", lifecycle.Server{Phase: lifecycle.PhaseDeploying, NodeID: "n"}, false},
-		{"deploying", lifecycle.Server{Phase: lifecycle.PhaseDeploying, NodeID: "n", DeployRequested: true}, true},
-		{"active", lifecycle.Server{Phase: lifecycle.PhaseActive, NodeID: "n"}, false},
-		{"deleting", lifecycle.Server{Phase: lifecycle.PhaseDeleting, NodeID: "n"}, true},
-		{"deleting, node let go", lifecycle.Server{Phase: lifecycle.PhaseDeleting}, false},
-		{"releasing for a reschedule", lifecycle.Server{Phase: lifecycle.PhaseReleasing, NodeID: "n"}, true},
-		{"error cleaning up", lifecycle.Server{Phase: lifecycle.PhaseError, NodeID: "n"}, false},
-		{"deleted cleaning up", lifecycle.Server{Phase: lifecycle.PhaseDeleted, NodeID: "n"}, false},
-		{"reboot sent", lifecycle.Server{Phase: lifecycle.PhaseRebooting, NodeID: "n", OpSent: true}, true},
-		{"reboot not sent", lifecycle.Server{Phase: lifecycle.PhaseRebooting, NodeID: "n"}, false},
-		{"powering off", lifecycle.Server{Phase: lifecycle.PhasePoweringOff, NodeID: "n", OpSent: true}, true},
-		{"rebuilding", lifecycle.Server{Phase: lifecycle.PhaseRebuilding, NodeID: "n", OpSent: true}, true},
-		{"rescuing", lifecycle.Server{Phase: lifecycle.PhaseRescuing, NodeID: "n", OpSent: true}, true},
-	} {
-		if got := reconciler.WaitsOnIronic(&c.s); got != c.want {
-			t.Errorf("%s: WaitsOnIronic = %v, want %v", c.name, got, c.want)
-		}
-	}
-}
-
 // countCalls splits Ironic calls into bulk lists, state lists and the rest.
 func countCalls(calls []string) (bulk, lists, other int) {
 	for _, c := range calls {

@@ -9,6 +9,7 @@ import (
 	"github.com/ingot-dev/ingot/internal/ironic"
 	"github.com/ingot-dev/ingot/internal/lifecycle"
 	"github.com/ingot-dev/ingot/internal/network"
+	"github.com/ingot-dev/ingot/internal/nodeview"
 	"github.com/ingot-dev/ingot/internal/scheduler"
 	"github.com/ingot-dev/ingot/internal/store"
 )
@@ -114,7 +115,7 @@ func (r *Reconciler) process(ctx context.Context, s *lifecycle.Server, b *bulk, 
 			s = next
 		}
 		if node != nil {
-			v, observed = toView(*node, s.ID), true
+			v, observed = nodeview.Of(*node, s.ID), true
 		}
 		if applied.Stop && a.Kind == lifecycle.KindPowerOn && s.Phase == lifecycle.PhaseDeploying && res.Outcome == lifecycle.OK {
 			// The power-on after a deploy that left the node off (Ironic's
@@ -182,7 +183,7 @@ func (r *Reconciler) nodeView(ctx context.Context, s *lifecycle.Server, b *bulk)
 		return lifecycle.NodeView{}, true // not observed: Decide waits
 	}
 	if n, ok := b.nodes[s.NodeID]; ok {
-		return toView(n, s.ID), true
+		return nodeview.Of(n, s.ID), true
 	}
 	return lifecycle.NodeView{}, false
 }
@@ -197,7 +198,7 @@ func (r *Reconciler) fetchView(ctx context.Context, s *lifecycle.Server, b *bulk
 	switch {
 	case err == nil:
 		r.setDown(s.ID, false)
-		return toView(n, s.ID)
+		return nodeview.Of(n, s.ID)
 	case errors.Is(err, ironic.ErrNotFound):
 		r.setDown(s.ID, false)
 		return lifecycle.NodeView{State: lifecycle.NodeGone}
@@ -237,14 +238,14 @@ func (r *Reconciler) execute(ctx context.Context, s *lifecycle.Server, a lifecyc
 				// Locked for a moment, or busy with something that makes it
 				// no candidate (cleaning, say): the core tells them apart.
 				if cur, gerr := r.ironic.GetNode(ctx, s.NodeID); gerr == nil {
-					v := toView(cur, s.ID)
+					v := nodeview.Of(cur, s.ID)
 					res.View = &v
 				}
 			}
 			return res, nil
 		}
 		r.sched.Taken(s.NodeID)
-		v := toView(n, s.ID)
+		v := nodeview.Of(n, s.ID)
 		return lifecycle.Result{Outcome: lifecycle.OK, View: &v}, &n
 	case lifecycle.KindNetwork:
 		return r.attachNetworks(ctx, s), nil

@@ -7,6 +7,7 @@ import (
 
 	"github.com/ingot-dev/ingot/internal/ironic"
 	"github.com/ingot-dev/ingot/internal/lifecycle"
+	"github.com/ingot-dev/ingot/internal/nodeview"
 	"github.com/ingot-dev/ingot/internal/store"
 )
 
@@ -129,7 +130,7 @@ func (r *Reconciler) detachVolumes(ctx context.Context, s *lifecycle.Server) lif
 		if err != nil {
 			return resultOf(err)
 		}
-		if n.PowerState != "power off" {
+		if nodeview.Of(n, s.ID).Power != lifecycle.PowerOff {
 			if err := r.ironic.SetPowerOff(ctx, s.NodeID); err != nil {
 				return resultOf(err)
 			}

@@ -20,6 +20,7 @@ import (
 	"github.com/ingot-dev/ingot/internal/ironic"
 	"github.com/ingot-dev/ingot/internal/lifecycle"
 	"github.com/ingot-dev/ingot/internal/network"
+	"github.com/ingot-dev/ingot/internal/nodeview"
 	"github.com/ingot-dev/ingot/internal/portbind"
 	"github.com/ingot-dev/ingot/internal/store"
 )
@@ -195,11 +196,8 @@ func (sc *Scheduler) noCandidate(ctx context.Context, s *lifecycle.Server) error
 		return e // an unknown count is no reason to wait
 	}
 	for _, n := range nodes {
-		switch n.ProvisionState {
-		case ironic.StateDeleting, ironic.StateCleaning, ironic.StateCleanWait:
-			if !n.Maintenance {
-				e.Returning++
-			}
+		if nodeview.Returning(n) {
+			e.Returning++
 		}
 	}
 	return e

@@ -128,26 +128,8 @@ func (f SortField) Valid() bool {
 // StatusPhases are the phases a server of Nova status st may be in
 // (desired active; DELETED is a delete asked for, or phase deleting or
 // deleted): what ListOptions.Status keeps. nil for an unknown status.
-func StatusPhases(st string) []lifecycle.Phase {
-	switch st {
-	case "BUILD":
-		return []lifecycle.Phase{lifecycle.PhasePending, lifecycle.PhaseReserving, lifecycle.PhaseNetworking,
-			lifecycle.PhaseVolumes, lifecycle.PhaseDeploying, lifecycle.PhaseReleasing}
-	case "ACTIVE": // error: a server reset to error with a reset to active pending
-		return []lifecycle.Phase{lifecycle.PhaseActive, lifecycle.PhasePoweringOff, lifecycle.PhaseRescuing, lifecycle.PhaseError}
-	case "SHUTOFF":
-		return []lifecycle.Phase{lifecycle.PhaseStopped, lifecycle.PhasePoweringOn}
-	case "REBOOT", "HARD_REBOOT":
-		return []lifecycle.Phase{lifecycle.PhaseActive, lifecycle.PhaseRebooting}
-	case "REBUILD":
-		return []lifecycle.Phase{lifecycle.PhaseActive, lifecycle.PhaseStopped, lifecycle.PhaseRescued, lifecycle.PhaseRebuilding, lifecycle.PhaseError}
-	case "RESCUE":
-		return []lifecycle.Phase{lifecycle.PhaseRescued, lifecycle.PhaseUnrescuing}
-	case "ERROR": // active, stopped: a reset to error not yet carried out shows ERROR (Nova's is synchronous)
-		return []lifecycle.Phase{lifecycle.PhaseError, lifecycle.PhaseActive, lifecycle.PhaseStopped}
-	}
-	return nil
-}
+// Derived from lifecycle.Nova (lifecycle.StatusPhases).
+func StatusPhases(st string) []lifecycle.Phase { return lifecycle.StatusPhases(st) }
 
 // StatusCount is how many live servers share a desired state and a phase
 // (lifecycle.Nova gives their status).

@@ -153,15 +153,15 @@ func parseTagFilters(r *core.Request, q url.Values, opts *store.ListOptions) {
 // listStatus maps the status filter: a status ingot's servers show goes to
 // the store; refine says whether the store's answer must be checked
 // against lifecycle.Nova (a phase that can show it may show another status
-// while an operation is pending; see store.StatusPhases).
+// while an operation is pending; see lifecycle.StatusExact).
 func listStatus(st string) (status string, refine, shown bool) {
-	switch st {
-	case "BUILD", "DELETED":
+	switch {
+	case st == "DELETED": // a delete asked for, whatever the phase
 		return st, false, true
-	case "ACTIVE", "SHUTOFF", "REBOOT", "HARD_REBOOT", "REBUILD", "RESCUE", "ERROR":
-		return st, true, true
+	case lifecycle.StatusPhases(st) == nil:
+		return "", false, false
 	}
-	return "", false, false
+	return st, !lifecycle.StatusExact(st), true
 }
 
 // statusMatch is the refinement of a status filter.

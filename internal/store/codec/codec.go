@@ -117,6 +117,8 @@ func ScanServer(sc Scanner) (*lifecycle.Server, error) {
 		}
 		f.At = f.At.UTC()
 		s.Fault = &f
+		// Records from before ext's held knew a held server by its fault.
+		s.Held = s.Held || (s.Phase == lifecycle.PhaseError && s.NodeID != "" && f.Reason == lifecycle.ReasonResetState)
 	}
 	for _, t := range []struct {
 		dst *time.Time
@@ -143,6 +145,7 @@ type serverExt struct {
 	OpFallback        bool            `json:"op_fallback,omitempty"`
 	StopAfterRebuild  bool            `json:"stop_after_rebuild,omitempty"`
 	PowerSeen         lifecycle.Power `json:"power_seen,omitempty"`
+	Held              bool            `json:"held,omitempty"`
 }
 
 // serverRequests is the requests column: what the API records besides the
@@ -163,7 +166,7 @@ func Requests(s *lifecycle.Server) (string, error) {
 
 func extOf(s *lifecycle.Server) serverExt {
 	e := serverExt{VolumesStrandedOn: s.VolumesStrandedOn, OpDone: s.OpDone, OpSent: s.OpSent, OpFallback: s.OpFallback,
-		StopAfterRebuild: s.StopAfterRebuild, PowerSeen: s.PowerSeen}
+		StopAfterRebuild: s.StopAfterRebuild, PowerSeen: s.PowerSeen, Held: s.Held}
 	if !s.CapacityWaitSince.IsZero() {
 		t := s.CapacityWaitSince.UTC()
 		e.CapacityWaitSince = &t
@@ -174,6 +177,7 @@ func extOf(s *lifecycle.Server) serverExt {
 func (e serverExt) to(s *lifecycle.Server) {
 	s.VolumesStrandedOn = e.VolumesStrandedOn
 	s.OpDone, s.OpSent, s.OpFallback, s.StopAfterRebuild, s.PowerSeen = e.OpDone, e.OpSent, e.OpFallback, e.StopAfterRebuild, e.PowerSeen
+	s.Held = e.Held
 	if e.CapacityWaitSince != nil {
 		s.CapacityWaitSince = e.CapacityWaitSince.UTC()
 	}

@@ -149,7 +149,7 @@ func FullServer(id string) *lifecycle.Server {
 		DeleteRequestID:   "req-d-" + id,
 		Op: lifecycle.Op{Kind: lifecycle.OpRebuild, RequestID: "req-op-" + id, At: T0.Add(9 * time.Second),
 			RescuePassword: "pw"},
-		OpGen: 3, OpDone: 2, OpSent: true, OpFallback: true, StopAfterRebuild: true, PowerSeen: lifecycle.PowerOff,
+		OpGen: 3, OpDone: 2, OpSent: true, OpFallback: true, StopAfterRebuild: true, PowerSeen: lifecycle.PowerOff, Held: true,
 		Lock: lifecycle.Lock{Locked: true, By: "admin", Reason: "audit"},
 	}
 }
