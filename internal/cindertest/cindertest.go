@@ -23,6 +23,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ingot-dev/ingot/internal/testproc"
+
 	"github.com/ingot-dev/ingot/internal/keystonetest"
 )
 
@@ -91,7 +93,7 @@ func Start(t testing.TB) *Env {
 	ks := keystonetest.Start(t)
 	svc := ks.AddUser(t, ServiceUser, "service", "admin", "service")
 	e := &Env{Keystone: ks, Dir: t.TempDir(), hc: &http.Client{Timeout: 30 * time.Second}}
-	port, err := freePort()
+	port, err := testproc.FreePort()
 	if err != nil {
 		t.Fatalf("cindertest: %v", err)
 	}
@@ -107,7 +109,7 @@ func Start(t testing.TB) *Env {
 	t.Cleanup(func() {
 		if t.Failed() {
 			for _, d := range e.daemons {
-				t.Logf("cindertest: last lines of %s:\n%s", d.log, tail(d.log, 30))
+				t.Logf("cindertest: last lines of %s:\n%s", d.log, testproc.Tail(d.log, 30))
 			}
 		}
 		e.stop()
@@ -146,7 +148,7 @@ func (e *Env) start(t testing.TB) error {
 		}
 		for _, d := range e.daemons {
 			if d.exited() {
-				return fmt.Errorf("%s exited while starting; last lines of %s:\n%s", d.name, d.log, tail(d.log, 30))
+				return fmt.Errorf("%s exited while starting; last lines of %s:\n%s", d.name, d.log, testproc.Tail(d.log, 30))
 			}
 		}
 		select {

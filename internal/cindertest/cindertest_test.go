@@ -1,10 +1,11 @@
 package cindertest
 
 import (
-	"github.com/ingot-dev/ingot/internal/poll"
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/ingot-dev/ingot/internal/poll"
 )
 
 // TestStart: Start returns once the scheduler lists the volume service's

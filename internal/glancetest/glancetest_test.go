@@ -5,8 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ingot-dev/ingot/internal/testproc"
+
 	"github.com/ingot-dev/ingot/internal/keystonetest"
-	"github.com/ingot-dev/ingot/internal/servicetest"
 )
 
 // TestStart: a member's private image is active with its properties, and
@@ -20,13 +21,13 @@ func TestStart(t *testing.T) {
 	id := e.UploadImage(t, "member-a", ImageOptions{Name: "img", MinDisk: 3,
 		Properties: map[string]string{"trait:CUSTOM_GOLD": "required"}})
 	var img map[string]any
-	if err := servicetest.Call(e.hc, ks.Token(t, "member-a"), http.MethodGet, e.URL+"/v2/images/"+id, nil, &img); err != nil {
+	if err := testproc.Call(e.hc, ks.Token(t, "member-a"), http.MethodGet, e.URL+"/v2/images/"+id, nil, &img); err != nil {
 		t.Fatal(err)
 	}
 	if img["status"] != "active" || img["min_disk"] != float64(3) || img["trait:CUSTOM_GOLD"] != "required" {
 		t.Errorf("image: %v", img)
 	}
-	err := servicetest.Call(e.hc, ks.Token(t, "member-b"), http.MethodGet, e.URL+"/v2/images/"+id, nil, nil)
+	err := testproc.Call(e.hc, ks.Token(t, "member-b"), http.MethodGet, e.URL+"/v2/images/"+id, nil, nil)
 	if err == nil || !strings.Contains(err.Error(), "404") {
 		t.Errorf("another project's member: %v, want 404", err)
 	}

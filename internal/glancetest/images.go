@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ingot-dev/ingot/internal/servicetest"
+	"github.com/ingot-dev/ingot/internal/testproc"
 )
 
 // ImageOptions describes an image to upload.
@@ -38,7 +38,7 @@ func (e *Env) UploadImage(t testing.TB, user string, o ImageOptions) string {
 		body[k] = v
 	}
 	var img struct{ ID string }
-	if err := servicetest.Call(e.hc, token, http.MethodPost, e.URL+"/v2/images", body, &img); err != nil {
+	if err := testproc.Call(e.hc, token, http.MethodPost, e.URL+"/v2/images", body, &img); err != nil {
 		t.Fatalf("glancetest: create image: %v", err)
 	}
 	size := o.SizeKiB
@@ -70,7 +70,7 @@ func (e *Env) waitActive(t testing.TB, token, id string) {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		var img struct{ Status string }
-		if err := servicetest.Call(e.hc, token, http.MethodGet, e.URL+"/v2/images/"+id, nil, &img); err != nil {
+		if err := testproc.Call(e.hc, token, http.MethodGet, e.URL+"/v2/images/"+id, nil, &img); err != nil {
 			t.Fatalf("glancetest: get image: %v", err)
 		}
 		if img.Status == "active" {
@@ -88,7 +88,7 @@ func (e *Env) waitActive(t testing.TB, token, id string) {
 func (e *Env) CreateQueued(t testing.TB, user, name string) string {
 	t.Helper()
 	var img struct{ ID string }
-	if err := servicetest.Call(e.hc, e.Keystone.Token(t, user), http.MethodPost, e.URL+"/v2/images",
+	if err := testproc.Call(e.hc, e.Keystone.Token(t, user), http.MethodPost, e.URL+"/v2/images",
 		map[string]any{"name": name, "disk_format": "raw", "container_format": "bare"}, &img); err != nil {
 		t.Fatalf("glancetest: create image: %v", err)
 	}

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ingot-dev/ingot/internal/testproc"
+
 	"github.com/google/uuid"
 )
 
@@ -197,7 +199,7 @@ func TestPortChecks(t *testing.T) {
 	if n, _ := listeners(port); n != 2 {
 		t.Errorf("listeners(%d) = %d with two SO_REUSEPORT listeners; want 2", port, n)
 	}
-	p1, err := freePort()
+	p1, err := testproc.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ingot-dev/ingot/internal/testproc"
+
 	"github.com/ingot-dev/ingot/internal/poll"
 )
 
@@ -70,7 +72,7 @@ func (p *realProc) start() error {
 			return fmt.Errorf("%w: 127.0.0.1:%d in use", errPortShared, p.port)
 		}
 		return fmt.Errorf("ironic on %s did not come up: %v (after %s); last lines of %s:\n%s",
-			p.url, err, time.Since(begin).Round(time.Millisecond), p.log, tail(p.log, logTailLines))
+			p.url, err, time.Since(begin).Round(time.Millisecond), p.log, testproc.Tail(p.log, logTailLines, "eventlet.wsgi.server"))
 	}
 	if n, err := listeners(p.port); err == nil && n != 1 {
 		p.kill(syscall.SIGKILL)
@@ -91,7 +93,7 @@ func (p *realProc) logSince(offset int64, s string) bool {
 func (p *realProc) waitUp(done <-chan struct{}) error {
 	hc := &http.Client{Timeout: startupProbe}
 	return poll.WaitPaced(context.Background(), startTimeout, startPoll, func() (bool, string, error) {
-		if exited(done) {
+		if testproc.Exited(done) {
 			return false, "", errors.New("process exited")
 		}
 		resp, err := hc.Get(p.url + "/v1")
@@ -108,20 +110,11 @@ func (p *realProc) kill(sig syscall.Signal) {
 	p.mu.Lock()
 	cmd, done := p.cmd, p.done
 	p.mu.Unlock()
-	if cmd == nil || exited(done) {
+	if cmd == nil || testproc.Exited(done) {
 		return
 	}
 	_ = syscall.Kill(-cmd.Process.Pid, sig)
 	<-done
-}
-
-func exited(done <-chan struct{}) bool {
-	select {
-	case <-done:
-		return true
-	default:
-		return false
-	}
 }
 
 // stop: SIGTERM to the group, SIGKILL after termGrace. Idempotent.
@@ -129,7 +122,7 @@ func (p *realProc) stop() {
 	p.mu.Lock()
 	cmd, done := p.cmd, p.done
 	p.mu.Unlock()
-	if cmd == nil || exited(done) {
+	if cmd == nil || testproc.Exited(done) {
 		return
 	}
 	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
@@ -137,7 +130,7 @@ func (p *realProc) stop() {
 	case <-done:
 	case <-time.After(termGrace):
 	}
-	if !exited(done) {
+	if !testproc.Exited(done) {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		<-done
 	}
@@ -161,26 +154,6 @@ var (
 	portsMu   sync.Mutex
 	portsUsed = map[int]bool{} // handed out by this test binary
 )
-
-// freePort picks a loopback port no listener holds and this binary has not
-// handed out before.
-func freePort() (int, error) {
-	portsMu.Lock()
-	defer portsMu.Unlock()
-	for range 100 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return 0, err
-		}
-		port := l.Addr().(*net.TCPAddr).Port
-		l.Close()
-		if !portsUsed[port] {
-			portsUsed[port] = true
-			return port, nil
-		}
-	}
-	return 0, errors.New("no free port found")
-}
 
 // portFree binds the port without SO_REUSEPORT: this fails if anyone,
 // including an eventlet listener with SO_REUSEPORT, holds it.

@@ -6,10 +6,11 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ingot-dev/ingot/internal/testproc"
 )
 
 // Paths of Debian's Ironic (ironic-common). /usr/bin/ironic runs the API and
@@ -69,7 +70,7 @@ func StartRealMany(t testing.TB, opts ...RealOptions) []*Env {
 				continue
 			}
 			if t.Failed() {
-				t.Logf("ironictest: last lines of %s:\n%s", e.proc.log, tail(e.proc.log, logTailLines))
+				t.Logf("ironictest: last lines of %s:\n%s", e.proc.log, testproc.Tail(e.proc.log, logTailLines, "eventlet.wsgi.server"))
 			}
 			wg.Add(1)
 			go func() { defer wg.Done(); e.proc.stop() }()
@@ -127,7 +128,7 @@ func startReal(t testing.TB, opts RealOptions) (*Env, error) {
 	p := &realProc{dir: dir, log: filepath.Join(dir, "ironic.log")}
 	var lastErr error
 	for range portAttempts {
-		port, err := freePort()
+		port, err := testproc.FreePort()
 		if err != nil {
 			return nil, err
 		}
@@ -169,23 +170,4 @@ func ceilSeconds(d time.Duration) int {
 
 func newHTTPClient() *http.Client {
 	return &http.Client{Timeout: 30 * time.Second}
-}
-
-// tail returns the last n lines of an Ironic log, leaving out the access
-// log lines (one per request) that would bury everything else.
-func tail(path string, n int) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Sprintf("(cannot read log: %v)", err)
-	}
-	var lines []string
-	for _, l := range strings.Split(strings.TrimRight(string(b), "\n"), "\n") {
-		if !strings.Contains(l, "eventlet.wsgi.server") {
-			lines = append(lines, l)
-		}
-	}
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }

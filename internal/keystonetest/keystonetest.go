@@ -29,9 +29,10 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/ingot-dev/ingot/internal/testproc"
 )
 
 // EnvVar makes a missing Keystone a failure instead of a skip: the same
@@ -114,7 +115,7 @@ func StartWith(t testing.TB, o Options) *Env {
 	if e != nil && e.proc != nil {
 		t.Cleanup(func() {
 			if t.Failed() {
-				t.Logf("keystonetest: last lines of %s:\n%s", e.proc.log, tail(e.proc.log, 20))
+				t.Logf("keystonetest: last lines of %s:\n%s", e.proc.log, testproc.Tail(e.proc.log, 20))
 			}
 			e.proc.stop()
 		})
@@ -177,12 +178,12 @@ func (e *Env) RegisterService(t testing.TB, typ, name, url string) {
 	var svc struct {
 		Service struct{ ID string } `json:"service"`
 	}
-	if err := call(e.hc, admin, http.MethodPost, e.URL+"/services",
+	if err := testproc.Call(e.hc, admin, http.MethodPost, e.URL+"/services",
 		map[string]any{"service": map[string]any{"type": typ, "name": name, "enabled": true}}, &svc); err != nil {
 		t.Fatalf("keystonetest: service %s: %v", typ, err)
 	}
 	for _, iface := range []string{"public", "internal", "admin"} {
-		if err := call(e.hc, admin, http.MethodPost, e.URL+"/endpoints", map[string]any{"endpoint": map[string]any{
+		if err := testproc.Call(e.hc, admin, http.MethodPost, e.URL+"/endpoints", map[string]any{"endpoint": map[string]any{
 			"service_id": svc.Service.ID, "interface": iface, "url": url, "region_id": "RegionOne", "enabled": true}}, nil); err != nil {
 			t.Fatalf("keystonetest: endpoint %s %s: %v", typ, iface, err)
 		}
@@ -209,39 +210,6 @@ func issue(hc *http.Client, url, user, project string) (string, error) {
 	return resp.Header.Get("X-Subject-Token"), nil
 }
 
-// call does one JSON call with a token.
-func call(hc *http.Client, token, method, url string, body, out any) error {
-	var rd io.Reader
-	if body != nil {
-		raw, err := json.Marshal(body)
-		if err != nil {
-			return err
-		}
-		rd = bytes.NewReader(raw)
-	}
-	req, err := http.NewRequest(method, url, rd)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("X-Auth-Token", token)
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("%s %s: %s %s", method, strings.TrimPrefix(url, "http://"), resp.Status, raw)
-	}
-	if out != nil && len(raw) > 0 {
-		return json.Unmarshal(raw, out)
-	}
-	return nil
-}
-
 // AddUser makes a user in project (created when missing) with roles (which
 // must exist: admin, member, reader, service), password Password, and adds
 // it to Users. Tempest's pre-provisioned accounts are made this way.
@@ -263,7 +231,7 @@ func (e *Env) addUser(name, project string, roles []string) (User, error) {
 	var rl struct {
 		Roles []struct{ ID, Name string } `json:"roles"`
 	}
-	if err := call(e.hc, admin, http.MethodGet, e.URL+"/roles", nil, &rl); err != nil {
+	if err := testproc.Call(e.hc, admin, http.MethodGet, e.URL+"/roles", nil, &rl); err != nil {
 		return User{}, err
 	}
 	roleID := map[string]string{}
@@ -273,7 +241,7 @@ func (e *Env) addUser(name, project string, roles []string) (User, error) {
 	var found struct {
 		Projects []struct{ ID string } `json:"projects"`
 	}
-	if err := call(e.hc, admin, http.MethodGet, e.URL+"/projects?name="+project, nil, &found); err != nil {
+	if err := testproc.Call(e.hc, admin, http.MethodGet, e.URL+"/projects?name="+project, nil, &found); err != nil {
 		return User{}, err
 	}
 	var projectID string
@@ -283,7 +251,7 @@ func (e *Env) addUser(name, project string, roles []string) (User, error) {
 		var out struct {
 			Project struct{ ID string } `json:"project"`
 		}
-		if err := call(e.hc, admin, http.MethodPost, e.URL+"/projects", map[string]any{"project": map[string]any{
+		if err := testproc.Call(e.hc, admin, http.MethodPost, e.URL+"/projects", map[string]any{"project": map[string]any{
 			"name": project, "domain_id": "default", "enabled": true}}, &out); err != nil {
 			return User{}, err
 		}
@@ -292,7 +260,7 @@ func (e *Env) addUser(name, project string, roles []string) (User, error) {
 	var out struct {
 		User struct{ ID string } `json:"user"`
 	}
-	if err := call(e.hc, admin, http.MethodPost, e.URL+"/users", map[string]any{"user": map[string]any{
+	if err := testproc.Call(e.hc, admin, http.MethodPost, e.URL+"/users", map[string]any{"user": map[string]any{
 		"name": name, "domain_id": "default", "password": Password, "enabled": true,
 		"default_project_id": projectID}}, &out); err != nil {
 		return User{}, err
@@ -301,7 +269,7 @@ func (e *Env) addUser(name, project string, roles []string) (User, error) {
 		if roleID[r] == "" {
 			return User{}, fmt.Errorf("no role %q in Keystone", r)
 		}
-		if err := call(e.hc, admin, http.MethodPut, fmt.Sprintf("%s/projects/%s/users/%s/roles/%s",
+		if err := testproc.Call(e.hc, admin, http.MethodPut, fmt.Sprintf("%s/projects/%s/users/%s/roles/%s",
 			e.URL, projectID, out.User.ID, roleID[r]), nil, nil); err != nil {
 			return User{}, err
 		}

@@ -8,7 +8,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -18,6 +17,8 @@ import (
 	"syscall"
 	"text/template"
 	"time"
+
+	"github.com/ingot-dev/ingot/internal/testproc"
 
 	_ "modernc.org/sqlite" // driver "sqlite", to switch Keystone's file to WAL and move its endpoints
 
@@ -134,7 +135,7 @@ func sqliteExec(path string, stmts ...string) error {
 func start(dir string, before func(url string) error) (*proc, error) {
 	var last error
 	for range 3 {
-		port, err := freePort()
+		port, err := testproc.FreePort()
 		if err != nil {
 			return nil, err
 		}
@@ -170,7 +171,7 @@ func (p *proc) run(port int) error {
 	go func() { _ = cmd.Wait(); close(p.done) }()
 	hc := &http.Client{Timeout: time.Second}
 	err = poll.Wait(context.Background(), startTimeout, func() (bool, string, error) {
-		if exited(p.done) {
+		if testproc.Exited(p.done) {
 			return false, "", errors.New("uwsgi exited while starting")
 		}
 		resp, err := hc.Get(p.url)
@@ -182,14 +183,14 @@ func (p *proc) run(port int) error {
 	})
 	if err != nil {
 		p.stop()
-		return fmt.Errorf("keystone on %s: %w; last lines of %s:\n%s", p.url, err, p.log, tail(p.log, 20))
+		return fmt.Errorf("keystone on %s: %w; last lines of %s:\n%s", p.url, err, p.log, testproc.Tail(p.log, 20))
 	}
 	return nil
 }
 
 // stop: SIGTERM to the group (uwsgi --die-on-term), SIGKILL after termGrace.
 func (p *proc) stop() {
-	if p.cmd == nil || exited(p.done) {
+	if p.cmd == nil || testproc.Exited(p.done) {
 		return
 	}
 	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
@@ -199,38 +200,6 @@ func (p *proc) stop() {
 		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 		<-p.done
 	}
-}
-
-func exited(done <-chan struct{}) bool {
-	select {
-	case <-done:
-		return true
-	default:
-		return false
-	}
-}
-
-// freePort picks a loopback port nobody listens on.
-func freePort() (int, error) {
-	var lc net.ListenConfig
-	l, err := lc.Listen(context.Background(), "tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-func tail(path string, n int) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Sprintf("(cannot read %s: %v)", path, err)
-	}
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }
 
 func copyDir(src, dst string) error {

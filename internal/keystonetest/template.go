@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/ingot-dev/ingot/internal/testproc"
 )
 
 // people is the template's content (see the package documentation).
@@ -118,7 +120,7 @@ func populate(url string) (map[string]User, error) {
 	var roles struct {
 		Roles []struct{ ID, Name string } `json:"roles"`
 	}
-	if err := call(hc, admin, http.MethodGet, url+"/roles", nil, &roles); err != nil {
+	if err := testproc.Call(hc, admin, http.MethodGet, url+"/roles", nil, &roles); err != nil {
 		return nil, err
 	}
 	roleID := map[string]string{}
@@ -132,7 +134,7 @@ func populate(url string) (map[string]User, error) {
 		var out struct {
 			Role struct{ ID string } `json:"role"`
 		}
-		if err := call(hc, admin, http.MethodPost, url+"/roles", map[string]any{"role": map[string]string{"name": want}}, &out); err != nil {
+		if err := testproc.Call(hc, admin, http.MethodPost, url+"/roles", map[string]any{"role": map[string]string{"name": want}}, &out); err != nil {
 			return nil, err
 		}
 		roleID[want] = out.Role.ID
@@ -140,7 +142,7 @@ func populate(url string) (map[string]User, error) {
 	var projects struct {
 		Projects []struct{ ID, Name string } `json:"projects"`
 	}
-	if err := call(hc, admin, http.MethodGet, url+"/projects?name=admin", nil, &projects); err != nil || len(projects.Projects) != 1 {
+	if err := testproc.Call(hc, admin, http.MethodGet, url+"/projects?name=admin", nil, &projects); err != nil || len(projects.Projects) != 1 {
 		return nil, fmt.Errorf("admin project: %v", err)
 	}
 	projectID := map[string]string{"admin": projects.Projects[0].ID}
@@ -148,7 +150,7 @@ func populate(url string) (map[string]User, error) {
 		var out struct {
 			Project struct{ ID string } `json:"project"`
 		}
-		if err := call(hc, admin, http.MethodPost, url+"/projects", map[string]any{"project": map[string]any{
+		if err := testproc.Call(hc, admin, http.MethodPost, url+"/projects", map[string]any{"project": map[string]any{
 			"name": name, "domain_id": "default", "enabled": true}}, &out); err != nil {
 			return nil, err
 		}
@@ -157,7 +159,7 @@ func populate(url string) (map[string]User, error) {
 	var me struct {
 		Users []struct{ ID string } `json:"users"`
 	}
-	if err := call(hc, admin, http.MethodGet, url+"/users?name=admin", nil, &me); err != nil || len(me.Users) != 1 {
+	if err := testproc.Call(hc, admin, http.MethodGet, url+"/users?name=admin", nil, &me); err != nil || len(me.Users) != 1 {
 		return nil, fmt.Errorf("admin user: %v", err)
 	}
 	users := map[string]User{"admin": {Name: "admin", ID: me.Users[0].ID, ProjectName: "admin",
@@ -166,13 +168,13 @@ func populate(url string) (map[string]User, error) {
 		var out struct {
 			User struct{ ID string } `json:"user"`
 		}
-		if err := call(hc, admin, http.MethodPost, url+"/users", map[string]any{"user": map[string]any{
+		if err := testproc.Call(hc, admin, http.MethodPost, url+"/users", map[string]any{"user": map[string]any{
 			"name": p.name, "domain_id": "default", "password": Password, "enabled": true,
 			"default_project_id": projectID[p.project]}}, &out); err != nil {
 			return nil, err
 		}
 		for _, r := range p.roles {
-			if err := call(hc, admin, http.MethodPut, fmt.Sprintf("%s/projects/%s/users/%s/roles/%s",
+			if err := testproc.Call(hc, admin, http.MethodPut, fmt.Sprintf("%s/projects/%s/users/%s/roles/%s",
 				url, projectID[p.project], out.User.ID, roleID[r]), nil, nil); err != nil {
 				return nil, err
 			}

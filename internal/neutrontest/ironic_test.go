@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ingot-dev/ingot/internal/testproc"
+
 	"github.com/ingot-dev/ingot/internal/keystonetest"
 	"github.com/ingot-dev/ingot/internal/servicetest"
 )
@@ -92,7 +94,7 @@ func TestIronicFlatAttach(t *testing.T) {
 	admin := ks.Token(t, "admin")
 	hc := &http.Client{Timeout: 120 * time.Second}
 	bm := func(method, path string, body, out any) error {
-		return servicetest.CallWith(hc, admin, method, st.URL+path, body, out,
+		return testproc.CallWith(hc, admin, method, st.URL+path, body, out,
 			map[string]string{"X-OpenStack-Ironic-API-Version": "1.78"})
 	}
 	var node struct{ UUID string }
@@ -108,7 +110,7 @@ func TestIronicFlatAttach(t *testing.T) {
 	var port struct {
 		Raw map[string]any `json:"port"`
 	}
-	if err := servicetest.Call(n.hc, admin, http.MethodPost, n.URL+"/v2.0/ports", map[string]any{"port": map[string]any{
+	if err := testproc.Call(n.hc, admin, http.MethodPost, n.URL+"/v2.0/ports", map[string]any{"port": map[string]any{
 		"network_id": net.ID, "device_id": "server-0", "device_owner": "compute:nova"}}, &port); err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +123,7 @@ func TestIronicFlatAttach(t *testing.T) {
 	var after struct {
 		Port map[string]any `json:"port"`
 	}
-	if err := servicetest.Call(n.hc, admin, http.MethodGet, n.URL+"/v2.0/ports/"+portID, nil, &after); err != nil {
+	if err := testproc.Call(n.hc, admin, http.MethodGet, n.URL+"/v2.0/ports/"+portID, nil, &after); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("VIF attach %s; Neutron port after: mac %v host %q vnic %v vif %v status %v", attach.Round(time.Millisecond),

@@ -4,8 +4,9 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/ingot-dev/ingot/internal/testproc"
+
 	"github.com/ingot-dev/ingot/internal/neutron"
-	"github.com/ingot-dev/ingot/internal/servicetest"
 )
 
 // NetworkOptions describes a provider network made by the admin.
@@ -59,7 +60,7 @@ func (e *Env) CreateNetwork(t testing.TB, o NetworkOptions) Network {
 			MTU      int `json:"mtu"`
 		} `json:"network"`
 	}
-	if err := servicetest.Call(e.hc, e.AdminToken(t), http.MethodPost, e.URL+"/v2.0/networks",
+	if err := testproc.Call(e.hc, e.AdminToken(t), http.MethodPost, e.URL+"/v2.0/networks",
 		map[string]any{"network": body}, &out); err != nil {
 		t.Fatalf("neutrontest: create network: %v", err)
 	}
@@ -118,7 +119,7 @@ func (e *Env) CreateSubnet(t testing.TB, o SubnetOptions) string {
 	var out struct {
 		Subnet struct{ ID string } `json:"subnet"`
 	}
-	if err := servicetest.Call(e.hc, e.AdminToken(t), http.MethodPost, e.URL+"/v2.0/subnets",
+	if err := testproc.Call(e.hc, e.AdminToken(t), http.MethodPost, e.URL+"/v2.0/subnets",
 		map[string]any{"subnet": body}, &out); err != nil {
 		t.Fatalf("neutrontest: create subnet: %v", err)
 	}
@@ -132,7 +133,7 @@ func (e *Env) PortCount(t testing.TB, query string) int {
 	var out struct {
 		Ports []struct{ ID string } `json:"ports"`
 	}
-	if err := servicetest.Call(e.hc, e.AdminToken(t), http.MethodGet, e.URL+"/v2.0/ports?"+query, nil, &out); err != nil {
+	if err := testproc.Call(e.hc, e.AdminToken(t), http.MethodGet, e.URL+"/v2.0/ports?"+query, nil, &out); err != nil {
 		t.Fatalf("neutrontest: list ports: %v", err)
 	}
 	return len(out.Ports)

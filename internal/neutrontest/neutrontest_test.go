@@ -4,8 +4,9 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/ingot-dev/ingot/internal/testproc"
+
 	"github.com/ingot-dev/ingot/internal/keystonetest"
-	"github.com/ingot-dev/ingot/internal/servicetest"
 )
 
 // TestStart: Neutron answers through its catalog endpoint with a member's
@@ -30,7 +31,7 @@ func TestStart(t *testing.T) {
 		var out struct {
 			Port map[string]any `json:"port"`
 		}
-		if err := servicetest.Call(e.hc, admin, http.MethodPost, e.URL+"/v2.0/ports", map[string]any{"port": map[string]any{
+		if err := testproc.Call(e.hc, admin, http.MethodPost, e.URL+"/v2.0/ports", map[string]any{"port": map[string]any{
 			"network_id": net.ID, "binding:vnic_type": "baremetal", "binding:host_id": host}}, &out); err != nil {
 			t.Fatal(err)
 		}
@@ -49,7 +50,7 @@ func TestStart(t *testing.T) {
 	var member struct {
 		Groups []struct{ ID string } `json:"security_groups"`
 	}
-	if err := servicetest.Call(e.hc, ks.Token(t, "member-a"), http.MethodGet, e.URL+"/v2.0/security-groups", nil, &member); err != nil {
+	if err := testproc.Call(e.hc, ks.Token(t, "member-a"), http.MethodGet, e.URL+"/v2.0/security-groups", nil, &member); err != nil {
 		t.Fatal(err)
 	}
 	if len(member.Groups) != 1 {

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ingot-dev/ingot/internal/testproc"
 )
 
 // Timings of a service's process.
@@ -54,7 +56,7 @@ func Run(t testing.TB, c Command) *Proc {
 	if p != nil {
 		t.Cleanup(func() {
 			if t.Failed() {
-				t.Logf("servicetest: last lines of %s:\n%s", p.Log, Tail(p.Log, logTail))
+				t.Logf("servicetest: last lines of %s:\n%s", p.Log, testproc.Tail(p.Log, logTail))
 			}
 			p.Stop()
 		})
@@ -90,7 +92,7 @@ func run(c Command) (*Proc, error) {
 	for {
 		select {
 		case <-p.done:
-			return p, fmt.Errorf("exited while starting; last lines of %s:\n%s", p.Log, Tail(p.Log, logTail))
+			return p, fmt.Errorf("exited while starting; last lines of %s:\n%s", p.Log, testproc.Tail(p.Log, logTail))
 		default:
 		}
 		if resp, err := hc.Get(c.Ready); err == nil {
@@ -101,7 +103,7 @@ func run(c Command) (*Proc, error) {
 			}
 		}
 		if time.Since(begin) > startTimeout {
-			return p, fmt.Errorf("%s not answering after %s; last lines of %s:\n%s", c.Ready, startTimeout, p.Log, Tail(p.Log, logTail))
+			return p, fmt.Errorf("%s not answering after %s; last lines of %s:\n%s", c.Ready, startTimeout, p.Log, testproc.Tail(p.Log, logTail))
 		}
 		time.Sleep(startPoll)
 	}
@@ -109,7 +111,7 @@ func run(c Command) (*Proc, error) {
 
 // Stop: SIGTERM to the group, SIGKILL after termGrace. Idempotent.
 func (p *Proc) Stop() {
-	if p.cmd == nil || exited(p.done) {
+	if p.cmd == nil || testproc.Exited(p.done) {
 		return
 	}
 	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
@@ -118,15 +120,6 @@ func (p *Proc) Stop() {
 	case <-time.After(termGrace):
 		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 		<-p.done
-	}
-}
-
-func exited(done <-chan struct{}) bool {
-	select {
-	case <-done:
-		return true
-	default:
-		return false
 	}
 }
 
@@ -162,15 +155,6 @@ func (p *Proc) RSS() (bytes int64, procs int) {
 		}
 	}
 	return bytes, procs
-}
-
-// Tail returns the last n lines of a file.
-func Tail(path string, n int) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Sprintf("(cannot read %s: %v)", path, err)
-	}
-	return lastLines(string(b), n)
 }
 
 // Exec runs a one-off command (a db sync) in dir with env and returns its

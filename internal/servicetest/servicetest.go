@@ -91,18 +91,6 @@ func randomHex(t testing.TB) string {
 	return hex.EncodeToString(b[:])
 }
 
-// FreePort picks a loopback port nobody listens on. eventlet binds with
-// SO_REUSEPORT, so a port is checked again right before each start (Run).
-func FreePort() (int, error) {
-	var lc net.ListenConfig
-	l, err := lc.Listen(context.Background(), "tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
 func portFree(port int) error {
 	var lc net.ListenConfig
 	l, err := lc.Listen(context.Background(), "tcp", "127.0.0.1:"+strconv.Itoa(port))

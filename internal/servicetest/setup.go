@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ingot-dev/ingot/internal/keystonetest"
+	"github.com/ingot-dev/ingot/internal/testproc"
 )
 
 // Setup is what every service behind Keystone starts from.
@@ -34,7 +35,7 @@ func Prepare(t testing.TB, ks *keystonetest.Env, typ, name string, subdirs ...st
 			t.Fatal(err)
 		}
 	}
-	port, err := FreePort()
+	port, err := testproc.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
