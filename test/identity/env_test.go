@@ -166,6 +166,7 @@ func (s *stack) headers(user string) http.Header {
 type reply struct {
 	status int
 	body   []byte
+	header http.Header
 }
 
 func (r reply) decode(t testing.TB, v any) {
@@ -211,7 +212,7 @@ func (s *stack) doWith(user, method, path string, body any, edit func(*http.Requ
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
-	return reply{status: resp.StatusCode, body: raw}
+	return reply{status: resp.StatusCode, body: raw, header: resp.Header}
 }
 
 // must sends a request that must answer want.
