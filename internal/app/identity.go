@@ -85,7 +85,9 @@ type hostLists struct{ api, console *hostcheck.Allowlist }
 
 func allowedHosts(cfg config.Config) hostLists {
 	listen, _, _ := net.SplitHostPort(cfg.Listen)
-	names := append([]string{listen, cfg.API.PublicURL}, cfg.API.AllowedHosts...)
+	// host is this replica's name (default the machine's), which a page of
+	// another site cannot own.
+	names := append([]string{listen, cfg.API.PublicURL, cfg.Host}, cfg.API.AllowedHosts...)
 	l := hostcheck.New(cfg.TrustedProxyPrefixes(), names...)
 	if cfg.Auth.Strategy == "keystone" {
 		return hostLists{console: l}

@@ -58,7 +58,7 @@ type API struct {
 	// TrustedProxies are the CIDRs whose X-Forwarded-Host/-Proto are believed.
 	TrustedProxies []string `yaml:"trusted_proxies"`
 	// AllowedHosts are names a request's Host may carry besides addresses,
-	// localhost, listen's host and PublicURL's (noauth's API and the
+	// localhost, host, listen's host and PublicURL's (noauth's API and the
 	// console refuse any other: DNS rebinding).
 	AllowedHosts      []string      `yaml:"allowed_hosts"`
 	ReadHeaderTimeout time.Duration `yaml:"read_header_timeout"`

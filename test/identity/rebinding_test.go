@@ -28,8 +28,8 @@ func keypairBody(t *testing.T, name string) map[string]any {
 // TestDNSRebinding: in noauth, a page of another site that points its
 // own name at a loopback ingot (Host and Origin evil.example) is answered
 // 421 on every API route, so it can neither create a keypair nor read
-// os-hypervisors; loopback names, addresses, the listen and public_url
-// hosts and api.allowed_hosts are answered; behind a trusted proxy the
+// os-hypervisors; loopback names, addresses, the listen, public_url and
+// replica hosts and api.allowed_hosts are answered; behind a trusted proxy the
 // forwarded host is the one checked.
 func TestDNSRebinding(t *testing.T) {
 	s := startStack(t, nil, func(c *config.Config) {
@@ -60,7 +60,7 @@ func TestDNSRebinding(t *testing.T) {
 		t.Fatalf("keypairs after the rebinding page's create: %v", list.Keypairs)
 	}
 	for i, host := range []string{"localhost" + s.port(), "127.0.0.1" + s.port(), "[::1]" + s.port(), "127.0.0.2",
-		"compute.example", "ingot.internal" + s.port(), "LocalHost."} {
+		"compute.example", "ingot.internal" + s.port(), "LocalHost.", "ingot-matrix" + s.port()} {
 		name := "ok" + string(rune('a'+i))
 		if r := s.doHost("member-a", host, "POST", "/v2.1/os-keypairs", keypairBody(t, name), nil); r.status != 200 && r.status != 201 {
 			t.Errorf("keypair create with Host %s: %d %s", host, r.status, r.body)
