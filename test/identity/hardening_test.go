@@ -205,6 +205,15 @@ func TestControlCharacters(t *testing.T) {
 	if r.status != 200 {
 		t.Errorf("printable tags: %d %s", r.status, r.body)
 	}
+	// Metadata keys are Nova's pattern: letters, digits and "-_:. ".
+	for _, k := range []string{"a/b", "ключ", "owner\u2066", "k=v", ""} {
+		if r := s.do("member-a", "POST", "/v2.1/servers/"+id+"/metadata", "2.90", map[string]any{"metadata": map[string]string{k: "v"}}); r.status != 400 {
+			t.Errorf("metadata key %q: %d %s", k, r.status, r.body)
+		}
+	}
+	if r := s.do("member-a", "POST", "/v2.1/servers/"+id+"/metadata", "2.90", map[string]any{"metadata": map[string]string{"Team A:web-1.x_y": "ünïcode \u202e value"}}); r.status != 200 {
+		t.Errorf("a key of Nova's pattern: %d %s", r.status, r.body)
+	}
 }
 
 // serveRaw starts ingot with the given API settings and returns its address.
