@@ -52,6 +52,7 @@ func New(cfg Config) http.Handler {
 	if env.Log == nil {
 		env.Log = slog.New(slog.DiscardHandler)
 	}
+	env.Audit = core.NewAudit(env.Log, cfg.Clock)
 	s := newService(env)
 	if len(cfg.Catalog.Flavors) > 0 {
 		if err := flavors.SeedFlavors(context.Background(), cfg.Store, cfg.Catalog.Flavors); err != nil {

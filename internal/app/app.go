@@ -20,6 +20,7 @@ import (
 	"github.com/ingot-dev/ingot/internal/clock"
 	"github.com/ingot-dev/ingot/internal/config"
 	"github.com/ingot-dev/ingot/internal/connlimit"
+	"github.com/ingot-dev/ingot/internal/hostcheck"
 	"github.com/ingot-dev/ingot/internal/ironic"
 	"github.com/ingot-dev/ingot/internal/ironicsim"
 	"github.com/ingot-dev/ingot/internal/lifecycle"
@@ -154,16 +155,17 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	}
 	cat := cfg.Catalog()
 	cat.Flavors = nil // seeded above
+	hosts := allowedHosts(cfg)
 	a.Handler = api.New(api.Config{
 		Store: st, Catalog: cat, Networks: nets, Clock: opts.Clock, BuildTimeout: cfg.BuildTimeout,
 		Kick: a.kick, Nodes: ic.ListNodes, Logger: opts.Logger, Metrics: a.Metrics.Handler(),
 		RescueInterface: ic.NodeRescueInterface, DisableInstancePassword: !cfg.API.EnableInstancePassword,
 		Auth: ident.authn, AuthURL: ident.authURL, Policy: ident.policy, Quotas: QuotaLimits(cfg),
-		PublicURL: cfg.API.PublicURL, TrustedProxies: cfg.TrustedProxyPrefixes(),
+		PublicURL: cfg.API.PublicURL, TrustedProxies: cfg.TrustedProxyPrefixes(), Hosts: hosts.api,
 		Ready: ready, Host: cfg.Host, ServiceDownTime: ServiceDownTime, Inventory: sched.Nodes,
 		Replica: func() any { return a.Leases.Status() },
 	})
-	if a.Console, err = newConsole(cfg, a, ident, ready, opts); err != nil {
+	if a.Console, err = newConsole(cfg, a, ident, ready, hosts.console, opts); err != nil {
 		a.Close()
 		return nil, err
 	}
@@ -172,10 +174,10 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 
 // newConsole builds /ui/ over the API handler, with the API's own
 // authenticator and policy (internal/ui).
-func newConsole(cfg config.Config, a *App, ident *identity, ready func(context.Context) error, opts Options) (*ui.Console, error) {
+func newConsole(cfg config.Config, a *App, ident *identity, ready func(context.Context) error, hosts *hostcheck.Allowlist, opts Options) (*ui.Console, error) {
 	uc := ui.Config{API: a.Handler, Auth: ident.authn, Policy: ident.policy, Store: a.Store,
 		PastDeadline: a.Metrics.PastDeadline, Ready: ready, Lifecycle: LifecycleConfig(cfg),
-		PublicURL: cfg.API.PublicURL, Clock: opts.Clock, Logger: opts.Logger}
+		PublicURL: cfg.API.PublicURL, Hosts: hosts, Clock: opts.Clock, Logger: opts.Logger}
 	if cfg.Auth.Strategy == "keystone" {
 		uc.Keystone = &ui.KeystoneLogin{AuthURL: cfg.Auth.Keystone.AuthURL, Domain: cfg.Auth.Keystone.UserDomainName,
 			Timeout: cfg.Auth.Keystone.Timeout}

@@ -14,6 +14,7 @@ import (
 	"github.com/ingot-dev/ingot/internal/auth"
 	"github.com/ingot-dev/ingot/internal/clock"
 	"github.com/ingot-dev/ingot/internal/config"
+	"github.com/ingot-dev/ingot/internal/hostcheck"
 	"github.com/ingot-dev/ingot/internal/ironic"
 	"github.com/ingot-dev/ingot/internal/policy"
 	"github.com/ingot-dev/ingot/internal/store"
@@ -73,6 +74,25 @@ func QuotaLimits(cfg config.Config) store.Limits {
 		l[store.ClassPrefix+rc] = v
 	}
 	return l
+}
+
+// hostLists are the Host allow-lists (internal/hostcheck): the console's
+// always (its session cookie is ambient), the API's in noauth only, where
+// a request needs no credential a rebinding page would lack. With
+// Keystone every call carries a token in a header no page of another
+// site can make the browser send, so the API answers any Host.
+type hostLists struct{ api, console *hostcheck.Allowlist }
+
+func allowedHosts(cfg config.Config) hostLists {
+	listen, _, _ := net.SplitHostPort(cfg.Listen)
+	// host is this replica's name (default the machine's), which a page of
+	// another site cannot own.
+	names := append([]string{listen, cfg.API.PublicURL, cfg.Host}, cfg.API.AllowedHosts...)
+	l := hostcheck.New(cfg.TrustedProxyPrefixes(), names...)
+	if cfg.Auth.Strategy == "keystone" {
+		return hostLists{console: l}
+	}
+	return hostLists{api: l, console: l}
 }
 
 func loopbackListen(listen string) bool {

@@ -56,7 +56,11 @@ type API struct {
 	// empty: the address the request arrived on.
 	PublicURL string `yaml:"public_url"`
 	// TrustedProxies are the CIDRs whose X-Forwarded-Host/-Proto are believed.
-	TrustedProxies    []string      `yaml:"trusted_proxies"`
+	TrustedProxies []string `yaml:"trusted_proxies"`
+	// AllowedHosts are names a request's Host may carry besides addresses,
+	// localhost, host, listen's host and PublicURL's (noauth's API and the
+	// console refuse any other: DNS rebinding).
+	AllowedHosts      []string      `yaml:"allowed_hosts"`
 	ReadHeaderTimeout time.Duration `yaml:"read_header_timeout"`
 	ReadTimeout       time.Duration `yaml:"read_timeout"`
 	WriteTimeout      time.Duration `yaml:"write_timeout"`
@@ -168,6 +172,11 @@ func (c *Config) normalizeIdentity(bad func(key, format string, args ...any)) {
 			}
 		}
 	}
+	for i, h := range p.AllowedHosts {
+		if h == "" || strings.ContainsAny(h, "/@?#, ") || !validHostname(strings.Trim(h, "[]")) {
+			bad(fmt.Sprintf("api.allowed_hosts[%d]", i), "want a host name or an address (no scheme, port or path), got %q", h)
+		}
+	}
 	for k, d := range map[string]time.Duration{"api.read_header_timeout": p.ReadHeaderTimeout, "api.read_timeout": p.ReadTimeout,
 		"api.write_timeout": p.WriteTimeout, "api.idle_timeout": p.IdleTimeout} {
 		if d <= 0 {
@@ -192,6 +201,19 @@ func (c *Config) normalizeIdentity(bad func(key, format string, args ...any)) {
 			bad("quotas.resource_classes."+rc, "want a resource class and -1 or a limit of 0 or more, got %d", v)
 		}
 	}
+}
+
+// validHostname: letters, digits, '-', '.', or an address.
+func validHostname(h string) bool {
+	if _, err := netip.ParseAddr(h); err == nil {
+		return true
+	}
+	for _, c := range h {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 // TrustedProxyPrefixes returns api.trusted_proxies as prefixes (after Normalize).

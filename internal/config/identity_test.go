@@ -33,13 +33,14 @@ listen: 0.0.0.0:8774
 api:
   public_url: https://compute.example:8774/
   trusted_proxies: [10.0.0.0/8, 192.0.2.1]
+  allowed_hosts: [compute.internal, "::1"]
 quotas: {instances: 10, resource_classes: {gold: 2}}
 ironic: {url: catalog, auth: keystone}
 `))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.API.PublicURL != "https://compute.example:8774" || len(c.TrustedProxyPrefixes()) != 2 || c.Quotas.ResourceClasses["gold"] != 2 {
+	if c.API.PublicURL != "https://compute.example:8774" || len(c.TrustedProxyPrefixes()) != 2 || len(c.API.AllowedHosts) != 2 || c.Quotas.ResourceClasses["gold"] != 2 {
 		t.Fatalf("parsed %+v %+v", c.API, c.Quotas)
 	}
 }
@@ -54,6 +55,8 @@ func TestIdentityErrorsNameTheKey(t *testing.T) {
 		{"auth: {noauth: {project_id: 'a b'}}", "auth.noauth.project_id"},
 		{"api: {public_url: 'http://h/v2.1'}", "api.public_url"},
 		{"api: {trusted_proxies: [nope]}", "api.trusted_proxies[0]"},
+		{"api: {allowed_hosts: [ok.example, 'http://x.example']}", "api.allowed_hosts[1]"},
+		{"api: {allowed_hosts: ['x.example:8774']}", "api.allowed_hosts[0]"},
 		{"api: {read_timeout: 0s}", "api.read_timeout"},
 		{"api: {max_connections: 0}", "api.max_connections"},
 		{"quotas: {instances: -2}", "quotas.instances"},

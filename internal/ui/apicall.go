@@ -46,7 +46,9 @@ func (a *apiClient) do(method, path string, body, out any) error {
 		return err
 	}
 	req.RemoteAddr = a.remote
-	req.Host = "ingot.console"
+	// The browser's Host was checked by ServeHTTP; this in-process call
+	// names loopback, which the API's Host check accepts.
+	req.Host = "localhost"
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}

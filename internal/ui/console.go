@@ -40,6 +40,7 @@ import (
 
 	"github.com/ingot-dev/ingot/internal/auth"
 	"github.com/ingot-dev/ingot/internal/clock"
+	"github.com/ingot-dev/ingot/internal/hostcheck"
 	"github.com/ingot-dev/ingot/internal/lifecycle"
 	"github.com/ingot-dev/ingot/internal/policy"
 	"github.com/ingot-dev/ingot/internal/store"
@@ -76,6 +77,9 @@ type Config struct {
 	// PublicURL is the API's public root (scheme://host[:port]); an https
 	// one makes the cookies Secure, and its host is accepted in Origin.
 	PublicURL string
+	// Hosts are the names a request's Host may carry, the API's own list
+	// (nil: addresses, localhost and PublicURL's host).
+	Hosts *hostcheck.Allowlist
 	// RefreshInterval is how often live pages poll (default 5 s).
 	RefreshInterval time.Duration
 	Clock           clock.Clock
@@ -107,6 +111,9 @@ func New(cfg Config) (*Console, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Hosts == nil {
+		cfg.Hosts = hostcheck.New(nil, cfg.PublicURL)
 	}
 	if cfg.RefreshInterval <= 0 {
 		cfg.RefreshInterval = 5 * time.Second
@@ -175,28 +182,13 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "same-origin")
 	h.Set("X-Frame-Options", "DENY")
-	if !c.hostAllowed(r) {
+	// A Host of another name is a DNS-rebinding page (its own name
+	// pointed at this server), which would be same-origin with the console.
+	if !c.cfg.Hosts.Allowed(r) {
 		http.Error(w, "console: unexpected Host", http.StatusMisdirectedRequest)
 		return
 	}
 	c.mux.ServeHTTP(w, r)
-}
-
-// hostAllowed refuses a Host that names neither an address nor localhost
-// nor the public URL's host: a DNS-rebinding page (its own name pointed at
-// this server) would otherwise be same-origin with the console.
-func (c *Console) hostAllowed(r *http.Request) bool {
-	host := hostOnly(r.Host)
-	if host == "localhost" || isIP(host) {
-		return true
-	}
-	if c.cfg.PublicURL != "" {
-		_, rest, _ := strings.Cut(c.cfg.PublicURL, "://")
-		if strings.EqualFold(hostOnly(strings.SplitN(rest, "/", 2)[0]), host) {
-			return true
-		}
-	}
-	return false
 }
 
 // secure reports whether cookies must be Secure: the request came over

@@ -15,7 +15,7 @@ func TestUntrustedTextVisible(t *testing.T) {
 	id := e.create("", "evil\u202egnp.exe")
 	e.waitStatus("", id, "ACTIVE")
 	if code := e.api("", "POST", "/v2.1/servers/"+id+"/metadata",
-		map[string]any{"metadata": map[string]string{"owner\u2066": "\u200fteam"}}, nil); code != 200 {
+		map[string]any{"metadata": map[string]string{"owner": "\u2066\u200fteam"}}, nil); code != 200 {
 		t.Fatalf("metadata: %d", code)
 	}
 	u := e.user()
@@ -23,7 +23,7 @@ func TestUntrustedTextVisible(t *testing.T) {
 		path string
 		want []string
 	}{
-		{"/ui/servers/" + id, []string{`<bdi>evil\u202egnp.exe</bdi>`, `owner\u2066=\u200fteam`, `<dd id="server-power">RUNNING</dd>`}},
+		{"/ui/servers/" + id, []string{`<bdi>evil\u202egnp.exe</bdi>`, `owner=\u2066\u200fteam`, `<dd id="server-power">RUNNING</dd>`}},
 		{"/ui/servers", []string{`evil\u202egnp.exe`}},
 		{"/ui/servers/" + id + "/delete", []string{`<strong><bdi>evil\u202egnp.exe</bdi></strong>`}},
 	} {

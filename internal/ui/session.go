@@ -7,7 +7,6 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -351,12 +350,3 @@ func (rc *reqCtx) can(p *policy.Enforcer, rule string, projectID, userID string)
 	creds := policy.Creds{ProjectID: rc.ident.ProjectID, UserID: rc.ident.UserID, DomainID: rc.ident.DomainID, Roles: rc.ident.Roles}
 	return p.Allowed(rule, creds, policy.Target{"project_id": projectID, "user_id": userID})
 }
-
-func hostOnly(hostport string) string {
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		return strings.Trim(h, "[]")
-	}
-	return strings.Trim(hostport, "[]")
-}
-
-func isIP(h string) bool { return net.ParseIP(h) != nil }

@@ -64,6 +64,12 @@ type stack struct {
 // startStack starts ingot; ks nil means noauth. edit may change the config.
 func startStack(t testing.TB, ks *keystonetest.Env, edit func(*config.Config)) *stack {
 	t.Helper()
+	return startStackOpts(t, ks, edit, app.Options{})
+}
+
+// startStackOpts is startStack with the app's options (a logger).
+func startStackOpts(t testing.TB, ks *keystonetest.Env, edit func(*config.Config), opts app.Options) *stack {
+	t.Helper()
 	cfg, err := config.Parse([]byte(baseConfig))
 	if err != nil {
 		t.Fatal(err)
@@ -89,7 +95,7 @@ func startStack(t testing.TB, ks *keystonetest.Env, edit func(*config.Config)) *
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	a, err := app.New(ctx, cfg, app.Options{})
+	a, err := app.New(ctx, cfg, opts)
 	if err != nil {
 		cancel()
 		t.Fatalf("app: %v", err)
@@ -161,6 +167,7 @@ func (s *stack) headers(user string) http.Header {
 type reply struct {
 	status int
 	body   []byte
+	header http.Header
 }
 
 func (r reply) decode(t testing.TB, v any) {
@@ -172,6 +179,16 @@ func (r reply) decode(t testing.TB, v any) {
 
 // do sends one request as user ("" for none) at microversion mv.
 func (s *stack) do(user, method, path, mv string, body any) reply {
+	s.t.Helper()
+	return s.doWith(user, method, path, body, func(req *http.Request) {
+		if mv != "" {
+			req.Header.Set("X-OpenStack-Nova-API-Version", mv)
+		}
+	})
+}
+
+// doWith sends one request as user after edit changed it.
+func (s *stack) doWith(user, method, path string, body any, edit func(*http.Request)) reply {
 	s.t.Helper()
 	var rd io.Reader
 	if body != nil {
@@ -189,16 +206,14 @@ func (s *stack) do(user, method, path, mv string, body any) reply {
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	if mv != "" {
-		req.Header.Set("X-OpenStack-Nova-API-Version", mv)
-	}
+	edit(req)
 	resp, err := s.hc.Do(req)
 	if err != nil {
 		s.t.Fatalf("%s %s: %v", method, path, err)
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
-	return reply{status: resp.StatusCode, body: raw}
+	return reply{status: resp.StatusCode, body: raw, header: resp.Header}
 }
 
 // must sends a request that must answer want.

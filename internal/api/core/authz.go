@@ -56,6 +56,7 @@ func (r *Request) Authorize(rule string, t policy.Target) error {
 	if r.Can(rule, t) {
 		return nil
 	}
+	r.denied = rule
 	return Forbidden("Policy doesn't allow %s to be performed.", rule)
 }
 
@@ -79,16 +80,38 @@ func (s *Env) authenticate(w http.ResponseWriter, r *Request) bool {
 		r.Ident = id
 		return true
 	case errors.Is(err, auth.ErrUnauthenticated):
+		r.authFailure = authFailureClass(s.Cfg.Auth, r.Header)
 		if s.Cfg.AuthURL != "" {
 			w.Header().Set("WWW-Authenticate", fmt.Sprintf("Keystone uri=%q", s.Cfg.AuthURL))
 		}
 		WriteJSON(w, http.StatusUnauthorized, keystoneError{Error: keystoneErrorBody{
 			Code: http.StatusUnauthorized, Message: "The request you have made requires authentication.", Title: "Unauthorized"}})
 	case errors.Is(err, auth.ErrNotProjectScoped):
+		r.authFailure = "token not project-scoped"
 		writeError(w, http.StatusForbidden, "ingot requires a project-scoped token.")
 	default:
 		s.Log.Error("api: authentication unavailable", "request_id", r.ID, "err", err)
 		writeError(w, http.StatusServiceUnavailable, "The identity service is unavailable; try again later.")
+	}
+	return false
+}
+
+// authFailureClass is why a caller was not authenticated, for the audit
+// line: a class, never the token.
+func authFailureClass(a auth.Authenticator, h http.Header) string {
+	switch {
+	case isNoAuth(a):
+		return "malformed noauth headers"
+	case h.Get("X-Auth-Token") == "":
+		return "no token"
+	}
+	return "token rejected (unknown, revoked or expired)"
+}
+
+func isNoAuth(a auth.Authenticator) bool {
+	switch a.(type) {
+	case auth.NoAuth, *auth.NoAuth:
+		return true
 	}
 	return false
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/ingot-dev/ingot/internal/auth"
 	"github.com/ingot-dev/ingot/internal/catalog"
 	"github.com/ingot-dev/ingot/internal/clock"
+	"github.com/ingot-dev/ingot/internal/hostcheck"
 	"github.com/ingot-dev/ingot/internal/ironic"
 	"github.com/ingot-dev/ingot/internal/network"
 	"github.com/ingot-dev/ingot/internal/policy"
@@ -72,6 +73,10 @@ type Config struct {
 	// with X-Forwarded-Host/-Proto.
 	PublicURL      string
 	TrustedProxies []netip.Prefix
+	// Hosts, when set, are the names a request's Host may carry; any
+	// other is 421 (DNS rebinding: set in noauth, where the API's
+	// credentials are ambient). /healthz and /readyz answer any Host.
+	Hosts *hostcheck.Allowlist
 
 	// Host is this replica's host (os-services, os-hypervisors, os-hosts).
 	Host string
@@ -93,6 +98,8 @@ type Env struct {
 	RouteList []Route
 	// started stands in for created_at/updated_at of the configured images.
 	Started string
+	// Audit receives the audit trail (nil: none).
+	Audit *Audit
 }
 
 // Request is one API call with what the middleware resolved for it.
@@ -104,6 +111,9 @@ type Request struct {
 	Ident      auth.Identity // who asks (zero on public routes)
 	pol        *policy.Enforcer
 	Authorized bool // the handler made its policy decision (authorize)
+
+	authFailure string // why authentication failed, for the audit line
+	denied      string // the policy rule that refused the caller
 }
 
 // HandlerFunc answers a request. A returned *apiError is sent in Nova's
@@ -127,6 +137,11 @@ func (s *Env) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	id := "req-" + uuid.NewString()
 	w.Header().Set("X-Openstack-Request-Id", id)
 	w.Header().Set("X-Compute-Request-Id", id)
+	if s.Cfg.Hosts != nil && r.URL.Path != "/healthz" && r.URL.Path != "/readyz" && !s.Cfg.Hosts.Allowed(r) {
+		s.Audit.host(r, id)
+		writeError(w, http.StatusMisdirectedRequest, "This server does not answer to the name in the Host header (see api.allowed_hosts).")
+		return
+	}
 	r = r.WithContext(withBase(context.WithValue(r.Context(), requestIDKey{}, id), s.publicBase(r)))
 	if h, pattern := s.Mux.Handler(r); pattern == "" {
 		h.ServeHTTP(&muxErrorWriter{ResponseWriter: w}, r)
@@ -169,6 +184,9 @@ func (s *Env) wrap(h HandlerFunc, compute, public bool) http.Handler {
 			s.Log.Log(hr.Context(), level, "api request", "request_id", id, "method", hr.Method,
 				"path", hr.URL.Path, "status", sw.status, "duration", time.Since(start),
 				"project", req.Ident.ProjectID, "user", req.Ident.UserID)
+			if !public {
+				s.Audit.record(req, sw.status, sw.Header().Get("Location"))
+			}
 		}()
 		if !public && !s.authenticate(sw, req) {
 			return

@@ -144,6 +144,11 @@ func specValue(key string, raw json.RawMessage) (string, error) {
 	if len([]rune(str)) > 255 {
 		return "", core.BadRequest("Invalid input for field/attribute %s: it is longer than 255 characters.", key)
 	}
+	// Nova takes any string; a control character (a NUL PostgreSQL
+	// refuses, an ESC a terminal obeys) is refused here.
+	if core.HasControl(str) {
+		return "", core.BadRequest("Invalid input for field/attribute %s: it must not contain control characters.", key)
+	}
 	return str, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -323,7 +324,11 @@ func (s *Service) autoNetworks() []string {
 	return []string{s.Cfg.Networks[0].ID}
 }
 
-// parseMetadata accepts an object of strings (keys 1–255, values ≤ 255), as Nova does.
+// parseMetadata accepts an object of strings as Nova's parameter_types
+// metadata: keys 1–255 of letters, digits and "-_:. ", values ≤ 255 (and,
+// stricter than Nova, no control characters in a value).
+var metadataKeyRE = regexp.MustCompile(`^[a-zA-Z0-9-_:. ]{1,255}$`)
+
 func parseMetadata(raw json.RawMessage) (map[string]string, error) {
 	if raw == nil || string(raw) == "null" {
 		return nil, nil
@@ -333,11 +338,11 @@ func parseMetadata(raw json.RawMessage) (map[string]string, error) {
 		return nil, core.BadRequest("Invalid input for field/attribute metadata. Value: %s. It must be an object of strings.", raw)
 	}
 	for k, v := range md {
-		if core.HasControl(k) || core.HasControl(v) {
-			return nil, core.BadRequest("Invalid input for field/attribute metadata: keys and values must not contain control characters.")
+		if !metadataKeyRE.MatchString(k) {
+			return nil, core.BadRequest("Invalid input for field/attribute metadata. Value: %s. Additional properties are not allowed (%q was unexpected): a key is 1 to 255 letters, digits, '-', '_', ':', '.' or ' '.", raw, k)
 		}
-		if k == "" || utf8.RuneCountInString(k) > 255 {
-			return nil, core.BadRequest("Invalid input for field/attribute metadata: keys must be 1 to 255 characters.")
+		if core.HasControl(v) {
+			return nil, core.BadRequest("Invalid input for field/attribute metadata: values must not contain control characters.")
 		}
 		if utf8.RuneCountInString(v) > 255 {
 			return nil, core.BadRequest("Invalid input for field/attribute metadata: value of %q is longer than 255 characters.", k)

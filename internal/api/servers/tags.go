@@ -44,13 +44,19 @@ func tagsOf(sv *lifecycle.Server) []string {
 	return sv.Spec.Tags
 }
 
-// checkTagName is Nova's parameter_types.tag.
+// checkTagName is Nova's parameter_types.tag, and no control characters
+// (Nova accepts them; a NUL, newline or ESC in a tag would reach every
+// terminal and log that shows it, and PostgreSQL refuses a NUL).
 func checkTagName(tag string) error {
-	if tag == "" || utf8.RuneCountInString(tag) > maxTagLen || strings.ContainsAny(tag, "/,") {
+	if !validTag(tag) {
 		return core.BadRequest("Tag '%s' is invalid. It must be a non empty string without characters '/' and ','. "+
-			"Validation error message: it must be 1 to %d characters without '/' or ','.", tag, maxTagLen)
+			"Validation error message: it must be 1 to %d characters without '/', ',' or control characters.", tag, maxTagLen)
 	}
 	return nil
+}
+
+func validTag(tag string) bool {
+	return tag != "" && utf8.RuneCountInString(tag) <= maxTagLen && !strings.ContainsAny(tag, "/,") && !core.HasControl(tag)
 }
 
 // parseTags reads a list of tags (PUT …/tags, and create from 2.52):
@@ -64,8 +70,8 @@ func parseTags(raw json.RawMessage, field string) ([]string, error) {
 		return nil, core.BadRequest("Invalid input for field/attribute %s. Value: %s. It has more than %d items.", field, raw, maxTags)
 	}
 	for _, t := range tags {
-		if t == "" || utf8.RuneCountInString(t) > maxTagLen || strings.ContainsAny(t, "/,") {
-			return nil, core.BadRequest("Invalid input for field/attribute %s. Value: %s. Tag %q must be 1 to %d characters without '/' or ','.", field, raw, t, maxTagLen)
+		if !validTag(t) {
+			return nil, core.BadRequest("Invalid input for field/attribute %s. Value: %s. Tag %q must be 1 to %d characters without '/', ',' or control characters.", field, raw, t, maxTagLen)
 		}
 	}
 	slices.Sort(tags)
