@@ -177,11 +177,11 @@ func (c *apiClient) waitOp(cmd *cobra.Command, id, what, want string) error {
 				last = state
 			}
 			switch {
+			case deleting(s):
+				return fmt.Errorf("server %s is being deleted", id)
 			case s.Status == "ERROR":
 				c.printFault(s)
 				return fmt.Errorf("server %s: %s: %w", id, what, errOpFailed)
-			case s.Status == "DELETED":
-				return fmt.Errorf("server %s is being deleted", id)
 			case s.TaskState != nil:
 			case s.Status == want || (want == "" && (s.Status == "ACTIVE" || s.Status == "SHUTOFF")):
 				fmt.Fprintf(c.out, "server %s is %s after %s\n", id, s.Status, time.Since(start).Round(time.Second))

@@ -240,6 +240,9 @@ func (c *apiClient) waitBuild(cmd *cobra.Command, id string) error {
 				fmt.Fprintf(c.out, "[%5.0fs] %s\n", time.Since(start).Seconds(), safetext.Escape(state))
 				last = state
 			}
+			if deleting(s) {
+				return fmt.Errorf("server %s is being deleted", id)
+			}
 			switch s.Status {
 			case "ACTIVE":
 				fmt.Fprintf(c.out, "server %s is ACTIVE on node %s after %s\n", id, safetext.Escape(dash(deref(s.Node))), time.Since(start).Round(time.Second))
@@ -247,8 +250,6 @@ func (c *apiClient) waitBuild(cmd *cobra.Command, id string) error {
 			case "ERROR":
 				c.printFault(s)
 				return fmt.Errorf("server %s: %w", id, errServerFailed)
-			case "DELETED":
-				return fmt.Errorf("server %s is being deleted", id)
 			}
 		}
 		select {
@@ -436,6 +437,10 @@ func newServerDeleteCmd(opts *clientOptions) *cobra.Command {
 	cmd.Flags().BoolVar(&wait, "wait", false, "wait until the server is gone")
 	return cmd
 }
+
+// deleting reports whether a delete of s was accepted: Nova shows the
+// status the server had with task_state deleting until it is gone.
+func deleting(s *serverDoc) bool { return deref(s.TaskState) == "deleting" || s.Status == "DELETED" }
 
 // waitGone polls every second until GET answers 404.
 func (c *apiClient) waitGone(cmd *cobra.Command, id string) error {

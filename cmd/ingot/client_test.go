@@ -223,7 +223,7 @@ func TestCLIDeleteWait(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, errOut, err := f.run("server", "delete", "vm1", "--wait")
-	if err != nil || !strings.Contains(out, "deleted after") || !strings.Contains(out, "DELETED") {
+	if err != nil || !strings.Contains(out, "deleted after") || !strings.Contains(out, "ACTIVE  task=deleting") {
 		t.Fatalf("delete --wait: %v\n%s%s", err, out, errOut)
 	}
 	if _, _, err := f.run("server", "show", "vm1"); err == nil || !strings.Contains(err.Error(), "no server") {

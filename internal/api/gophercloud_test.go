@@ -68,7 +68,7 @@ func TestGophercloudRoundTrip(t *testing.T) {
 		t.Fatalf("delete: %v", err)
 	}
 	got, err = servers.Get(ctx, c, created.ID).Extract()
-	if err != nil || got.Status != "DELETED" || got.TaskState != "deleting" {
+	if err != nil || got.Status != "ACTIVE" || got.VmState != "active" || got.TaskState != "deleting" {
 		t.Errorf("after delete: %+v (%v)", got, err)
 	}
 	f.advance(created.ID, func(s *lifecycle.Server) { s.Phase, s.NodeID = lifecycle.PhaseDeleted, "" })

@@ -172,11 +172,12 @@ func TestErrorServerShowsFault(t *testing.T) {
 	if _, ok := s["ingot:fault"]; ok {
 		t.Errorf("ingot:fault without the header")
 	}
-	// Delete wins over ERROR: no fault on a server being deleted.
+	// While its delete is carried out the server stays ERROR with its
+	// fault and task_state deleting, as Nova shows it.
 	f.do("DELETE", "/v2.1/servers/"+id, "2.90", nil).want(t, http.StatusNoContent)
 	s = obj(t, f.do("GET", "/v2.1/servers/"+id, "2.90", nil).want(t, 200).body, "server")
-	if s["status"] != "DELETED" || s["fault"] != nil {
-		t.Errorf("after delete: status %v fault %v", s["status"], s["fault"])
+	if s["status"] != "ERROR" || s["OS-EXT-STS:task_state"] != "deleting" || s["fault"] == nil {
+		t.Errorf("after delete: status %v task_state %v fault %v", s["status"], s["OS-EXT-STS:task_state"], s["fault"])
 	}
 }
 

@@ -267,22 +267,25 @@ func TestDeleteLifecycle(t *testing.T) {
 	if stored.Phase != lifecycle.PhaseDeploying || stored.Desired != lifecycle.DesiredDeleted || stored.DeleteRequestID != delReq {
 		t.Fatalf("stored after delete: phase %s desired %s delete request %q", stored.Phase, stored.Desired, stored.DeleteRequestID)
 	}
-	// Delete accepted, phase not yet deleted: DELETED, never BUILD (I2).
+	// Delete accepted, phase not yet deleted: the status it had with
+	// task_state deleting, as Nova shows it (I2).
 	show := obj(t, f.do("GET", "/v2.1/servers/"+id, "2.90", nil).want(t, 200).body, "server")
-	if show["status"] != "DELETED" || show["OS-EXT-STS:task_state"] != "deleting" || show["OS-EXT-STS:vm_state"] != "deleted" {
+	if show["status"] != "BUILD" || show["OS-EXT-STS:task_state"] != "deleting" || show["OS-EXT-STS:vm_state"] != "building" {
 		t.Errorf("after delete: status %v task %v vm %v", show["status"], show["OS-EXT-STS:task_state"], show["OS-EXT-STS:vm_state"])
 	}
 	// A repeated delete is accepted and changes nothing.
 	f.do("DELETE", "/v2.1/servers/"+id, "2.90", nil).want(t, http.StatusNoContent)
 	// The listing agrees.
-	for _, q := range []string{"?status=DELETED", "?status=deleted", ""} {
+	for _, q := range []string{"?status=BUILD", "?status=build", ""} {
 		l := list(t, f.do("GET", "/v2.1/servers/detail"+q, "2.90", nil).want(t, 200).body, "servers")
-		if len(l) != 1 || l[0].(map[string]any)["status"] != "DELETED" {
+		if len(l) != 1 || l[0].(map[string]any)["OS-EXT-STS:task_state"] != "deleting" {
 			t.Errorf("list%s: %v", q, l)
 		}
 	}
-	if l := list(t, f.do("GET", "/v2.1/servers/detail?status=BUILD", "2.90", nil).want(t, 200).body, "servers"); len(l) != 0 {
-		t.Errorf("status=BUILD lists a deleting server")
+	for _, q := range []string{"?status=DELETED", "?status=ACTIVE"} {
+		if l := list(t, f.do("GET", "/v2.1/servers/detail"+q, "2.90", nil).want(t, 200).body, "servers"); len(l) != 0 {
+			t.Errorf("list%s lists a server being deleted from BUILD: %v", q, l)
+		}
 	}
 
 	// The reconciler finishes: 404 from then on, for show and delete.
@@ -293,6 +296,13 @@ func TestDeleteLifecycle(t *testing.T) {
 	f.do("DELETE", "/v2.1/servers/"+id, "2.90", nil).novaError(t, 404, "itemNotFound")
 	if l := list(t, f.do("GET", "/v2.1/servers/detail", "2.90", nil).want(t, 200).body, "servers"); len(l) != 0 {
 		t.Errorf("deleted server listed: %v", l)
+	}
+	// Where Nova lists deleted servers, it shows DELETED.
+	for _, q := range []string{"?status=DELETED", "?changes-since=1970-01-01T00:00:00Z"} {
+		l := list(t, f.do("GET", "/v2.1/servers/detail"+q, "2.90", nil).want(t, 200).body, "servers")
+		if len(l) != 1 || l[0].(map[string]any)["status"] != "DELETED" {
+			t.Errorf("list%s after the delete: %v", q, l)
+		}
 	}
 
 	// Its story stays readable.

@@ -58,6 +58,12 @@ type Server struct {
 	Attempts   []Attempt `json:"ingot:attempts"`
 }
 
+// Deleting reports whether the server shows a delete accepted: task_state
+// deleting (Nova keeps the status it had) or DELETED.
+func (s Server) Deleting() bool {
+	return s.Status == "DELETED" || s.TaskState != nil && *s.TaskState == "deleting"
+}
+
 // Call does one request and decodes a JSON answer into out (if not nil).
 func (c *Client) Call(method, path string, body, out any) int {
 	c.T.Helper()
@@ -148,8 +154,8 @@ func (c *Client) WaitStatus(id, want string, timeout time.Duration) Server {
 	return s
 }
 
-// WaitGone waits for 404, failing if the server shows BUILD, ACTIVE or ERROR
-// meanwhile (I2: a deleted server never comes back).
+// WaitGone waits for 404, failing if the server shows anything but task_state
+// deleting meanwhile (I2: a deleted server never comes back).
 func (c *Client) WaitGone(id string, timeout time.Duration) {
 	c.T.Helper()
 	c.WaitFor(id+" gone", timeout, func() bool {
@@ -157,8 +163,8 @@ func (c *Client) WaitGone(id string, timeout time.Duration) {
 		if code == http.StatusNotFound {
 			return true
 		}
-		if s.Status != "DELETED" {
-			c.T.Fatalf("deleted server %s shows %s (I2)", id, s.Status)
+		if !s.Deleting() {
+			c.T.Fatalf("deleted server %s shows %s, task_state %v (I2)", id, s.Status, s.TaskState)
 		}
 		return false
 	})

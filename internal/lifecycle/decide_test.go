@@ -228,7 +228,7 @@ func TestDecideNeverResurrects(t *testing.T) {
 				}
 				a := Decide(Input{Server: s, Node: v, Now: t0}, cfg())
 				if a.Kind == KindSave {
-					if st := Nova(a.Next); st.Status != "DELETED" {
+					if st := Nova(a.Next); !st.ShowsDelete() {
 						t.Errorf("phase %s view %+v: saved status %s", p, v, st.Status)
 					}
 				}

@@ -308,7 +308,10 @@ type Server struct {
 	PhaseSince        time.Time
 	Deadline          time.Time // build deadline
 	DeleteRequestedAt time.Time // zero unless Desired == DesiredDeleted
-	LaunchedAt        time.Time // when it first became active
+	// DeleteFrom is the phase the delete was accepted in: while deleting,
+	// the server shows the status it had, as Nova does.
+	DeleteFrom Phase
+	LaunchedAt time.Time // when it first became active
 
 	// CreateRequestID and DeleteRequestID tie events to the user's actions.
 	CreateRequestID string

@@ -7,21 +7,25 @@ import (
 
 // NovaState is how a server shows in the Nova-shaped API.
 type NovaState struct {
-	Status    string // BUILD, ACTIVE, ERROR, DELETED
-	VMState   string // building, active, error, deleted
+	Status    string // BUILD, ACTIVE, SHUTOFF, ERROR, …, DELETED
+	VMState   string // building, active, stopped, error, …, deleted
 	TaskState string // "" (null), scheduling, networking, block_device_mapping, spawning, deleting
 	Visible   bool   // false: the API answers 404
 }
 
+// ShowsDelete reports whether the state is one of a server a delete was
+// accepted for: task_state deleting, or DELETED (I2).
+func (st NovaState) ShowsDelete() bool { return st.TaskState == "deleting" || st.Status == "DELETED" }
+
 // Nova maps a server to Nova's status, vm_state and task_state. Desired
-// deleted is consulted first: once a delete is accepted the server never
-// shows BUILD, ACTIVE or ERROR again (I2).
+// deleted is consulted first: once a delete is accepted the server shows
+// task_state deleting until it is gone, then DELETED (I2).
 func Nova(s *Server) NovaState {
 	if s.Phase == PhaseDeleted {
 		return NovaState{Status: "DELETED", VMState: "deleted"}
 	}
 	if s.Desired == DesiredDeleted || s.Phase == PhaseDeleting {
-		return NovaState{Status: "DELETED", VMState: "deleted", TaskState: "deleting", Visible: true}
+		return novaDeleting(s)
 	}
 	if st, ok := novaDay2(s); ok {
 		return st
@@ -40,6 +44,39 @@ func Nova(s *Server) NovaState {
 	default: // deploying, releasing
 		return NovaState{Status: "BUILD", VMState: "building", TaskState: "spawning", Visible: true}
 	}
+}
+
+// novaDeleting is Nova's view of a delete under way: the compute API sets
+// task_state deleting and leaves vm_state alone, and a vm_state shows its
+// default status whatever else was pending (REBOOT shows ACTIVE again).
+func novaDeleting(s *Server) NovaState {
+	from := *s
+	from.Desired = DesiredActive
+	if s.Phase == PhaseDeleting {
+		from.Phase = deletedFrom(s)
+	}
+	vm := Nova(&from).VMState
+	return NovaState{Status: vmStatus[vm], VMState: vm, TaskState: "deleting", Visible: true}
+}
+
+// vmStatus is the status Nova shows for a vm_state when its task_state has
+// no status of its own.
+var vmStatus = map[string]string{"building": "BUILD", "active": "ACTIVE", "stopped": "SHUTOFF", "rescued": "RESCUE", "error": "ERROR"}
+
+// deletedFrom is the phase the delete was accepted in; for a record written
+// before DeleteFrom was kept, the closest phase its fields tell.
+func deletedFrom(s *Server) Phase {
+	switch {
+	case s.DeleteFrom != "" && s.DeleteFrom != PhaseDeleting && s.DeleteFrom != PhaseDeleted:
+		return s.DeleteFrom
+	case s.Fault != nil:
+		return PhaseError
+	case s.LaunchedAt.IsZero():
+		return PhasePending
+	case s.PowerSeen == PowerOff:
+		return PhaseStopped
+	}
+	return PhaseActive
 }
 
 // novaDay2 maps the phases of a built server and its pending operation. An
@@ -155,10 +192,10 @@ func PowerState(s *Server) int {
 	return PowerNoState
 }
 
-// statusIndex is the inverse of Nova for the servers no delete was asked
-// for: status -> the phases a server showing it may be in, and whether
-// every server in those phases shows it. It is derived by running Nova over
-// every phase and every field Nova reads, so it cannot drift from Nova.
+// statusIndex is the inverse of Nova: status -> the phases a server
+// showing it may be in, and whether every server in those phases shows it.
+// It is derived by running Nova over every phase, desired state, phase a
+// delete came from and field Nova reads, so it cannot drift from Nova.
 type statusIndex struct {
 	phases map[string][]Phase
 	exact  map[string]bool
@@ -175,15 +212,22 @@ func buildStatusIndex() statusIndex {
 	shows := map[Phase]map[string]bool{}
 	for _, p := range phases {
 		shows[p] = map[string]bool{}
-		for _, op := range ops {
-			for flags := range 1 << 4 {
-				s := &Server{Desired: DesiredActive, Phase: p, Op: op, NodeID: "node",
-					OpSent: flags&1 != 0, OpFallback: flags&2 != 0, StopAfterRebuild: flags&4 != 0, Held: flags&8 != 0}
-				if op.Kind != "" {
-					s.OpGen = 1
-				}
-				if st := Nova(s); st.Visible && st.Status != "DELETED" {
-					shows[p][st.Status] = true
+		froms := []Phase{""}
+		if p == PhaseDeleting {
+			froms = phases[:]
+		}
+		for _, from := range froms {
+			for _, op := range ops {
+				for flags := range 1 << 5 {
+					s := &Server{Desired: DesiredActive, Phase: p, Op: op, NodeID: "node", DeleteFrom: from,
+						OpSent: flags&1 != 0, OpFallback: flags&2 != 0, StopAfterRebuild: flags&4 != 0, Held: flags&8 != 0}
+					if flags&16 != 0 {
+						s.Desired = DesiredDeleted
+					}
+					if op.Kind != "" {
+						s.OpGen = 1
+					}
+					shows[p][Nova(s).Status] = true
 				}
 			}
 		}
@@ -200,13 +244,12 @@ func buildStatusIndex() statusIndex {
 	return ix
 }
 
-// StatusPhases are the phases a server no delete was asked for may be in
-// while it shows Nova status st; nil for a status such a server never
-// shows, and for DELETED: a server a delete was asked for (or in phase
-// deleting or deleted), whatever its phase.
+// StatusPhases are the phases a server may be in while it shows Nova
+// status st (DELETED: phase deleted only; a delete under way shows the
+// status the server had); nil for a status no server shows.
 func StatusPhases(st string) []Phase { return slices.Clone(statuses().phases[st]) }
 
-// StatusExact reports whether every server no delete was asked for in a
-// phase of StatusPhases(st) shows st, so a filter on the phase needs no
+// StatusExact reports whether every server in a phase of
+// StatusPhases(st) shows st, so a filter on the phase needs no
 // check against Nova.
 func StatusExact(st string) bool { return statuses().exact[st] }

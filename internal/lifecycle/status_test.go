@@ -25,8 +25,73 @@ func TestNovaBuildTaskStates(t *testing.T) {
 	}
 	// A delete wins over the volumes phase too (I2).
 	got := Nova(&Server{Desired: DesiredDeleted, Phase: PhaseVolumes})
-	if got.Status != "DELETED" || got.TaskState != "deleting" || !got.Visible {
+	if got != (NovaState{Status: "BUILD", VMState: "building", TaskState: "deleting", Visible: true}) {
 		t.Errorf("Nova(volumes, delete requested) = %+v", got)
+	}
+}
+
+// TestNovaDeleting: while a delete is carried out the server keeps the
+// status and vm_state it had, with task_state deleting, as Nova's compute
+// API leaves them; once gone it is DELETED (404).
+func TestNovaDeleting(t *testing.T) {
+	reboot := Op{Kind: OpReboot, Hard: true}
+	for _, tc := range []struct {
+		from     Phase
+		op       Op
+		held     bool
+		status   string
+		vmState  string
+		launched bool
+	}{
+		{from: PhasePending, status: "BUILD", vmState: "building"},
+		{from: PhaseDeploying, status: "BUILD", vmState: "building"},
+		{from: PhaseReleasing, status: "BUILD", vmState: "building"},
+		{from: PhaseActive, status: "ACTIVE", vmState: "active", launched: true},
+		{from: PhaseActive, op: reboot, status: "ACTIVE", vmState: "active", launched: true},
+		{from: PhaseRebooting, op: reboot, status: "ACTIVE", vmState: "active", launched: true},
+		{from: PhaseStopped, status: "SHUTOFF", vmState: "stopped", launched: true},
+		{from: PhasePoweringOn, op: Op{Kind: OpStart}, status: "SHUTOFF", vmState: "stopped", launched: true},
+		{from: PhaseRescued, status: "RESCUE", vmState: "rescued", launched: true},
+		{from: PhaseError, status: "ERROR", vmState: "error"},
+		{from: PhaseError, held: true, op: Op{Kind: OpRebuild}, status: "ERROR", vmState: "error", launched: true},
+	} {
+		s := &Server{Desired: DesiredDeleted, Phase: tc.from, NodeID: "node", Op: tc.op, Held: tc.held}
+		if tc.op.Kind != "" {
+			s.OpGen = 1
+		}
+		if tc.from == PhaseError {
+			s.Fault = &Fault{Reason: ReasonDeployFailed}
+		}
+		if tc.launched {
+			s.LaunchedAt = t0
+		}
+		if tc.vmState == "stopped" {
+			s.PowerSeen = PowerOff
+		}
+		want := NovaState{Status: tc.status, VMState: tc.vmState, TaskState: "deleting", Visible: true}
+		// Accepted by the API, then carried out by the reconciler.
+		if got := Nova(s); got != want {
+			t.Errorf("delete asked in %s (op %s): %+v, want %+v", tc.from, tc.op.Kind, got, want)
+		}
+		n := toDeleting(s, t0)
+		if got := Nova(n); got != want {
+			t.Errorf("deleting from %s (op %s): %+v, want %+v", tc.from, tc.op.Kind, got, want)
+		}
+		if !slices.Contains(StatusPhases(tc.status), PhaseDeleting) || StatusExact(tc.status) {
+			t.Errorf("StatusPhases(%s) = %v (exact %v): a deleting server showing it is not listed",
+				tc.status, StatusPhases(tc.status), StatusExact(tc.status))
+		}
+		// A record written before DeleteFrom was kept: told by its fields.
+		n.DeleteFrom = ""
+		if got := Nova(n); got.TaskState != "deleting" || (tc.from != PhaseRescued && tc.from != PhaseReleasing && got != want) {
+			t.Errorf("deleting from %s, phase not recorded: %+v, want %+v", tc.from, got, want)
+		}
+		if got := Nova(toDeleted(n, t0)); got != (NovaState{Status: "DELETED", VMState: "deleted"}) {
+			t.Errorf("deleted from %s: %+v", tc.from, got)
+		}
+	}
+	if got := StatusPhases("DELETED"); !slices.Equal(got, []Phase{PhaseDeleted}) || !StatusExact("DELETED") {
+		t.Errorf("StatusPhases(DELETED) = %v (exact %v), want [deleted], exact", got, StatusExact("DELETED"))
 	}
 }
 
@@ -35,7 +100,7 @@ func TestNovaBuildTaskStates(t *testing.T) {
 func listed(t *testing.T, s *Server, where string) {
 	t.Helper()
 	st := Nova(s)
-	if !st.Visible || s.Desired == DesiredDeleted || st.Status == "DELETED" {
+	if !st.Visible {
 		return
 	}
 	if !slices.Contains(StatusPhases(st.Status), s.Phase) {
@@ -49,7 +114,7 @@ func listed(t *testing.T, s *Server, where string) {
 	}
 }
 
-// novaStatuses are the statuses a server no delete was asked for shows.
+// novaStatuses are the statuses a visible server shows.
 var novaStatuses = []string{"BUILD", "ACTIVE", "SHUTOFF", "REBOOT", "HARD_REBOOT", "REBUILD", "RESCUE", "ERROR"}
 
 // TestEveryShownStatusIsListed asks for every operation the API allows on a

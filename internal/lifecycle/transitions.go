@@ -199,6 +199,7 @@ func portsFreed(s *Server) *Server { return with(s, func(n *Server) { n.PortsAll
 // toDeleting accepts the user's delete.
 func toDeleting(s *Server, now time.Time) *Server {
 	n := toPhase(s, PhaseDeleting, now)
+	n.DeleteFrom = s.Phase
 	n.MaintenanceSince = time.Time{}
 	return n
 }

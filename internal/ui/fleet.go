@@ -12,7 +12,11 @@ import (
 )
 
 // statusOrder is how the fleet lists statuses (the unexpected last).
-var statusOrder = []string{"BUILD", "ACTIVE", "ERROR", "SHUTOFF", "REBOOT", "HARD_REBOOT", "REBUILD", "RESCUE", "DELETED"}
+var statusOrder = []string{"BUILD", "ACTIVE", "ERROR", "SHUTOFF", "REBOOT", "HARD_REBOOT", "REBUILD", "RESCUE", deletingRow}
+
+// deletingRow counts the servers whose delete is under way: each shows the
+// status it had (task_state deleting), which a count by phase cannot tell.
+const deletingRow = "DELETING"
 
 type statusCount struct {
 	Status string
@@ -128,6 +132,9 @@ func byStatus(counts []store.StatusCount) ([]statusCount, int) {
 	total := 0
 	for _, c := range counts {
 		st := lifecycle.Nova(&lifecycle.Server{Desired: c.Desired, Phase: c.Phase}).Status
+		if c.Desired == lifecycle.DesiredDeleted || c.Phase == lifecycle.PhaseDeleting {
+			st = deletingRow
+		}
 		sc := m[st]
 		if sc == nil {
 			sc = &statusCount{Status: st}

@@ -47,8 +47,13 @@ func TestCSRF(t *testing.T) {
 		if p.status != c.want {
 			t.Errorf("%s: %d, want %d", c.name, p.status, c.want)
 		}
-		var out struct{ Server struct{ Status string } }
-		if code := e.api("", "GET", "/v2.1/servers/"+id, nil, &out); code != 200 || out.Server.Status == "DELETED" {
+		var out struct {
+			Server struct {
+				Status string
+				Task   *string `json:"OS-EXT-STS:task_state"`
+			}
+		}
+		if code := e.api("", "GET", "/v2.1/servers/"+id, nil, &out); code != 200 || out.Server.Task != nil && *out.Server.Task == "deleting" {
 			t.Fatalf("%s: the server was deleted (%d %s)", c.name, code, out.Server.Status)
 		}
 	}

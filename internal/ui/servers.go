@@ -106,7 +106,9 @@ type action struct {
 	allowed func(s *apiServer) bool
 }
 
-func notDeleting(s *apiServer) bool { return s.Status != "DELETED" }
+// notDeleting: no delete was accepted (Nova shows the status the server
+// had, with task_state deleting, until it is gone).
+func notDeleting(s *apiServer) bool { return s.Status != "DELETED" && s.Task() != "deleting" }
 func isActive(s *apiServer) bool    { return s.Status == "ACTIVE" && s.Task() == "" }
 
 // actions are what the console offers, each mapped to the API's own
@@ -117,7 +119,9 @@ var actions = []action{
 		body: map[string]any{"reboot": map[string]string{"type": "SOFT"}}, rule: "os_compute_api:servers:reboot", allowed: isActive},
 	{Name: "reboot-hard", Label: "Hard reboot", Verb: "reboot (hard)", method: http.MethodPost, path: "/action",
 		body: map[string]any{"reboot": map[string]string{"type": "HARD"}}, rule: "os_compute_api:servers:reboot",
-		allowed: func(s *apiServer) bool { return s.Status == "ACTIVE" || s.Status == "SHUTOFF" || s.Status == "REBOOT" }},
+		allowed: func(s *apiServer) bool {
+			return notDeleting(s) && (s.Status == "ACTIVE" || s.Status == "SHUTOFF" || s.Status == "REBOOT")
+		}},
 	{Name: "stop", Label: "Stop", Verb: "stop (power off)", method: http.MethodPost, path: "/action",
 		body: map[string]any{"os-stop": nil}, rule: "os_compute_api:servers:stop", allowed: isActive},
 	{Name: "start", Label: "Start", Verb: "start (power on)", method: http.MethodPost, path: "/action",
@@ -286,7 +290,7 @@ func (c *Console) server(rc *reqCtx) error {
 	p.Events = eventRows(full)
 	p.Timeline = buildTimeline(timelineInput{
 		Created: p.Created, Actions: full, Attempts: p.Server.Attempts, Deadline: p.Deadline,
-		DeleteDeadline: deleteDeadline, Now: c.cfg.Clock.Now().UTC(), Live: !p.Deleted && p.Server.Status != "ERROR" && (p.Server.Status == "BUILD" || p.Server.Task() != ""),
+		DeleteDeadline: deleteDeadline, Now: c.cfg.Clock.Now().UTC(), Live: !p.Deleted && (!notDeleting(&p.Server) || p.Server.Status != "ERROR" && (p.Server.Status == "BUILD" || p.Server.Task() != "")),
 	})
 	c.render(rc.w, rc.r, http.StatusOK, "server", p)
 	return nil

@@ -176,7 +176,8 @@ func (in *ingot) create(name string) string {
 }
 
 type serverView struct {
-	Status     string `json:"status"`
+	Status     string  `json:"status"`
+	TaskState  *string `json:"OS-EXT-STS:task_state"`
 	IngotFault *struct {
 		Reason  string `json:"reason"`
 		Message string `json:"message"`
@@ -213,13 +214,13 @@ func (in *ingot) waitActive(id string) {
 }
 
 // waitGone waits for 404, checking the server never shows anything but
-// DELETED meanwhile (I2).
+// task_state deleting meanwhile (I2).
 func (in *ingot) waitGone(id string) {
 	in.t.Helper()
 	poll.Until(in.t, in.ir.timeout, "server "+id+" gone", func() (bool, string) {
 		s, code := in.show(id)
-		if code == http.StatusOK && s.Status != "DELETED" {
-			in.t.Fatalf("I2: deleted server %s shows %s", id, s.Status)
+		if code == http.StatusOK && (s.TaskState == nil || *s.TaskState != "deleting") {
+			in.t.Fatalf("I2: deleted server %s shows %s, task_state %v", id, s.Status, s.TaskState)
 		}
 		return code == http.StatusNotFound, fmt.Sprintf("code %d, status %q", code, s.Status)
 	})

@@ -38,8 +38,8 @@ func (w *world) checkStep(v view) {
 			if s.Desired != lifecycle.DesiredDeleted {
 				w.violate("I6: delete of %s accepted but the record wants %s", name, s.Desired)
 			}
-			if st := lifecycle.Nova(s).Status; st != "DELETED" {
-				w.violate("I2: %s shows %s after its delete was accepted (phase %s)", name, st, s.Phase)
+			if st := lifecycle.Nova(s); !st.ShowsDelete() {
+				w.violate("I2: %s shows %s after its delete was accepted (phase %s)", name, st.Status, s.Phase)
 			}
 			prev := w.lastPh[id]
 			if buildOrder[s.Phase] > buildOrder[prev] && buildOrder[prev] > 0 {

@@ -53,9 +53,13 @@ func TestNonJSONBodies(t *testing.T) {
 	if len(list.Servers) != 1 || list.Servers[0].Name != "victim" {
 		t.Errorf("servers after the refused posts: %+v", list.Servers)
 	}
-	var sv struct{ Server struct{ Status string } }
+	var sv struct {
+		Server struct {
+			TaskState *string `json:"OS-EXT-STS:task_state"`
+		}
+	}
 	s.must("member-a", "GET", "/v2.1/servers/"+id, nil, 200).decode(t, &sv)
-	if sv.Server.Status == "DELETED" {
+	if sv.Server.TaskState != nil && *sv.Server.TaskState == "deleting" {
 		t.Error("a text/plain forceDelete deleted the server")
 	}
 }

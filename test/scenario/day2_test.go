@@ -261,8 +261,8 @@ func TestS19DeleteDuringOperation(t *testing.T) {
 			e.act(id, body, http.StatusAccepted)
 			held.wait("the "+tc.name+" call", 10*time.Second)
 			e.Delete(id)
-			if v, _ := e.view(id); v.Status != "DELETED" {
-				t.Errorf("after the delete: %s", v.Status)
+			if v, _ := e.view(id); v.TaskState == nil || *v.TaskState != "deleting" {
+				t.Errorf("after the delete: %s, task_state %v", v.Status, v.TaskState)
 			}
 			held.release()
 			e.WaitGone(id, 15*time.Second)

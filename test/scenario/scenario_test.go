@@ -62,8 +62,8 @@ func TestS2DeleteAtEveryStep(t *testing.T) {
 				e.phase(id, p, 5*time.Second)
 			}
 			e.Delete(id)
-			if s, code := e.Get(id); code == http.StatusOK && s.Status != "DELETED" {
-				t.Fatalf("right after delete: %s", s.Status)
+			if s, code := e.Get(id); code == http.StatusOK && !s.Deleting() {
+				t.Fatalf("right after delete: %s, task_state %v", s.Status, s.TaskState)
 			}
 			e.WaitGone(id, 10*time.Second)
 			e.checkInvariants(id)

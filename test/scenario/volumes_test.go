@@ -269,8 +269,8 @@ func TestVolumesS11(t *testing.T) {
 	e.checkVolumes(false, bad, id)
 }
 
-// S8 with volumes: Ironic unreachable during the delete. The server is
-// DELETED for the user at once; the volumes stay held and say why until
+// S8 with volumes: Ironic unreachable during the delete. The server shows
+// task_state deleting at once; the volumes stay held and say why until
 // Ironic answers, then come back.
 func TestVolumesIronicDownDuringDelete(t *testing.T) {
 	e := newEnv(t, envOpts{})

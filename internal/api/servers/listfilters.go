@@ -116,7 +116,9 @@ func parseChanges(r *core.Request, q url.Values, opts *store.ListOptions) error 
 			return core.BadRequest("The value of changes-since must be less than or equal to changes-before.")
 		}
 	}
-	opts.IncludeDeleted = !opts.ChangesSince.IsZero() || !opts.ChangesBefore.IsZero()
+	// Nova lists deleted servers with changes-since or -before, and to the
+	// status filter DELETED (the only status they show).
+	opts.IncludeDeleted = opts.Status == "DELETED" || !opts.ChangesSince.IsZero() || !opts.ChangesBefore.IsZero()
 	return nil
 }
 
@@ -155,10 +157,7 @@ func parseTagFilters(r *core.Request, q url.Values, opts *store.ListOptions) {
 // against lifecycle.Nova (a phase that can show it may show another status
 // while an operation is pending; see lifecycle.StatusExact).
 func listStatus(st string) (status string, refine, shown bool) {
-	switch {
-	case st == "DELETED": // a delete asked for, whatever the phase
-		return st, false, true
-	case lifecycle.StatusPhases(st) == nil:
+	if lifecycle.StatusPhases(st) == nil {
 		return "", false, false
 	}
 	return st, !lifecycle.StatusExact(st), true

@@ -71,7 +71,7 @@ func (s *Service) serverUsage(ctx context.Context, sv *lifecycle.Server, start, 
 		return serverUsage{}, 0, false
 	}
 	terminated := time.Time{}
-	if lifecycle.Nova(sv).Status == "DELETED" {
+	if lifecycle.Nova(sv).ShowsDelete() {
 		terminated = sv.DeleteRequestedAt
 		if terminated.IsZero() {
 			terminated = sv.UpdatedAt

@@ -146,6 +146,7 @@ type serverExt struct {
 	StopAfterRebuild  bool            `json:"stop_after_rebuild,omitempty"`
 	PowerSeen         lifecycle.Power `json:"power_seen,omitempty"`
 	Held              bool            `json:"held,omitempty"`
+	DeleteFrom        lifecycle.Phase `json:"delete_from,omitempty"`
 }
 
 // serverRequests is the requests column: what the API records besides the
@@ -166,7 +167,7 @@ func Requests(s *lifecycle.Server) (string, error) {
 
 func extOf(s *lifecycle.Server) serverExt {
 	e := serverExt{VolumesStrandedOn: s.VolumesStrandedOn, OpDone: s.OpDone, OpSent: s.OpSent, OpFallback: s.OpFallback,
-		StopAfterRebuild: s.StopAfterRebuild, PowerSeen: s.PowerSeen, Held: s.Held}
+		StopAfterRebuild: s.StopAfterRebuild, PowerSeen: s.PowerSeen, Held: s.Held, DeleteFrom: s.DeleteFrom}
 	if !s.CapacityWaitSince.IsZero() {
 		t := s.CapacityWaitSince.UTC()
 		e.CapacityWaitSince = &t
@@ -177,7 +178,7 @@ func extOf(s *lifecycle.Server) serverExt {
 func (e serverExt) to(s *lifecycle.Server) {
 	s.VolumesStrandedOn = e.VolumesStrandedOn
 	s.OpDone, s.OpSent, s.OpFallback, s.StopAfterRebuild, s.PowerSeen = e.OpDone, e.OpSent, e.OpFallback, e.StopAfterRebuild, e.PowerSeen
-	s.Held = e.Held
+	s.Held, s.DeleteFrom = e.Held, e.DeleteFrom
 	if e.CapacityWaitSince != nil {
 		s.CapacityWaitSince = e.CapacityWaitSince.UTC()
 	}
@@ -253,13 +254,10 @@ func Validate(s *lifecycle.Server) error {
 	return nil
 }
 
-// StatusCond is a Nova status as an SQL condition on (desired, phase),
-// from store.StatusPhases; rows in phase deleted are excluded before these
-// apply (unless the listing includes deleted servers: DELETED covers them).
+// StatusCond is a Nova status as an SQL condition on the phase, from
+// store.StatusPhases; rows in phase deleted are excluded before these
+// apply (unless the listing includes deleted servers: DELETED keeps them).
 func StatusCond(st string) (string, bool) {
-	if st == "DELETED" {
-		return "(desired = 'deleted' OR phase IN ('deleting', 'deleted'))", true
-	}
 	phases := store.StatusPhases(st)
 	if phases == nil {
 		return "", false
@@ -268,7 +266,7 @@ func StatusCond(st string) (string, bool) {
 	for i, p := range phases {
 		q[i] = "'" + string(p) + "'"
 	}
-	return "(desired <> 'deleted' AND phase IN (" + strings.Join(q, ", ") + "))", true
+	return "phase IN (" + strings.Join(q, ", ") + ")", true
 }
 
 // SortExpr is the SQL of a sort field: NULL times compare as ” (before

@@ -49,6 +49,7 @@ func lifecycleStep(s *lifecycle.Server, d time.Duration) {
 	s.OpSent = !s.OpSent
 	s.OpFallback = !s.OpFallback
 	s.StopAfterRebuild = !s.StopAfterRebuild
+	s.DeleteFrom = lifecycle.PhaseActive
 	s.PowerSeen = lifecycle.PowerOn
 	s.DeployRequested = !s.DeployRequested
 	s.PortsAllocated = !s.PortsAllocated

@@ -147,6 +147,7 @@ func FullServer(id string) *lifecycle.Server {
 		LaunchedAt:        T0.Add(8 * time.Second),
 		CreateRequestID:   "req-c-" + id,
 		DeleteRequestID:   "req-d-" + id,
+		DeleteFrom:        lifecycle.PhaseStopped,
 		Op: lifecycle.Op{Kind: lifecycle.OpRebuild, RequestID: "req-op-" + id, At: T0.Add(9 * time.Second),
 			RescuePassword: "pw"},
 		OpGen: 3, OpDone: 2, OpSent: true, OpFallback: true, StopAfterRebuild: true, PowerSeen: lifecycle.PowerOff, Held: true,
