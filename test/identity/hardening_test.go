@@ -298,11 +298,18 @@ func TestConnectionCap(t *testing.T) {
 	wait(healthz(dial()), "a request behind idle connections")
 
 	// Two connections busy with a request whose body is still coming.
+	// The server's "100 Continue" says its handler is reading the body:
+	// the request is in flight.
 	for range 2 {
 		c := dial()
-		fmt.Fprintf(c, "POST /v2.1/os-keypairs HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{")
+		fmt.Fprintf(c, "POST /v2.1/os-keypairs HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: 100\r\n\r\n")
+		_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		line, err := bufio.NewReader(c).ReadString('\n')
+		if err != nil || !strings.HasPrefix(line, "HTTP/1.1 100") {
+			t.Fatalf("busy connection: %q, %v (want 100 Continue)", line, err)
+		}
+		_ = c.SetReadDeadline(time.Time{})
 	}
-	time.Sleep(200 * time.Millisecond) // let the server read both headers
 	third := dial()
 	got := healthz(third)
 	select {
