@@ -12,26 +12,28 @@ import (
 )
 
 // serve starts an HTTP server on 127.0.0.1 behind New(max, perClient).
-// Requests to /block wait until release is closed; the header timeout is a
+// Requests to /block wait until release is closed, each first sending on
+// blocked once its handler runs; the header timeout is a
 // minute, so nothing in these tests is rescued by it.
-func serve(t *testing.T, max, perClient int) (addr string, l *Listener, release chan struct{}) {
+func serve(t *testing.T, max, perClient int) (addr string, l *Listener, release chan struct{}, blocked chan struct{}) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	l = New(ln, max, perClient, func(a netip.Addr) bool { return a == netip.MustParseAddr("127.0.0.9") })
-	release = make(chan struct{})
+	release, blocked = make(chan struct{}), make(chan struct{}, 16)
 	srv := &http.Server{ReadHeaderTimeout: time.Minute, ConnState: l.ConnState,
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.URL.Path == "/block" {
+				blocked <- struct{}{}
 				<-release
 			}
 			fmt.Fprint(w, "ok")
 		})}
 	go func() { _ = srv.Serve(l) }()
 	t.Cleanup(func() { _ = srv.Close() })
-	return ln.Addr().String(), l, release
+	return ln.Addr().String(), l, release, blocked
 }
 
 func dialFrom(t *testing.T, src, addr string) net.Conn {
@@ -80,7 +82,7 @@ func within(t *testing.T, got <-chan error, what string) {
 // TestSilentFloodDoesNotStarveRequests: every slot taken by connections
 // that never send a byte, or hold a keep-alive; a request still gets in.
 func TestSilentFloodDoesNotStarveRequests(t *testing.T) {
-	addr, l, _ := serve(t, 8, 0)
+	addr, l, _, _ := serve(t, 8, 0)
 	for i := range 8 {
 		c := dialFrom(t, "127.0.0.1", addr)
 		if i%2 == 0 { // half keep-alives, half silent
@@ -98,12 +100,12 @@ func TestSilentFloodDoesNotStarveRequests(t *testing.T) {
 // TestBusyConnectionsAreKept: connections with a request in flight are
 // never closed for room; the next waits until one ends.
 func TestBusyConnectionsAreKept(t *testing.T) {
-	addr, _, release := serve(t, 2, 0)
+	addr, _, release, blocked := serve(t, 2, 0)
 	var busy []<-chan error
 	for range 2 {
 		busy = append(busy, answered(t, dialFrom(t, "127.0.0.1", addr), "/block"))
 	}
-	time.Sleep(100 * time.Millisecond) // let both requests reach the handler
+	inHandler(t, blocked, 2)
 	third := answered(t, dialFrom(t, "127.0.0.1", addr), "/")
 	select {
 	case err := <-third:
@@ -121,12 +123,12 @@ func TestBusyConnectionsAreKept(t *testing.T) {
 // a new connection of its own is refused when none of its own is idle,
 // while another client is served.
 func TestPerClientLimit(t *testing.T) {
-	addr, l, release := serve(t, 8, 2)
+	addr, l, release, blocked := serve(t, 8, 2)
 	defer close(release)
 	for range 2 {
 		answered(t, dialFrom(t, "127.0.0.2", addr), "/block")
 	}
-	time.Sleep(100 * time.Millisecond)
+	inHandler(t, blocked, 2)
 	if err := get(dialFrom(t, "127.0.0.2", addr), "/"); err == nil {
 		t.Fatal("a third busy-client connection was served past its limit of 2")
 	}
@@ -146,14 +148,26 @@ func TestPerClientLimit(t *testing.T) {
 // TestSharedAddressHasNoClientLimit: a trusted proxy carries many clients;
 // only the global limit applies to it.
 func TestSharedAddressHasNoClientLimit(t *testing.T) {
-	addr, l, release := serve(t, 8, 2)
+	addr, l, release, blocked := serve(t, 8, 2)
 	defer close(release)
 	for range 3 {
 		answered(t, dialFrom(t, "127.0.0.9", addr), "/block")
 	}
-	time.Sleep(100 * time.Millisecond)
+	inHandler(t, blocked, 3)
 	within(t, answered(t, dialFrom(t, "127.0.0.9", addr), "/"), "a fourth request through the proxy")
 	if s := l.Stats(); s.Refused != 0 {
 		t.Errorf("stats %+v, want no refusal", s)
+	}
+}
+
+// inHandler waits until n /block requests are in their handler.
+func inHandler(t *testing.T, blocked <-chan struct{}, n int) {
+	t.Helper()
+	for i := range n {
+		select {
+		case <-blocked:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%d of %d requests reached the handler", i, n)
+		}
 	}
 }
