@@ -162,6 +162,7 @@ func (s *Service) newServer(r *core.Request, c *createRequest, now time.Time, re
 			LaunchIndex:   i,
 			AdminPass:     password,
 			Group:         c.group,
+			Files:         c.files,
 		},
 		Desired:         lifecycle.DesiredActive,
 		Phase:           lifecycle.PhasePending,
