@@ -43,13 +43,7 @@ func TestGophercloud(t *testing.T) {
 	dir := t.TempDir()
 
 	ks := keystonetest.Start(t)
-	vars := map[string]any{"Dir": dir, "Keystone": ks.URL, "Password": keystonetest.Password}
-	cfgPath := filepath.Join(dir, "ingot.yaml")
-	writeTemplate(t, cfgPath, ingotConfig, vars)
-	ingot := startIngot(t, filepath.Join(dir, "ingot.log"), "serve", "--config", cfgPath, "--listen", "127.0.0.1:0")
-	ks.RegisterService(t, "compute", "nova", ingot+"/v2.1")
-	ks.RegisterService(t, "image", "glance", ingot+"/image")
-	ks.RegisterService(t, "network", "neutron", ingot+"/network")
+	ingot := serveBehind(t, ks, dir, map[string]any{"Dir": dir, "Keystone": ks.URL, "Password": keystonetest.Password})
 	ks.RegisterService(t, "volumev3", "cinderv3", ingot+"/volume/v3/%(project_id)s")
 
 	admin := ks.Users["admin"]
