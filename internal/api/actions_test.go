@@ -2,6 +2,8 @@ package api_test
 
 import (
 	"context"
+	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -71,4 +73,53 @@ func TestEventsReadAsNova(t *testing.T) {
 		got[1]["start_time"] != "2026-11-30T01:00:06.000000" {
 		t.Errorf("running attempt %v", got[1])
 	}
+}
+
+// TestActionsPaging: from 2.58 the list pages by limit and marker (a
+// request id; one that names no action is Nova's 400) with a next link on
+// a full page, and filters on updated_at by changes-since (and from 2.66
+// changes-before); other parameters are refused. Before 2.58 the query is
+// ignored.
+func TestActionsPaging(t *testing.T) {
+	f := newFixture(t)
+	id := f.activeServer("pg")
+	f.clock.Advance(time.Hour)
+	f.action(member, id, "2.90", map[string]any{"reboot": map[string]any{"type": "SOFT"}}).want(t, 202)
+	base := "/v2.1/servers/" + id + "/os-instance-actions"
+	get := func(mv, q string) string {
+		t.Helper()
+		var names []string
+		for _, a := range list(t, f.doWith(member, "GET", base+q, mv, nil).want(t, 200).body, "instanceActions") {
+			names = append(names, a.(map[string]any)["action"].(string))
+		}
+		return strings.Join(names, ",")
+	}
+	if got := get("2.57", "?limit=1&foo=1"); got != "reboot,create" {
+		t.Errorf("2.57 ignores the query: %s", got)
+	}
+	r := f.doWith(member, "GET", base+"?limit=1", "2.58", nil).want(t, 200)
+	acts := list(t, r.body, "instanceActions")
+	links, _ := r.body["links"].([]any)
+	if len(acts) != 1 || acts[0].(map[string]any)["action"] != "reboot" || len(links) != 1 {
+		t.Fatalf("limit=1: %s", r.raw)
+	}
+	marker := acts[0].(map[string]any)["request_id"].(string)
+	if href := links[0].(map[string]any)["href"].(string); !strings.Contains(href, "marker="+marker) || !strings.Contains(href, "limit=1") {
+		t.Errorf("next link %s", href)
+	}
+	if got := get("2.58", "?marker="+marker); got != "create" {
+		t.Errorf("after the marker: %s", got)
+	}
+	since := url.QueryEscape(t0.Add(30 * time.Minute).Format(time.RFC3339))
+	if got := get("2.58", "?changes-since="+since); got != "reboot" {
+		t.Errorf("changes-since: %s", got)
+	}
+	if got := get("2.66", "?changes-before="+since); got != "create" {
+		t.Errorf("changes-before: %s", got)
+	}
+	wantMsg(t, f.doWith(member, "GET", base+"?marker="+unknownID, "2.58", nil), 400, "badRequest", "Marker "+unknownID+" could not be found.")
+	for _, q := range []string{"?limit=-1", "?foo=1", "?changes-since=yesterday", "?changes-before=" + since} {
+		f.doWith(member, "GET", base+q, "2.58", nil).novaError(t, 400, "badRequest")
+	}
+	f.doWith(member, "GET", base+"?changes-since="+since+"&changes-before="+url.QueryEscape(t0.Format(time.RFC3339)), "2.66", nil).novaError(t, 400, "badRequest")
 }

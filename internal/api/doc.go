@@ -12,10 +12,10 @@
 //	GET  /v2.1/servers[/detail]                    name, status, image, flavor, limit, marker
 //	GET  /v2.1/servers/{id}                        404 for names, unknown and deleted ids
 //	PUT|DELETE /v2.1/servers/{id}                  update (servers/update.go) / → 204
-//	POST /v2.1/servers/{id}/action                 reboot os-stop os-start rebuild rescue unrescue lock unlock forceDelete (servers/day2.go, servers/rebuild.go)
+//	POST /v2.1/servers/{id}/action                 reboot os-stop os-start rebuild rescue unrescue lock unlock forceDelete (servers/day2.go, servers/rebuild.go); the others as Nova on Ironic (servers/unserved.go)
 //	GET  /v2.1/servers/{id}/os-instance-actions[/{request_id}]   also for deleted servers
 //	GET  /v2.1/flavors[/detail]  /v2.1/flavors/{id or name}[/os-extra_specs[/{key}]]
-//	GET  /v2.1/images[/{id}]  /image/  /image/v2/images[/{id}]                 Glance shapes
+//	GET  /v2.1/images[/{id}]  /image/  /image/v2/images[/{id}]                 Glance shapes; Nova's proxy (also /v2.1/images/detail, ≤2.35) for a compute microversion (lookup/novaimages.go)
 //	GET  /v2.1[/v2.0]/networks[/{id}]  /v2.1[/v2.0]/ports/{id}  /network/  /network/v2.0/…  Neutron shapes
 //	GET  /v2.1/os-networks[/{id}]                  Nova's network proxy, up to 2.35 (lookup/osnetworks.go)
 //	GET|DELETE /v2.1/servers/{id}/os-server-password   always "" (no metadata service; servers/serverpassword.go)

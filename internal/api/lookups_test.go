@@ -240,3 +240,36 @@ func TestServerSubresources(t *testing.T) {
 		t.Errorf("zones detail %v", zones)
 	}
 }
+
+// TestNovaImageProxy: a compute client (one that names a microversion) gets
+// Nova's image proxy until 2.35 — index, detail, show with ACTIVE, minDisk
+// and links — and 404 from 2.36; the CLI's Glance look-ups (no
+// microversion) keep Glance's shapes.
+func TestNovaImageProxy(t *testing.T) {
+	f := newFixture(t)
+	detail := list(t, f.do("GET", "/v2.1/images/detail", "2.35", nil).want(t, 200).body, "images")
+	if len(detail) != 2 {
+		t.Fatalf("detail: %v", detail)
+	}
+	d := detail[0].(map[string]any)
+	if d["id"] != imageID || d["status"] != "ACTIVE" || d["progress"] != 100.0 || d["links"] == nil || d["minRam"] != 0.0 {
+		t.Errorf("detail image %v", d)
+	}
+	if l := list(t, f.do("GET", "/v2.1/images/detail?name=debian-12", "2.1", nil).want(t, 200).body, "images"); len(l) != 1 {
+		t.Errorf("detail by name: %v", l)
+	}
+	idx := list(t, f.do("GET", "/v2.1/images", "2.1", nil).want(t, 200).body, "images")
+	if m := idx[0].(map[string]any); keysOf(m) != "id,links,name" {
+		t.Errorf("index image %v", m)
+	}
+	if img := obj(t, f.do("GET", "/v2.1/images/"+imageID, "2.35", nil).want(t, 200).body, "image"); img["status"] != "ACTIVE" {
+		t.Errorf("show %v", img)
+	}
+	f.do("GET", "/v2.1/images/"+unknownID, "2.35", nil).novaError(t, 404, "itemNotFound")
+	for _, p := range []string{"/v2.1/images", "/v2.1/images/detail", "/v2.1/images/" + imageID} {
+		f.do("GET", p, "2.36", nil).novaError(t, 404, "itemNotFound")
+	}
+	if img := f.do("GET", "/v2.1/images/"+imageID, "", nil).want(t, 200).body; img["status"] != "active" {
+		t.Errorf("Glance's shape without a microversion: %v", img)
+	}
+}

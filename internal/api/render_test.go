@@ -62,6 +62,9 @@ func checkServer(t *testing.T, s map[string]any, id, mv string, detailList bool)
 			t.Errorf("%s = %#v (present %v), want null", k, v, ok)
 		}
 	}
+	if rd, ok := s["OS-EXT-SRV-ATTR:root_device_name"]; minor >= 3 && rd != "/dev/sda" || minor < 3 && ok {
+		t.Errorf("OS-EXT-SRV-ATTR:root_device_name = %#v (present %v)", rd, ok)
+	}
 	if _, ok := s["metadata"].(map[string]any); !ok {
 		t.Errorf("metadata %#v: must always be an object", s["metadata"])
 	}

@@ -403,7 +403,7 @@ func TestListPaging(t *testing.T) {
 func TestServerActions(t *testing.T) {
 	f := newFixture(t)
 	id := f.create("vm1")
-	f.do("POST", "/v2.1/servers/"+id+"/action", "2.90", `{"resize": {"flavorRef": "2"}}`).novaError(t, 400, "badRequest")
+	f.do("POST", "/v2.1/servers/"+id+"/action", "2.90", `{"resize": {"flavorRef": "2"}}`).novaError(t, 409, "conflictingRequest")
 	f.do("POST", "/v2.1/servers/"+id+"/action", "2.90", `{"reboot": {"type": "HARD"}}`).novaError(t, 409, "conflictingRequest")
 	f.do("POST", "/v2.1/servers/"+id+"/action", "2.90", `{}`).novaError(t, 400, "badRequest")
 	f.do("POST", "/v2.1/servers/"+id+"/action", "2.90", `[`).novaError(t, 400, "badRequest")

@@ -4,11 +4,14 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"regexp"
 	"testing"
 	"time"
 
 	"github.com/ingot-dev/ingot/internal/store"
 )
+
+var novaUsecRE = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}$`)
 
 func TestServicesList(t *testing.T) {
 	f, _ := adminFixture(t)
@@ -30,6 +33,10 @@ func TestServicesList(t *testing.T) {
 			}
 			if zone := map[bool]string{true: "nova", false: "internal"}[s["binary"] == "nova-compute"]; s["zone"] != zone {
 				t.Fatalf("%s: zone %v", tc.mv, s)
+			}
+			// Nova's format, no zone: gophercloud parses it with this layout.
+			if at, _ := s["updated_at"].(string); !novaUsecRE.MatchString(at) {
+				t.Fatalf("%s: updated_at %q", tc.mv, at)
 			}
 		}
 	}

@@ -107,6 +107,9 @@ func MetaData(s *lifecycle.Server, seed []byte) map[string]any {
 		}
 		meta["keys"] = []any{map[string]any{"name": name, "type": typ, "data": s.Spec.PublicKey}}
 	}
+	if len(s.Spec.Files) > 0 {
+		meta["files"] = fileEntries(s.Spec.Files)
+	}
 	if seed != nil {
 		meta["random_seed"] = base64.StdEncoding.EncodeToString(seed)
 	}

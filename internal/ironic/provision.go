@@ -53,7 +53,10 @@ func (c *Client) deploy(ctx context.Context, nodeID string, target nodes.TargetP
 		}
 	}
 	opts := nodes.ProvisionStateOpts{Target: target}
-	if req.ConfigDrive != nil {
+	switch {
+	case req.ConfigDriveImage != "":
+		opts.ConfigDrive = req.ConfigDriveImage
+	case req.ConfigDrive != nil:
 		// NOTE: a JSON config drive needs microversion >= 1.56 (docs/ironic.md §6).
 		opts.ConfigDrive = req.ConfigDrive
 	}

@@ -94,6 +94,10 @@ const (
 type DeployRequest struct {
 	InstanceInfo map[string]any
 	ConfigDrive  *ConfigDrive
+	// ConfigDriveImage, when set, is sent instead of ConfigDrive: a
+	// gzipped, base64 ISO 9660 config drive (what Nova's Ironic driver
+	// sends), for what the JSON form cannot carry (injected files).
+	ConfigDriveImage string
 }
 
 // ConfigDrive is the JSON form of a config drive (microversion >= 1.56).

@@ -215,10 +215,21 @@ type Spec struct {
 	// kept only for the config drive, answered once (in the create's or
 	// rebuild's 202), and in no other answer, log or event.
 	AdminPass string `json:"admin_pass,omitempty"`
+	// Files are the personality files (injected files, below 2.57) of the
+	// create or the last rebuild, which the deploy writes into the config
+	// drive as Nova's Ironic driver does.
+	Files []File `json:"files,omitempty"`
 	// Group is the server group the server was created into (the group
 	// scheduler hint), with the group's policy, which never changes, for
 	// the scheduler.
 	Group *GroupRef `json:"group,omitempty"`
+}
+
+// File is a personality file: its path on the machine and its contents,
+// base64 as sent.
+type File struct {
+	Path     string `json:"path"`
+	Contents string `json:"contents"`
 }
 
 // GroupRef names a server's group and its policy.

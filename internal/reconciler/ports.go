@@ -105,11 +105,20 @@ func (r *Reconciler) unbindPort(ctx context.Context, p store.Port) error {
 }
 
 // deployRequest builds instance_info and the config drive from the
-// server's ports as bound at the networking step.
-func (r *Reconciler) deployRequest(ctx context.Context, s *lifecycle.Server) ironic.DeployRequest {
+// server's ports as bound at the networking step; with personality files,
+// the config drive as an ISO image (the JSON form cannot carry them).
+func (r *Reconciler) deployRequest(ctx context.Context, s *lifecycle.Server) (ironic.DeployRequest, error) {
 	seed := make([]byte, configdrive.RandomSeedBytes)
 	if _, err := rand.Read(seed); err != nil {
 		seed = nil
 	}
-	return configdrive.Build(configdrive.Input{Server: s, Ports: r.portsOf(ctx, s), Networks: r.nets, RandomSeed: seed})
+	req := configdrive.Build(configdrive.Input{Server: s, Ports: r.portsOf(ctx, s), Networks: r.nets, RandomSeed: seed})
+	if len(s.Spec.Files) > 0 {
+		img, err := configdrive.Image(ctx, req.ConfigDrive, s.Spec.Files)
+		if err != nil {
+			return req, err
+		}
+		req.ConfigDriveImage = img
+	}
+	return req, nil
 }

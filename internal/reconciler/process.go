@@ -250,7 +250,11 @@ func (r *Reconciler) execute(ctx context.Context, s *lifecycle.Server, a lifecyc
 	case lifecycle.KindNetwork:
 		return r.attachNetworks(ctx, s), nil
 	case lifecycle.KindDeploy:
-		return resultOf(r.ironic.Deploy(ctx, s.NodeID, r.deployRequest(ctx, s))), nil
+		req, err := r.deployRequest(ctx, s)
+		if err != nil {
+			return resultOf(err), nil
+		}
+		return resultOf(r.ironic.Deploy(ctx, s.NodeID, req)), nil
 	case lifecycle.KindUndeploy:
 		return resultOf(r.ironic.Undeploy(ctx, s.NodeID)), nil
 	case lifecycle.KindUnreserve:
@@ -270,7 +274,11 @@ func (r *Reconciler) execute(ctx context.Context, s *lifecycle.Server, a lifecyc
 	case lifecycle.KindPowerOn:
 		return resultOf(r.ironic.SetPowerOn(ctx, s.NodeID)), nil
 	case lifecycle.KindRebuild:
-		return resultOf(r.ironic.Rebuild(ctx, s.NodeID, r.deployRequest(ctx, s))), nil
+		req, err := r.deployRequest(ctx, s)
+		if err != nil {
+			return resultOf(err), nil
+		}
+		return resultOf(r.ironic.Rebuild(ctx, s.NodeID, req)), nil
 	case lifecycle.KindRescue:
 		return resultOf(r.ironic.Rescue(ctx, s.NodeID, s.Op.RescuePassword)), nil
 	case lifecycle.KindUnrescue:

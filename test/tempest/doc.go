@@ -8,4 +8,9 @@
 // Tempest). INGOT_TEMPEST_DIR=DIR keeps the workspace (tempest.conf,
 // accounts.yaml, tempest.log, ingot.log, results.json, summary.txt) there.
 // INGOT_TEMPEST_REGEX overrides the selection.
+//
+// INGOT_GOPHERCLOUD=1 go test -count=1 -timeout 40m -run TestGophercloud ./test/tempest/
+// runs gophercloud's own compute acceptance tests (the go.mod version, from
+// the module cache) the same way, as Keystone's admin, one process a test,
+// against gophercloud-expected-failures.txt.
 package tempest

@@ -116,12 +116,7 @@ func TestTempest(t *testing.T) {
 	vars := map[string]any{"Dir": dir, "Keystone": ks.URL, "Password": keystonetest.Password,
 		"Image": imageRef, "ImageAlt": imageRefAlt, "Flavor": flavorRef, "FlavorAlt": flavorAlt,
 		"Network": network, "BuildTimeout": 120}
-	cfgPath := filepath.Join(dir, "ingot.yaml")
-	writeTemplate(t, cfgPath, ingotConfig, vars)
-	ingot := ingottest.Serve(t, ingottest.Binary(t), cfgPath, ingottest.Options{Log: filepath.Join(dir, "ingot.log")}).API
-	ks.RegisterService(t, "compute", "nova", ingot+"/v2.1")
-	ks.RegisterService(t, "image", "glance", ingot+"/image")
-	ks.RegisterService(t, "network", "neutron", ingot+"/network")
+	serveBehind(t, ks, dir, vars)
 	setup := time.Since(begin)
 
 	// A clean environment for Debian's Python; HOME holds Tempest's
@@ -246,4 +241,17 @@ func mustRun(t *testing.T, dir string, env []string, timeout time.Duration, name
 	if out, err := runCmd(dir, env, timeout, name, args...); err != nil {
 		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
 	}
+}
+
+// serveBehind starts `ingot serve` with ingotConfig in dir and puts it in
+// Keystone's catalogue (compute, image, network); it returns ingot's root URL.
+func serveBehind(t *testing.T, ks *keystonetest.Env, dir string, vars map[string]any) string {
+	t.Helper()
+	cfgPath := filepath.Join(dir, "ingot.yaml")
+	writeTemplate(t, cfgPath, ingotConfig, vars)
+	ingot := ingottest.Serve(t, ingottest.Binary(t), cfgPath, ingottest.Options{Log: filepath.Join(dir, "ingot.log")}).API
+	ks.RegisterService(t, "compute", "nova", ingot+"/v2.1")
+	ks.RegisterService(t, "image", "glance", ingot+"/image")
+	ks.RegisterService(t, "network", "neutron", ingot+"/network")
+	return ingot
 }

@@ -55,7 +55,7 @@ func serviceStatus(sv store.Service) string {
 func (s *Service) serviceView(r *core.Request, sv store.Service, z Zones) serviceView {
 	v := serviceView{ID: serviceID(r, sv), Binary: sv.Binary, Host: sv.Host, Zone: z.of(sv),
 		Status: serviceStatus(sv), State: map[bool]string{true: "up", false: "down"}[s.serviceUp(sv)],
-		UpdatedAt: core.FormatTime(sv.UpdatedAt), DisabledReason: sv.DisabledReason}
+		UpdatedAt: sv.UpdatedAt.UTC().Format(core.NovaUsecTime), DisabledReason: sv.DisabledReason}
 	if r.MV.AtLeast(mvForcedDown) {
 		v.ForcedDown = &sv.ForcedDown
 	}

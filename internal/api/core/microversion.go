@@ -74,3 +74,12 @@ func setVersionHeaders(h http.Header, v Version) {
 	h.Add("Vary", "OpenStack-API-Version")
 	h.Add("Vary", "X-OpenStack-Nova-API-Version")
 }
+
+// RequestedVersion is the compute microversion the request names, and
+// whether it names one (routes that serve other services' shapes too tell
+// a compute client by it).
+func RequestedVersion(h http.Header) (Version, bool, error) {
+	s := headerVersion(h)
+	v, err := parseVersion(s)
+	return v, s != "", err
+}

@@ -16,10 +16,10 @@ import (
 // os-quota-class-sets: a class's limits over the configured defaults. Only
 // the "default" class counts: its limits are the defaults every project
 // gets (defaultLimits), under the project's own overrides. Other classes
-// are stored and shown, as Nova's, and apply to nobody. The limits of what
-// ingot does not have (fixed and floating IPs, security groups, personality
-// files) are stored and shown for the class too, so a client that sets
-// every member reads them back, and they limit nothing.
+// are stored and shown, as Nova's, and apply to nobody. The network proxy
+// limits (fixed and floating IPs, security groups) are stored and shown for
+// the class too, so a client that sets every member reads them back, and
+// they limit nothing.
 
 func (s *Service) ClassRoutes() {
 	s.Compute("GET /v2.1/os-quota-class-sets/{id}", s.showQuotaClass)
@@ -54,7 +54,7 @@ func quotaClassKeys(mv core.Version) []string {
 		keys = append(keys, "fixed_ips", "floating_ips", "security_groups", "security_group_rules")
 	}
 	if !mv.AtLeast(mvNoPersonality) {
-		keys = append(keys, "injected_files", "injected_file_content_bytes", "injected_file_path_bytes")
+		keys = append(keys, ResInjectedFiles, ResInjectedFileContentBytes, ResInjectedFilePathBytes)
 	}
 	return keys
 }
@@ -78,10 +78,7 @@ func (s *Service) quotaClassSet(r *core.Request, class string, withID bool) (map
 		out["id"] = class
 	}
 	for _, k := range quotaClassKeys(r.MV) {
-		v, fixed := fixedQuota(k)
-		if !fixed {
-			v = s.Cfg.Quotas.Get(k)
-		}
+		v := limitOf(s.Cfg.Quotas, k)
 		if sv, ok := stored[k]; ok {
 			v = sv
 		}

@@ -39,9 +39,8 @@ func (s *Service) ProjectLimits(r *core.Request, project string) (store.Limits, 
 	return out, nil
 }
 
-// quotaKeys are the members of a quota set at mv, ingot's own resources
-// first; those ingot has nothing of (files, Nova networks) show their
-// fixed values.
+// quotaKeys are the members of a quota set at mv, as Nova's filters: the
+// network proxy ones until 2.35, the personality ones until 2.56.
 func quotaKeys(mv core.Version) []string {
 	keys := []string{store.ResInstances, store.ResCores, store.ResRAM, store.ResKeyPairs, store.ResMetadataItems,
 		"server_groups", "server_group_members"}
@@ -49,21 +48,44 @@ func quotaKeys(mv core.Version) []string {
 		keys = append(keys, "fixed_ips", "floating_ips", "security_groups", "security_group_rules")
 	}
 	if !mv.AtLeast(mvNoPersonality) {
-		keys = append(keys, "injected_files", "injected_file_content_bytes", "injected_file_path_bytes")
+		keys = append(keys, ResInjectedFiles, ResInjectedFileContentBytes, ResInjectedFilePathBytes)
 	}
 	return keys
 }
 
-// fixedQuota is the value shown for a resource ingot does not have:
-// personality files are refused (0), the others are not limited.
-func fixedQuota(res string) (int, bool) {
-	switch res {
-	case "injected_files", "injected_file_content_bytes", "injected_file_path_bytes":
-		return 0, true
-	case "fixed_ips", "floating_ips", "security_groups", "security_group_rules":
-		return store.Unlimited, true
+// The personality (injected file) quotas, shown until 2.56.
+const (
+	ResInjectedFiles            = "injected_files"
+	ResInjectedFileContentBytes = "injected_file_content_bytes"
+	ResInjectedFilePathBytes    = "injected_file_path_bytes"
+)
+
+// limitOf is res's limit in l, or Nova's default for it: the personality
+// quotas' (5 files, 10240 bytes each, paths of 255), otherwise unlimited
+// (the network proxy quotas, stored and shown as Nova does, limit nothing).
+func limitOf(l store.Limits, res string) int {
+	if v, ok := l[res]; ok {
+		return v
 	}
-	return 0, false
+	switch res {
+	case ResInjectedFiles:
+		return 5
+	case ResInjectedFileContentBytes:
+		return 10240
+	case ResInjectedFilePathBytes:
+		return 255
+	}
+	return store.Unlimited
+}
+
+// PersonalityLimits are project's limits on injected files: how many, the
+// bytes of each, the bytes of each path.
+func (s *Service) PersonalityLimits(r *core.Request, project string) (files, content, path int, err error) {
+	l, err := s.ProjectLimits(r, project)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	return limitOf(l, ResInjectedFiles), limitOf(l, ResInjectedFileContentBytes), limitOf(l, ResInjectedFilePathBytes), nil
 }
 
 // quotaSetBody wraps a quota set: a map, as its members are the
@@ -100,10 +122,7 @@ func (s *Service) quotaSet(r *core.Request, project string, limits store.Limits,
 		}
 	}
 	for _, res := range keys {
-		lim, fixed := fixedQuota(res)
-		if !fixed {
-			lim = limits.Get(res)
-		}
+		lim := limitOf(limits, res)
 		if u == nil {
 			out[res] = lim
 			continue
@@ -207,15 +226,6 @@ func (s *Service) UpdateQuotas(w http.ResponseWriter, r *core.Request) error {
 		if !settable[k] && !(strings.HasPrefix(k, store.ClassPrefix) && len(k) > len(store.ClassPrefix) && len(k) <= 255) {
 			return core.BadRequest("Invalid input for field/attribute quota_set. Additional properties are not allowed ('%s' was unexpected).", k)
 		}
-		// Nova ignores the nova-network quotas (≤2.35) it still accepts;
-		// ingot ignores the personality ones (≤2.56) too, as it refuses
-		// personality files whatever the limit. Both keep their fixed values.
-		if _, fixed := fixedQuota(k); fixed {
-			if _, err := quotaLimitValue(k, fields[k]); err != nil {
-				return err
-			}
-			continue
-		}
 		v, err := quotaLimitValue(k, fields[k])
 		if err != nil {
 			return err
@@ -295,7 +305,7 @@ func (s *Service) Limits(w http.ResponseWriter, r *core.Request) error {
 		abs["maxImageMeta"] = 128
 	}
 	if !r.MV.AtLeast(mvNoPersonality) {
-		abs["maxPersonality"], abs["maxPersonalitySize"] = 0, 0
+		abs["maxPersonality"], abs["maxPersonalitySize"] = limitOf(lim, ResInjectedFiles), limitOf(lim, ResInjectedFileContentBytes)
 	}
 	core.WriteJSON(w, http.StatusOK, newLimitsBody(abs))
 	return nil

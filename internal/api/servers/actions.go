@@ -103,8 +103,14 @@ func (s *Service) actionView(r *core.Request, a store.ActionRecord, events []lif
 	return v
 }
 
+// ListActions answers GET /servers/{id}/os-instance-actions, newest first;
+// from 2.58 a page of it (actionsQuery).
 func (s *Service) ListActions(w http.ResponseWriter, r *core.Request) error {
 	sv, err := s.anyServer(r, r.PathValue("id"), policy.ActionsList)
+	if err != nil {
+		return err
+	}
+	q, err := parseActionsQuery(r)
 	if err != nil {
 		return err
 	}
@@ -112,7 +118,7 @@ func (s *Service) ListActions(w http.ResponseWriter, r *core.Request) error {
 	if err != nil {
 		return fmt.Errorf("actions of %s: %w", sv.ID, err)
 	}
-	out := make([]actionView, 0, len(actions))
+	views := make([]actionView, 0, len(actions))
 	for _, a := range actions {
 		// message and updated_at (2.58) need the events; a server has two
 		// actions at most.
@@ -120,9 +126,17 @@ func (s *Service) ListActions(w http.ResponseWriter, r *core.Request) error {
 		if err != nil {
 			return fmt.Errorf("events of %s/%s: %w", sv.ID, a.RequestID, err)
 		}
-		out = append(out, s.actionView(r, a, events))
+		views = append(views, s.actionView(r, a, events))
 	}
-	core.WriteJSON(w, http.StatusOK, actionsBody{InstanceActions: out})
+	if !q.paged {
+		core.WriteJSON(w, http.StatusOK, actionsBody{InstanceActions: views})
+		return nil
+	}
+	out, err := q.page(views)
+	if err != nil {
+		return err
+	}
+	core.WriteJSON(w, http.StatusOK, actionsBody{InstanceActions: out, Links: actionLinks(r, out, q.limit)})
 	return nil
 }
 

@@ -100,6 +100,7 @@ type serverVolumeAttachment struct {
 
 type actionsBody struct {
 	InstanceActions []actionView `json:"instanceActions"`
+	Links           []core.Link  `json:"links,omitempty"` // 2.58, a full page
 }
 
 type actionBody struct {

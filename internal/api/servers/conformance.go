@@ -15,6 +15,7 @@ import (
 func (s *Service) ConformanceRoutes() {
 	s.Compute("GET /v2.1/servers/{id}/ips/{network}", s.serverIPsOn)
 	s.Compute("GET /v2.1/os-migrations", s.listMigrations)
+	s.Compute("POST /v2.1/servers/{id}/remote-consoles", s.createRemoteConsole) // unserved.go
 	s.Public("GET /v2", s.LegacyVersionDoc)
 	s.Public("GET /v2/{$}", s.LegacyVersionDoc)
 }

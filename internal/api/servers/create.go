@@ -41,6 +41,7 @@ type createRequest struct {
 	diskConfig             string // OS-DCF:diskConfig as asked ("" if not)
 	multi                  multiCreate
 	group                  *lifecycle.GroupRef // the group scheduler hint (servergroups.go)
+	files                  []lifecycle.File    // personality (below 2.57)
 }
 
 // Fields of the server object that ingot accepts only in the form it would
@@ -94,7 +95,9 @@ func (s *Service) parseCreate(r *core.Request) (*createRequest, error) {
 		case "block_device_mapping_v2", "block_device_mapping": // resolveBoot
 		case "tags", "description": // parseCreateExtras
 		case "personality":
-			return nil, core.BadRequest("Personality files are not supported; use user_data.")
+			if r.MV.AtLeast(mvRebuildUserData) {
+				return nil, core.BadRequest("Invalid input for field/attribute server. Additional properties are not allowed ('%s' was unexpected).", k)
+			}
 		default:
 			ok, known := fixedServerFields[k]
 			if !known {
@@ -168,6 +171,11 @@ func (s *Service) parseCreate(r *core.Request) (*createRequest, error) {
 			return nil, fmt.Errorf("keypair %s: %w", c.keyName, err)
 		}
 		c.publicKey, c.keyType = kp.PublicKey, kp.Type
+	}
+	if v, ok := fields["personality"]; ok {
+		if c.files, err = s.parsePersonality(r, r.Ident.ProjectID, v); err != nil {
+			return nil, err
+		}
 	}
 	if err := parseCreateExtras(r, fields, c); err != nil {
 		return nil, err

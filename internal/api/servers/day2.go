@@ -41,8 +41,8 @@ var serverActions = map[string]actionFunc{
 }
 
 // ServerAction answers POST /servers/{id}/action: exactly one action
-// member; an action ingot does not serve (resize, createImage, …) is a 400
-// that says so rather than a 404.
+// member; an action ingot does not serve (resize, createImage, …) is
+// answered as Nova in front of Ironic does (unserved.go).
 func (s *Service) ServerAction(w http.ResponseWriter, r *core.Request) error {
 	body, err := core.ReadJSONObject(r.Request)
 	if err != nil {
@@ -54,12 +54,7 @@ func (s *Service) ServerAction(w http.ResponseWriter, r *core.Request) error {
 	for name, raw := range body {
 		act, ok := serverActions[name]
 		if !ok {
-			// As Nova, a server that is not there (or not the caller's) is
-			// a 404 whatever the action.
-			if _, err := s.visibleServer(r, r.PathValue("id"), policy.ServersShow); err != nil {
-				return err
-			}
-			return core.BadRequest("The server action %q is not supported by ingot.", name)
+			return s.unservedAction(r, name, raw) // unserved.go
 		}
 		return act(s, w, r, raw)
 	}

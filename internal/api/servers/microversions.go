@@ -5,6 +5,7 @@ package servers
 const (
 	mvExtendedAttrs        = 3  // 2.3: reservation_id and the other extended attributes; delete_on_termination in volumes_attached
 	mvIP6Filter            = 5  // 2.5: the ip6 filter for everyone
+	mvRemoteConsoles       = 6  // 2.6: POST /servers/{id}/remote-consoles
 	mvLocked               = 9  // 2.9: locked in the server body
 	mvGroupOwner           = 13 // 2.13: project_id and user_id of a server group
 	mvSoftAffinity         = 15 // 2.15: the soft-affinity and soft-anti-affinity policies

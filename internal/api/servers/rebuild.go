@@ -36,6 +36,9 @@ type rebuildRequest struct {
 	setIPv4, setIPv6       bool
 	diskConfig             string // OS-DCF:diskConfig, when setDiskConfig
 	setDiskConfig          bool
+	// personality is the body's personality member (below 2.57), read
+	// once the server's project is known.
+	personality json.RawMessage
 }
 
 // novaHostnameRE is Nova's hostname of 2.90 (parameter_types.hostname).
@@ -66,10 +69,8 @@ func (s *Service) parseRebuild(r *core.Request, raw json.RawMessage) (*rebuildRe
 		}
 	}
 	// What ingot cannot keep is refused unless it is empty (as at create).
-	for _, k := range []string{"personality", "trusted_image_certificates"} {
-		if v, ok := fields[k]; ok && !core.EmptyValue(v) {
-			return nil, core.BadRequest("Invalid input for field/attribute %s. Value: %s. ingot does not support this value.", k, v)
-		}
+	if v, ok := fields["trusted_image_certificates"]; ok && !core.EmptyValue(v) {
+		return nil, core.BadRequest("Invalid input for field/attribute %s. Value: %s. ingot does not support this value.", "trusted_image_certificates", v)
 	}
 	dc, setDC, err := parseDiskConfig(fields)
 	if err != nil {
@@ -85,7 +86,7 @@ func (s *Service) parseRebuild(r *core.Request, raw json.RawMessage) (*rebuildRe
 	if !core.IsUUID(ref) {
 		return nil, core.BadRequest("Invalid input for field/attribute imageRef. Value: %s. It is not a 'uuid'.", ref)
 	}
-	rb := &rebuildRequest{diskConfig: dc, setDiskConfig: setDC}
+	rb := &rebuildRequest{diskConfig: dc, setDiskConfig: setDC, personality: fields["personality"]}
 	img, ok := s.Cfg.Catalog.Image(ref)
 	if !ok {
 		return nil, core.BadRequest("Cannot find image for rebuild")
@@ -233,6 +234,14 @@ func (s *Service) rebuild(w http.ResponseWriter, r *core.Request, raw json.RawMe
 			return core.Forbidden("Maximum number of metadata items exceeds %d", lim)
 		}
 	}
+	// As Nova, the rebuilt server has the rebuild's files, none if it
+	// names none.
+	var files []lifecycle.File
+	if rb.personality != nil {
+		if files, err = s.parsePersonality(r, sv.ProjectID, rb.personality); err != nil {
+			return err
+		}
+	}
 	if !rb.passwordGiven && !s.Cfg.DisableInstancePassword {
 		rb.password = generatePassword()
 	}
@@ -251,6 +260,7 @@ func (s *Service) rebuild(w http.ResponseWriter, r *core.Request, raw json.RawMe
 		if rb.userData != nil {
 			spec.UserData = *rb.userData
 		}
+		spec.Files = files
 		if rb.keyName != nil {
 			spec.KeyName, spec.PublicKey, spec.KeyType = *rb.keyName, publicKey, keyType
 		}

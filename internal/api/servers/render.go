@@ -214,6 +214,9 @@ func (rd *renderer) server(sv *lifecycle.Server, ports []store.Port) *serverView
 	return v
 }
 
+// rootDeviceName is what Nova shows for an Ironic server's root device.
+const rootDeviceName = "/dev/sda"
+
 // versioned adds the members that only some microversions carry; the
 // OS-EXT-SRV-ATTR ones only for admins (from 2.90 everyone sees the hostname).
 func (rd *renderer) versioned(v *serverView, sv *lifecycle.Server, admin bool) {
@@ -231,6 +234,12 @@ func (rd *renderer) versioned(v *serverView, sv *lifecycle.Server, admin bool) {
 		v.Hostname = hostnameOf(sv) // what the node's config drive gets
 		v.KernelID, v.RamdiskID = "", ""
 		v.RootDevice = core.JSONNull
+		if sv.NodeID != "" || !sv.LaunchedAt.IsZero() {
+			// Nova's compute manager names the root device once the build
+			// reaches the host; the Ironic driver does not, so Nova's
+			// default (compute utils get_next_device_name) applies.
+			v.RootDevice = rootDeviceName
+		}
 		v.UserData = core.OrNull(sv.Spec.UserData)
 	}
 	if mv.AtLeast(mvLocked) {

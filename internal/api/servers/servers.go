@@ -162,6 +162,7 @@ func (s *Service) newServer(r *core.Request, c *createRequest, now time.Time, re
 			LaunchIndex:   i,
 			AdminPass:     password,
 			Group:         c.group,
+			Files:         c.files,
 		},
 		Desired:         lifecycle.DesiredActive,
 		Phase:           lifecycle.PhasePending,
@@ -326,9 +327,15 @@ func nextLinks(r *core.Request, list []*lifecycle.Server, limit int) []core.Link
 	if len(list) == 0 || len(list) < limit {
 		return nil
 	}
+	return nextLink(r, limit, list[len(list)-1].ID)
+}
+
+// nextLink is the request's URL with limit and marker set, as Nova's
+// _get_next_link.
+func nextLink(r *core.Request, limit int, marker string) []core.Link {
 	q := r.URL.Query()
 	q.Set("limit", strconv.Itoa(limit))
-	q.Set("marker", list[len(list)-1].ID)
+	q.Set("marker", marker)
 	u := url.URL{Path: r.URL.Path, RawQuery: q.Encode()}
 	return []core.Link{{Rel: "next", Href: core.BaseURL(r.Request) + u.String()}}
 }
