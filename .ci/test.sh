@@ -2,8 +2,8 @@
 # The whole test run, as `make test` and CI (.ci/run) run it: installs what
 # is missing (Debian's packages, idempotent), checks gofmt and go vet, runs
 # every suite on SQLite with the real services, reruns the store-sensitive
-# suites on PostgreSQL beside Tempest's compute API tests (they share no
-# state), and fuzzes the request parsers.
+# suites on PostgreSQL beside Tempest's and gophercloud's compute API suites
+# (they share no state), and fuzzes the request parsers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
@@ -35,7 +35,7 @@ step "tests (INGOT_TEST_IRONIC=1 go test -count=1 -timeout 25m ./...)"
 export INGOT_TEST_IRONIC=1
 go test -count=1 -timeout 25m ./...
 
-step "side by side: the scenario catalogue and the kill -9 cases on PostgreSQL; Tempest's compute API tests"
+step "side by side: the scenario catalogue and the kill -9 cases on PostgreSQL; Tempest's compute API tests; gophercloud's compute acceptance tests"
 logs=$(mktemp -d)
 (
 	INGOT_TEST_STORE=postgres go test -count=1 -timeout 15m ./test/scenario &&
@@ -45,10 +45,14 @@ pg=$!
 # pipefail (set above) makes the step's status go test's, not tail's.
 (INGOT_TEMPEST=1 go test -count=1 -timeout 20m -v -run '^TestTempest$' ./test/tempest/ 2>&1 | grep -v '^=== RUN' | tail -n 200) >"$logs/tempest.log" 2>&1 &
 tempest=$!
+(INGOT_GOPHERCLOUD=1 go test -count=1 -timeout 20m -v -run '^TestGophercloud$' ./test/tempest/ 2>&1 | grep -v '^=== RUN' | tail -n 80) >"$logs/gophercloud.log" 2>&1 &
+gopher=$!
 pg_status=0; wait "$pg" || pg_status=$?
 tempest_status=0; wait "$tempest" || tempest_status=$?
+gopher_status=0; wait "$gopher" || gopher_status=$?
 echo "-- PostgreSQL (exit $pg_status)"; cat "$logs/postgres.log"
 echo "-- Tempest (exit $tempest_status)"; cat "$logs/tempest.log"
+echo "-- gophercloud's compute acceptance tests (exit $gopher_status)"; cat "$logs/gophercloud.log"
 
 step "fuzzing the request parsers (20 s per target)"
 for target in FuzzCreateServer FuzzServerAction FuzzListQuery FuzzMicroversion; do
@@ -58,3 +62,4 @@ done
 step "done"
 if [ "$pg_status" -ne 0 ]; then echo "the PostgreSQL reruns failed (see above)"; exit "$pg_status"; fi
 if [ "$tempest_status" -ne 0 ]; then echo "Tempest's compute API tests failed (see above)"; exit "$tempest_status"; fi
+if [ "$gopher_status" -ne 0 ]; then echo "gophercloud's compute acceptance tests failed (see above)"; exit "$gopher_status"; fi
