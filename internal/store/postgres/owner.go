@@ -73,8 +73,8 @@ func AcquireOwner(ctx context.Context, dsn, host string) (*Owner, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	var got bool
-	if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock($1)", ownerLock).Scan(&got); err != nil {
+	got, err := tryOwnerLock(ctx, conn, ownerLock)
+	if err != nil {
 		conn.Close(context.Background())
 		return nil, fmt.Errorf("postgres: owner lock: %w", err)
 	}
@@ -99,6 +99,30 @@ func AcquireOwner(ctx context.Context, dsn, host string) (*Owner, error) {
 	o.lost, o.stop, o.done = make(chan struct{}), make(chan struct{}), make(chan struct{})
 	go o.watch()
 	return o, nil
+}
+
+// ownerRetry is how long a held owner lock is tried again before the
+// holder is named: the session of a process that has just ended (killed,
+// or stopped a moment ago) keeps the lock until its backend has noticed
+// the closed connection, which takes a moment on a loaded server.
+const ownerRetry = 3 * time.Second
+
+func tryOwnerLock(ctx context.Context, conn *pgx.Conn, key int64) (bool, error) {
+	deadline := time.Now().Add(ownerRetry)
+	for {
+		var got bool
+		if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock($1)", key).Scan(&got); err != nil || got {
+			return got, err
+		}
+		if time.Now().After(deadline) {
+			return false, nil
+		}
+		select {
+		case <-ctx.Done():
+			return false, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // watch closes lost when the owner's session stops answering.
@@ -154,7 +178,13 @@ func (o *Owner) Release() error {
 		<-o.done
 		o.mu.Lock()
 		defer o.mu.Unlock()
-		err = o.conn.Close(context.Background())
+		// Unlock before closing: Close does not wait for the backend to
+		// end, so the lock would outlive this process for a moment and a
+		// restarted ingot could find it still held.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_, _ = o.conn.Exec(ctx, "SELECT pg_advisory_unlock_all()")
+		err = o.conn.Close(ctx)
 	})
 	return err
 }

@@ -275,3 +275,38 @@ func mustURLPath(t *testing.T, dsn string) string {
 	}
 	return u.Path
 }
+
+// TestOwnerHandover: a released owner lock is free at once (Release
+// unlocks before it closes), and a lock whose holder lets go within
+// ownerRetry is taken rather than refused — the session of a process that
+// has just ended keeps it until its backend notices (test/crash restarts
+// ingot right after a stop or a kill).
+func TestOwnerHandover(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	for i := range 20 {
+		o, err := AcquireOwner(t.Context(), dsn, "h")
+		if err != nil {
+			t.Fatalf("acquire %d right after a release: %v", i, err)
+		}
+		if err := o.Release(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hold, err := pgx.Connect(t.Context(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hold.Close(context.Background())
+	if _, err := hold.Exec(t.Context(), "SELECT pg_advisory_lock($1)", ownerKey("h")); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		time.Sleep(ownerRetry / 3) // the holder lets go while the next one retries
+		_, _ = hold.Exec(context.Background(), "SELECT pg_advisory_unlock_all()")
+	}()
+	o, err := AcquireOwner(t.Context(), dsn, "h")
+	if err != nil {
+		t.Fatalf("acquire while the holder lets go: %v", err)
+	}
+	o.Release()
+}
