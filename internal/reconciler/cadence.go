@@ -136,7 +136,13 @@ func plan(w watchSet) (lists map[string][]string, singles []string) {
 }
 
 // Cadence returns the pause before the next tick, from the watch set.
+// While Ironic's notifications are received (SetNotified) there are no
+// fast ticks: a notification wakes the server's item at once, and the
+// full tick every poll interval is the resync that catches a lost one.
 func (r *Reconciler) Cadence() time.Duration {
+	if r.notified.Load() {
+		return r.cfg.Interval
+	}
 	r.mu.Lock()
 	lists, singles := plan(r.watch)
 	n := len(r.watch)

@@ -106,6 +106,11 @@ type Reconciler struct {
 	hooks  Hooks
 
 	kick chan struct{}
+	q    *queue // the work items (queue.go)
+	// async: under Run a tick leaves a step still in flight at its budget's
+	// end to finish on its own (queue.go); Tick alone waits for every one.
+	async    atomic.Bool
+	notified atomic.Bool // Ironic's notifications are being received (SetNotified)
 	// leases, when set, divides the servers among replicas (lease.go):
 	// only the servers of held shards are looked at, every write carries
 	// the lease's fence, and every Ironic change is checked against it.
@@ -173,7 +178,7 @@ func New(d Deps, cfg Config) *Reconciler {
 	r := &Reconciler{
 		store: d.Store, ironic: d.Ironic, sched: d.Scheduler, ipam: d.IPAM, nets: d.Networks, clock: d.Clock, log: d.Logger,
 		cfg: cfg, hooks: d.Hooks, kick: make(chan struct{}, 1), ironicDown: map[string]bool{},
-		watch: watchSet{},
+		watch: watchSet{}, q: newQueue(cfg.Workers),
 	}
 	if d.Leases != nil {
 		r.leases = d.Leases
@@ -194,6 +199,12 @@ func (r *Reconciler) Kick() {
 // Run ticks until ctx ends: a full tick every Interval and at once after a
 // Kick, fast ticks between them at the Cadence while servers wait on Ironic.
 func (r *Reconciler) Run(ctx context.Context) error {
+	r.async.Store(true)
+	defer r.async.Store(false)
+	qctx, stop := context.WithCancel(ctx)
+	queued := make(chan struct{})
+	go func() { defer close(queued); r.runQueue(qctx) }()
+	defer func() { stop(); <-queued }()
 	full := true
 	var lastFull time.Time
 	var fastTook time.Duration // length of the last fast tick
@@ -247,7 +258,7 @@ func (r *Reconciler) Run(ctx context.Context) error {
 					continue
 				}
 				full = true
-				if d := r.cfg.FastInterval - time.Since(lastFull); d > 0 {
+				if d := r.kickSpacing() - time.Since(lastFull); d > 0 {
 					t.Reset(d)
 					continue
 				}
@@ -313,6 +324,7 @@ func (r *Reconciler) Tick(ctx context.Context) (TickStats, error) {
 		r.lastDrift = start
 	}
 	servers = r.owned(servers)
+	r.q.noteNodes(servers)
 	r.countReleasing(servers)
 	stats := TickStats{Servers: len(servers)}
 	if len(servers) == 0 {
@@ -355,30 +367,85 @@ func (r *Reconciler) Tick(ctx context.Context) (TickStats, error) {
 }
 
 // dispatch runs the expensive steps of servers, in order, on the workers
-// until the budget's deadline; it returns the servers it did not reach.
+// until the budget's deadline; it returns the servers it did not reach. A
+// server busy elsewhere (its work item, or a step left in flight by the
+// last tick) is passed by: it is being looked at. Under Run, dispatch
+// returns at the deadline even if steps are still in flight: they go on
+// (up to StepsPerTick, then as a work item due at once), holding their
+// server and slot. Otherwise it waits for them, and they stop at the
+// first step boundary past the deadline.
 func (r *Reconciler) dispatch(ctx context.Context, servers []*lifecycle.Server, b *bulk, deadline time.Time) []*lifecycle.Server {
-	jobs := make(chan *lifecycle.Server)
 	var wg sync.WaitGroup
-	for range min(r.cfg.Workers, len(servers)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for s := range jobs {
-				r.process(ctx, s, b, deadline)
-			}
-		}()
+	async := r.async.Load()
+	var over <-chan time.Time // the budget's end, for a wait under Run
+	if async {
+		t := time.NewTimer(max(deadline.Sub(r.clock.Now()), 0) + r.cfg.Interval/10)
+		defer t.Stop()
+		over = t.C
 	}
 	sent := 0
+send:
 	for _, s := range servers {
 		if ctx.Err() != nil || r.overBudget(deadline) {
 			break
 		}
-		jobs <- s
+		if !r.q.acquire(s.ID) {
+			sent++
+			continue
+		}
+		select {
+		case r.q.slots <- struct{}{}:
+		case <-over:
+			r.q.release(s.ID)
+			over = nil // spent: dispatch returns now
+			break send
+		case <-ctx.Done():
+			r.q.release(s.ID)
+			break send
+		}
 		sent++
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-r.q.slots }()
+			defer r.q.release(s.ID)
+			if !async {
+				r.process(ctx, s, b, deadline)
+				return
+			}
+			// Under Run a started server is not stopped at the budget's
+			// end (the tick does not wait for it): it goes on to its
+			// next step at once.
+			if r.process(ctx, s, b, time.Time{}) {
+				r.Wake(s.ID)
+			}
+		}()
 	}
-	close(jobs)
-	wg.Wait()
+	if !async {
+		wg.Wait()
+		return servers[sent:]
+	}
+	if over == nil {
+		return servers[sent:]
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-over:
+	case <-ctx.Done():
+	}
 	return servers[sent:]
+}
+
+// kickSpacing is the least time between two full ticks asked for by kicks:
+// the fast interval, but at most the default fast interval while
+// notifications are received (the fast interval may then be long).
+func (r *Reconciler) kickSpacing() time.Duration {
+	if r.notified.Load() {
+		return min(r.cfg.FastInterval, DefaultFastInterval)
+	}
+	return r.cfg.FastInterval
 }
 
 func (r *Reconciler) report(start time.Time, stats TickStats) {
