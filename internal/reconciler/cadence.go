@@ -79,6 +79,13 @@ func (r *Reconciler) saw(s *lifecycle.Server, v lifecycle.NodeView, observed boo
 	}
 	if !lifecycle.WaitsOnIronic(s) {
 		delete(r.watch, s.ID)
+		if s.NeedsWork() && r.notified.Load() && r.async.Load() {
+			// No notification will come for it (a retry, a wait for a
+			// node): its item is due again after the poll interval, as
+			// the full ticks look at it, but no later than 2 s however
+			// long the poll interval is made while notifications flow.
+			r.q.at(s.ID, r.clock.Now().Add(min(r.cfg.Interval, novaPoll)))
+		}
 		return
 	}
 	if !observed {
