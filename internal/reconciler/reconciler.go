@@ -344,7 +344,7 @@ func (r *Reconciler) Tick(ctx context.Context) (TickStats, error) {
 	r.mu.Unlock()
 	deadline := start.Add(r.budget(r.cfg.Interval))
 	r.decaySteps()
-	rest := r.dispatch(ctx, servers, view, deadline)
+	rest, busy := r.dispatch(ctx, servers, view, deadline)
 	stats.Carried = len(rest)
 	r.mu.Lock()
 	r.carried = len(rest)
@@ -352,7 +352,12 @@ func (r *Reconciler) Tick(ctx context.Context) (TickStats, error) {
 	r.cursor = ""
 	if len(rest) > 0 {
 		r.cursor = rest[0].ID
-		r.glanceAll(ctx, rest, view)
+	}
+	// The servers busy elsewhere get the cheap look too: a delete or a
+	// deadline is recorded within the interval whatever holds them (their
+	// own step then meets the new version and decides again).
+	if glance := append(rest, busy...); len(glance) > 0 {
+		r.glanceAll(ctx, glance, view)
 	}
 	r.watchFrom(servers)
 
@@ -367,14 +372,15 @@ func (r *Reconciler) Tick(ctx context.Context) (TickStats, error) {
 }
 
 // dispatch runs the expensive steps of servers, in order, on the workers
-// until the budget's deadline; it returns the servers it did not reach. A
+// until the budget's deadline; it returns the servers it did not reach,
+// and those it passed by as busy. A
 // server busy elsewhere (its work item, or a step left in flight by the
 // last tick) is passed by: it is being looked at. Under Run, dispatch
 // returns at the deadline even if steps are still in flight: they go on
 // (up to StepsPerTick, then as a work item due at once), holding their
 // server and slot. Otherwise it waits for them, and they stop at the
 // first step boundary past the deadline.
-func (r *Reconciler) dispatch(ctx context.Context, servers []*lifecycle.Server, b *bulk, deadline time.Time) []*lifecycle.Server {
+func (r *Reconciler) dispatch(ctx context.Context, servers []*lifecycle.Server, b *bulk, deadline time.Time) (rest, busy []*lifecycle.Server) {
 	var wg sync.WaitGroup
 	async := r.async.Load()
 	var over <-chan time.Time // the budget's end, for a wait under Run
@@ -391,6 +397,7 @@ send:
 		}
 		if !r.q.acquire(s.ID) {
 			sent++
+			busy = append(busy, s)
 			continue
 		}
 		select {
@@ -423,10 +430,10 @@ send:
 	}
 	if !async {
 		wg.Wait()
-		return servers[sent:]
+		return servers[sent:], busy
 	}
 	if over == nil {
-		return servers[sent:]
+		return servers[sent:], busy
 	}
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
@@ -435,7 +442,7 @@ send:
 	case <-over:
 	case <-ctx.Done():
 	}
-	return servers[sent:]
+	return servers[sent:], busy
 }
 
 // kickSpacing is the least time between two full ticks asked for by kicks:
