@@ -2,7 +2,9 @@
 // every server that needs work, takes one bulk view of Ironic, asks
 // lifecycle.Decide for each server's next action, carries the actions out
 // with bounded concurrency (one at a time per server) and records each
-// outcome before the next step.
+// outcome before the next step. Between ticks, per-server work items
+// (queue.go) take a server on at once when a notification or its own
+// progress says it has something to do.
 package reconciler
 
 import (
@@ -110,6 +112,7 @@ type Reconciler struct {
 	// async: under Run a tick leaves a step still in flight at its budget's
 	// end to finish on its own (queue.go); Tick alone waits for every one.
 	async    atomic.Bool
+	inflight sync.WaitGroup // steps a tick left running; Run waits for them
 	notified atomic.Bool // Ironic's notifications are being received (SetNotified)
 	// leases, when set, divides the servers among replicas (lease.go):
 	// only the servers of held shards are looked at, every write carries
@@ -204,7 +207,9 @@ func (r *Reconciler) Run(ctx context.Context) error {
 	qctx, stop := context.WithCancel(ctx)
 	queued := make(chan struct{})
 	go func() { defer close(queued); r.runQueue(qctx) }()
-	defer func() { stop(); <-queued }()
+	// Run returns only once every step it started has ended (Serve then
+	// releases the leases and closes the store).
+	defer func() { stop(); <-queued; r.inflight.Wait() }()
 	full := true
 	var lastFull time.Time
 	var fastTook time.Duration // length of the last fast tick
@@ -412,7 +417,9 @@ send:
 		}
 		sent++
 		wg.Add(1)
+		r.inflight.Add(1)
 		go func() {
+			defer r.inflight.Done()
 			defer wg.Done()
 			defer func() { <-r.q.slots }()
 			defer r.q.release(s.ID)
