@@ -145,6 +145,92 @@ func (q *queue) noteSaved(before, next *lifecycle.Server) {
 	}
 }
 
+// dispatch runs the expensive steps of servers, in order, on the workers
+// until the budget's deadline; it returns the servers it did not reach,
+// and those it passed by as busy. A
+// server busy elsewhere (its work item, or a step left in flight by the
+// last tick) is passed by: it is being looked at. Under Run, dispatch
+// returns at the deadline even if steps are still in flight: they go on
+// (up to StepsPerTick, then as a work item due at once), holding their
+// server and slot. Otherwise it waits for them, and they stop at the
+// first step boundary past the deadline.
+func (r *Reconciler) dispatch(ctx context.Context, servers []*lifecycle.Server, b *bulk, deadline time.Time) (rest, busy []*lifecycle.Server) {
+	var wg sync.WaitGroup
+	async := r.async.Load()
+	var over <-chan time.Time // the budget's end, for a wait under Run
+	if async {
+		t := time.NewTimer(max(deadline.Sub(r.clock.Now()), 0) + r.cfg.Interval/10)
+		defer t.Stop()
+		over = t.C
+	}
+	sent := 0
+send:
+	for _, s := range servers {
+		if ctx.Err() != nil || r.overBudget(deadline) {
+			break
+		}
+		if !r.q.acquire(s.ID) {
+			sent++
+			busy = append(busy, s)
+			continue
+		}
+		select {
+		case r.q.slots <- struct{}{}:
+		case <-over:
+			r.q.release(s.ID)
+			over = nil // spent: dispatch returns now
+			break send
+		case <-ctx.Done():
+			r.q.release(s.ID)
+			break send
+		}
+		sent++
+		wg.Add(1)
+		r.inflight.Add(1)
+		go func() {
+			defer r.inflight.Done()
+			defer wg.Done()
+			defer func() { <-r.q.slots }()
+			defer r.q.release(s.ID)
+			if !async {
+				r.process(ctx, s, b, deadline)
+				return
+			}
+			// Under Run a started server is not stopped at the budget's
+			// end (the tick does not wait for it): it goes on to its
+			// next step at once.
+			if r.process(ctx, s, b, time.Time{}) {
+				r.Wake(s.ID)
+			}
+		}()
+	}
+	if !async {
+		wg.Wait()
+		return servers[sent:], busy
+	}
+	if over == nil {
+		return servers[sent:], busy
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-over:
+	case <-ctx.Done():
+	}
+	return servers[sent:], busy
+}
+
+// kickSpacing is the least time between two full ticks asked for by kicks:
+// the fast interval, but at most the default fast interval while
+// notifications are received (the fast interval may then be long).
+func (r *Reconciler) kickSpacing() time.Duration {
+	if r.notified.Load() {
+		return min(r.cfg.FastInterval, DefaultFastInterval)
+	}
+	return r.cfg.FastInterval
+}
+
 // Wake makes the server's item due now. Never blocks; a server this
 // replica does not hold (or that needs no work) is dropped when its item
 // is taken.
