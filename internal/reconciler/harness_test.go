@@ -23,6 +23,7 @@ import (
 	"github.com/ingot-dev/ingot/internal/network"
 	"github.com/ingot-dev/ingot/internal/reconciler"
 	"github.com/ingot-dev/ingot/internal/scheduler"
+	"github.com/ingot-dev/ingot/internal/store"
 	"github.com/ingot-dev/ingot/internal/store/sqlite"
 )
 
@@ -109,20 +110,27 @@ func newRig(t *testing.T, nodes int, cost time.Duration, cfg reconciler.Config) 
 // create accepts n builds, ids in creation order (sortable: s000, s001 …).
 func (r *rig) create(n int) []string {
 	r.t.Helper()
-	now := r.clk.Now()
+	ids := createBuilds(r.t, r.st, r.nets[0].ID, "8000", r.n, n, r.clk.Now())
+	r.n += n
+	return ids
+}
+
+// createBuilds records n builds on network netID, their ids numbered from
+// first under the id group group (one per harness, so they never meet).
+func createBuilds(t *testing.T, st store.Store, netID, group string, first, n int, now time.Time) []string {
+	t.Helper()
 	var ids []string
-	for range n {
-		id := fmt.Sprintf("00000000-0000-4000-8000-%012d", r.n)
-		r.n++
+	for i := range n {
+		id := fmt.Sprintf("00000000-0000-4000-%s-%012d", group, first+i)
 		s := &lifecycle.Server{
 			ID: id, Name: id[len(id)-4:], ProjectID: "p", UserID: "u",
 			Spec: lifecycle.Spec{FlavorID: "f", ImageID: "i", ResourceClass: "bm", ImageSource: "http://images/debian.qcow2",
-				RootGB: 10, Networks: []string{r.nets[0].ID}},
+				RootGB: 10, Networks: []string{netID}},
 			Desired: lifecycle.DesiredActive, Phase: lifecycle.PhasePending,
 			CreatedAt: now, UpdatedAt: now, PhaseSince: now, Deadline: now.Add(time.Hour), CreateRequestID: "req-" + id,
 		}
-		if err := r.st.CreateServer(context.Background(), s); err != nil {
-			r.t.Fatal(err)
+		if err := st.CreateServer(context.Background(), s); err != nil {
+			t.Fatal(err)
 		}
 		ids = append(ids, id)
 	}

@@ -2,7 +2,6 @@ package reconciler_test
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"net/http/httptest"
 	"net/netip"
@@ -62,23 +61,8 @@ func newLive(t *testing.T, nodes int, cfg reconciler.Config) *live {
 
 func (l *live) create(n int) []string {
 	l.t.Helper()
-	now := time.Now()
-	var ids []string
-	for range n {
-		id := fmt.Sprintf("00000000-0000-4000-9000-%012d", l.n)
-		l.n++
-		s := &lifecycle.Server{
-			ID: id, Name: id[len(id)-4:], ProjectID: "p", UserID: "u",
-			Spec: lifecycle.Spec{FlavorID: "f", ImageID: "i", ResourceClass: "bm", ImageSource: "http://images/debian.qcow2",
-				RootGB: 10, Networks: []string{l.nets[0].ID}},
-			Desired: lifecycle.DesiredActive, Phase: lifecycle.PhasePending,
-			CreatedAt: now, UpdatedAt: now, PhaseSince: now, Deadline: now.Add(time.Hour), CreateRequestID: "req-" + id,
-		}
-		if err := l.st.CreateServer(context.Background(), s); err != nil {
-			l.t.Fatal(err)
-		}
-		ids = append(ids, id)
-	}
+	ids := createBuilds(l.t, l.st, l.nets[0].ID, "9000", l.n, n, time.Now())
+	l.n += n
 	l.rec.Kick()
 	return ids
 }
