@@ -190,16 +190,10 @@ func (p *proc) run(port int) error {
 
 // stop: SIGTERM to the group (uwsgi --die-on-term), SIGKILL after termGrace.
 func (p *proc) stop() {
-	if p.cmd == nil || testproc.Exited(p.done) {
+	if p.cmd == nil {
 		return
 	}
-	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(termGrace):
-		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-		<-p.done
-	}
+	testproc.StopGroup(p.cmd.Process.Pid, p.done, termGrace)
 }
 
 func copyDir(src, dst string) error {

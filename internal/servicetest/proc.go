@@ -111,16 +111,10 @@ func run(c Command) (*Proc, error) {
 
 // Stop: SIGTERM to the group, SIGKILL after termGrace. Idempotent.
 func (p *Proc) Stop() {
-	if p.cmd == nil || testproc.Exited(p.done) {
+	if p.cmd == nil {
 		return
 	}
-	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(termGrace):
-		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-		<-p.done
-	}
+	testproc.StopGroup(p.cmd.Process.Pid, p.done, termGrace)
 }
 
 // RSS sums the resident memory of the service's process group (Linux /proc)

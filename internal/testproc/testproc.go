@@ -14,6 +14,8 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"syscall"
+	"time"
 )
 
 var (
@@ -120,4 +122,20 @@ func CallWith(hc *http.Client, token, method, url string, body, out any, headers
 		return json.Unmarshal(raw, out)
 	}
 	return nil
+}
+
+// StopGroup ends the process group of pid: SIGTERM, then SIGKILL once
+// grace has passed; it returns when done (closed at the process's exit)
+// is. Idempotent once done is closed.
+func StopGroup(pid int, done <-chan struct{}, grace time.Duration) {
+	if Exited(done) {
+		return
+	}
+	_ = syscall.Kill(-pid, syscall.SIGTERM)
+	select {
+	case <-done:
+	case <-time.After(grace):
+		_ = syscall.Kill(-pid, syscall.SIGKILL)
+		<-done
+	}
 }
