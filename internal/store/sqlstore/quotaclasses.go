@@ -12,17 +12,11 @@ func (st *Store) QuotaClass(ctx context.Context, class string) (store.Limits, er
 	if err != nil {
 		return nil, st.errorf("quota class %s: %w", class, err)
 	}
-	defer rows.Close()
-	out := store.Limits{}
-	for rows.Next() {
-		var res string
-		var lim int
-		if err := rows.Scan(&res, &lim); err != nil {
-			return nil, st.errorf("quota class %s: %w", class, err)
-		}
-		out[res] = lim
+	out, err := scanLimits(rows)
+	if err != nil {
+		return nil, st.errorf("quota class %s: %w", class, err)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // SetQuotaClass implements store.QuotaClasses.

@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
 
 	"github.com/ingot-dev/ingot/internal/lifecycle"
 	"github.com/ingot-dev/ingot/internal/store"
@@ -51,13 +52,22 @@ func (st *Store) overrides(ctx context.Context, q Tx, projectID string) (store.L
 	if err != nil {
 		return nil, st.errorf("quotas of %s: %w", projectID, err)
 	}
+	out, err := scanLimits(rows)
+	if err != nil {
+		return nil, st.errorf("quotas of %s: %w", projectID, err)
+	}
+	return out, nil
+}
+
+// scanLimits reads (resource, hard_limit) rows and closes them.
+func scanLimits(rows *sql.Rows) (store.Limits, error) {
 	defer rows.Close()
 	out := store.Limits{}
 	for rows.Next() {
 		var res string
 		var lim int
 		if err := rows.Scan(&res, &lim); err != nil {
-			return nil, st.errorf("quotas of %s: %w", projectID, err)
+			return nil, err
 		}
 		out[res] = lim
 	}
