@@ -139,8 +139,14 @@ func (r *Reconciler) fenced(ctx context.Context, id string) (context.Context, bo
 	if !ok {
 		return ctx, false
 	}
+	if loaded, ok := ctx.Value(loadEpochsKey{}).(map[int]int64); ok && loaded[f.Shard] != f.Epoch {
+		return ctx, false // read under another epoch (or none): the next tick reads it again
+	}
 	return store.WithFence(ctx, f), true
 }
+
+// loadEpochsKey carries a tick's Keeper.Epochs, taken before its reads.
+type loadEpochsKey struct{}
 
 // leaseHeld reports whether ctx's fence is still valid with margin.
 func (r *Reconciler) leaseHeld(ctx context.Context) bool {

@@ -348,3 +348,18 @@ func (k *Keeper) Status() LeaseStatus {
 	slices.SortFunc(st.Held, func(a, b HeldLease) int { return a.Shard - b.Shard })
 	return st
 }
+
+// Epochs is the epoch of every lease held now, by shard: a tick takes it
+// before it reads its servers, so that a record read under one epoch is
+// never acted on under a later one (a replica paused between its read and
+// its step, and given the shard back meanwhile, would act on a stale
+// record with a fresh fence).
+func (k *Keeper) Epochs() map[int]int64 {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	out := make(map[int]int64, len(k.held))
+	for sh, h := range k.held {
+		out[sh] = h.epoch
+	}
+	return out
+}

@@ -291,6 +291,9 @@ func (r *Reconciler) Tick(ctx context.Context) (TickStats, error) {
 			r.log.Warn("lease renewal failed", "err", err)
 		}
 	}
+	if r.leases != nil {
+		ctx = context.WithValue(ctx, loadEpochsKey{}, r.leases.Epochs())
+	}
 	servers, err := r.loadWork(ctx)
 	if err != nil {
 		return TickStats{}, err
