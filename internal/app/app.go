@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/ingot-dev/ingot/internal/api"
+	"github.com/ingot-dev/ingot/internal/api/core"
 	"github.com/ingot-dev/ingot/internal/auth"
 	"github.com/ingot-dev/ingot/internal/clock"
 	"github.com/ingot-dev/ingot/internal/config"
@@ -132,11 +133,22 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 		return nil, err
 	}
 	nets := cfg.NetworkList()
+	nb, nc, err := networkBackend(cfg, ident, st, opts)
+	if err != nil {
+		a.Close()
+		return nil, err
+	}
+	var ports reconciler.Ports
+	var neutronAPI core.Neutron
+	if nb != nil {
+		// The configured networks are the embedded IPAM's.
+		nets, ports, neutronAPI = nil, nb, nc
+	}
 	sched := scheduler.New(ic, opts.Clock, scheduler.Options{Logger: opts.Logger, Networks: nets,
 		Schedulable: schedulable(st), GroupMembers: st.GroupMembers, Background: true,
 		OnRefresh: func() { a.Reconciler.Kick() }})
 	a.Reconciler = reconciler.New(reconciler.Deps{
-		Store: st, Ironic: ic, Scheduler: sched, IPAM: network.NewIPAM(st, nets), Networks: nets, Clock: opts.Clock, Logger: opts.Logger,
+		Store: st, Ironic: ic, Scheduler: sched, IPAM: network.NewIPAM(st, nets), Networks: nets, Ports: ports, Clock: opts.Clock, Logger: opts.Logger,
 		Hooks:  reconciler.Hooks{Tick: tee(a.Metrics.Tick, opts.Tick, true), FastTick: tee(a.Metrics.FastTick, opts.Tick, false), Transition: a.Metrics.Transition, PastDue: a.Metrics.PastDue, Step: opts.Step},
 		Leases: a.Leases,
 	}, reconciler.Config{
@@ -157,7 +169,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	cat.Flavors = nil // seeded above
 	hosts := allowedHosts(cfg)
 	a.Handler = api.New(api.Config{
-		Store: st, Catalog: cat, Networks: nets, Clock: opts.Clock, BuildTimeout: cfg.BuildTimeout,
+		Store: st, Catalog: cat, Networks: nets, Neutron: neutronAPI, Clock: opts.Clock, BuildTimeout: cfg.BuildTimeout,
 		Kick: a.kick, Nodes: ic.ListNodes, Logger: opts.Logger, Metrics: a.Metrics.Handler(),
 		RescueInterface: ic.NodeRescueInterface, DisableInstancePassword: !cfg.API.EnableInstancePassword,
 		Auth: ident.authn, AuthURL: ident.authURL, Policy: ident.policy, Quotas: QuotaLimits(cfg),

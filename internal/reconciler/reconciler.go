@@ -98,8 +98,7 @@ type Reconciler struct {
 	store  store.Store
 	ironic Ironic
 	sched  Scheduler
-	ipam   IPAM
-	nets   network.Networks
+	ports  Ports
 	clock  clock.Clock
 	log    *slog.Logger
 	cfg    Config
@@ -132,9 +131,12 @@ type Deps struct {
 	Scheduler Scheduler
 	IPAM      IPAM
 	Networks  network.Networks // for network_data.json and physical networks
-	Clock     clock.Clock
-	Logger    *slog.Logger
-	Hooks     Hooks
+	// Ports, when set, is the network backend in place of IPAM and
+	// Networks (Neutron: internal/neutronports).
+	Ports  Ports
+	Clock  clock.Clock
+	Logger *slog.Logger
+	Hooks  Hooks
 	// Leases shares the servers with other replicas (nil: this one acts on
 	// every server, unfenced).
 	Leases *Keeper
@@ -171,9 +173,12 @@ func New(d Deps, cfg Config) *Reconciler {
 		d.Logger = slog.New(slog.DiscardHandler)
 	}
 	r := &Reconciler{
-		store: d.Store, ironic: d.Ironic, sched: d.Scheduler, ipam: d.IPAM, nets: d.Networks, clock: d.Clock, log: d.Logger,
+		store: d.Store, ironic: d.Ironic, sched: d.Scheduler, ports: d.Ports, clock: d.Clock, log: d.Logger,
 		cfg: cfg, hooks: d.Hooks, kick: make(chan struct{}, 1), ironicDown: map[string]bool{},
 		watch: watchSet{},
+	}
+	if r.ports == nil {
+		r.ports = embeddedPorts{ipam: d.IPAM, nets: d.Networks}
 	}
 	if d.Leases != nil {
 		r.leases = d.Leases

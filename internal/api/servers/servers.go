@@ -144,6 +144,8 @@ func (s *Service) newServer(r *core.Request, c *createRequest, now time.Time, re
 			ImageChecksum: c.image.Checksum,
 			RootGB:        c.flavor.DiskGB,
 			Networks:      c.networks,
+			FixedIPs:      c.fixedIPs,
+			UserPorts:     c.userPorts,
 			Metadata:      c.metadata,
 			UserData:      c.userData,
 			Hostname:      c.hostname,
