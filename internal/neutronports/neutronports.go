@@ -38,7 +38,6 @@ type Neutron interface {
 	EnsurePort(ctx context.Context, spec neutron.PortSpec) (neutron.Port, bool, error)
 	ListPorts(ctx context.Context, f neutron.PortFilter) ([]neutron.Port, error)
 	ClaimPort(ctx context.Context, id, serverID, deviceOwner string) (neutron.Port, error)
-	UnbindPort(ctx context.Context, id string) (neutron.Port, error)
 	ReleasePort(ctx context.Context, id string) error
 	DeletePort(ctx context.Context, id string) error
 	GetNetwork(ctx context.Context, id string) (neutron.Network, error)
@@ -159,20 +158,6 @@ func refused(err error) error {
 	}
 	if errors.Is(err, neutron.ErrNoMoreAddresses) {
 		return fmt.Errorf("%w: %w", network.ErrPoolExhausted, err)
-	}
-	return err
-}
-
-// Detached clears the binding to the node the VIF left (Nova unbinds a
-// port when its instance moves), so the next node's Ironic may set its own
-// MAC. A port about to be deleted is left for Free.
-func (b *Backend) Detached(ctx context.Context, s *lifecycle.Server, p store.Port) error {
-	if p.NeutronID == "" || s.Desired == lifecycle.DesiredDeleted {
-		return nil
-	}
-	_, err := b.nc.UnbindPort(ctx, p.NeutronID)
-	if errors.Is(err, neutron.ErrPortNotFound) {
-		return nil
 	}
 	return err
 }

@@ -96,6 +96,10 @@ type rigOptions struct {
 	nodes int
 	// wrap, when set, stands between the backend and the store.
 	wrap func(store.Store) store.Store
+	// steps bounds the steps of a server per tick (default the loop's).
+	steps int
+	// step hears every step point of the loop.
+	step func(point string)
 }
 
 func newRig(t *testing.T, o rigOptions) *rig {
@@ -132,8 +136,9 @@ func newRig(t *testing.T, o rigOptions) *rig {
 	}
 	r.rec = reconciler.New(reconciler.Deps{
 		Store: st, Ironic: ic, Scheduler: scheduler.New(ic, r.clk, scheduler.Options{}),
-		Ports: neutronports.New(backendStore, r.nc, neutronports.Options{}), Clock: r.clk, Logger: slog.New(slog.DiscardHandler),
-	}, reconciler.Config{Workers: 1, Interval: 2 * time.Second})
+		Ports: neutronports.New(backendStore, r.nc, neutronports.Options{Step: o.step}), Clock: r.clk, Logger: slog.New(slog.DiscardHandler),
+		Hooks: reconciler.Hooks{Step: o.step},
+	}, reconciler.Config{Workers: 1, Interval: 2 * time.Second, StepsPerTick: o.steps})
 	return r
 }
 

@@ -17,11 +17,9 @@ type Ports interface {
 	// found again on a retry. Errors wrap network.ErrPoolExhausted or
 	// network.ErrRefused when the network will not give the port.
 	Allocate(ctx context.Context, s *lifecycle.Server, networkID string) (store.Port, error)
-	// Detached is told that the port's VIF left its node (a reschedule or
-	// a teardown), so that a binding to that node is cleared. Idempotent.
-	Detached(ctx context.Context, s *lifecycle.Server, p store.Port) error
 	// Free deletes the port (or releases a user's own one) and its row.
-	// Idempotent; a port already gone is freed.
+	// Idempotent; a port already gone is freed. Every release (delete,
+	// reschedule, ERROR) frees the ports once the node is let go.
 	Free(ctx context.Context, p store.Port) error
 	// Networks describes the networks of ports for network_data.json and
 	// their physical networks (for the choice of Ironic port).
@@ -38,8 +36,6 @@ type embeddedPorts struct {
 func (e embeddedPorts) Allocate(ctx context.Context, s *lifecycle.Server, networkID string) (store.Port, error) {
 	return e.ipam.Allocate(ctx, s.ID, networkID)
 }
-
-func (embeddedPorts) Detached(context.Context, *lifecycle.Server, store.Port) error { return nil }
 
 func (e embeddedPorts) Free(ctx context.Context, p store.Port) error { return e.ipam.Free(ctx, p.ID) }
 

@@ -299,9 +299,6 @@ func (r *Reconciler) unreserve(ctx context.Context, s *lifecycle.Server, removeI
 		if err := r.ironic.DetachVIF(ctx, s.NodeID, p.VIF()); err != nil && !errors.Is(err, ironic.ErrNotFound) {
 			return resultOf(err)
 		}
-		if err := r.ports.Detached(ctx, s, p); err != nil {
-			return resultOf(err)
-		}
 		if err := r.unbindPort(ctx, p); err != nil {
 			return resultOf(err)
 		}
