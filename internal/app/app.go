@@ -27,6 +27,7 @@ import (
 	"github.com/ingot-dev/ingot/internal/lifecycle"
 	"github.com/ingot-dev/ingot/internal/metrics"
 	"github.com/ingot-dev/ingot/internal/network"
+	"github.com/ingot-dev/ingot/internal/neutronports"
 	"github.com/ingot-dev/ingot/internal/reconciler"
 	"github.com/ingot-dev/ingot/internal/scheduler"
 	"github.com/ingot-dev/ingot/internal/store"
@@ -140,9 +141,11 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	}
 	var ports reconciler.Ports
 	var neutronAPI core.Neutron
+	var netNames core.NetworkNames
 	if nb != nil {
 		// The configured networks are the embedded IPAM's.
 		nets, ports, neutronAPI = nil, nb, nc
+		netNames = neutronports.NewNames(nc, 0, opts.Clock.Now)
 	}
 	sched := scheduler.New(ic, opts.Clock, scheduler.Options{Logger: opts.Logger, Networks: nets,
 		Schedulable: schedulable(st), GroupMembers: st.GroupMembers, Background: true,
@@ -169,7 +172,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	cat.Flavors = nil // seeded above
 	hosts := allowedHosts(cfg)
 	a.Handler = api.New(api.Config{
-		Store: st, Catalog: cat, Networks: nets, Neutron: neutronAPI, Clock: opts.Clock, BuildTimeout: cfg.BuildTimeout,
+		Store: st, Catalog: cat, Networks: nets, Neutron: neutronAPI, NetworkNames: netNames, Clock: opts.Clock, BuildTimeout: cfg.BuildTimeout,
 		Kick: a.kick, Nodes: ic.ListNodes, Logger: opts.Logger, Metrics: a.Metrics.Handler(),
 		RescueInterface: ic.NodeRescueInterface, DisableInstancePassword: !cfg.API.EnableInstancePassword,
 		Auth: ident.authn, AuthURL: ident.authURL, Policy: ident.policy, Quotas: QuotaLimits(cfg),

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/netip"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -38,6 +39,8 @@ func TestBuildOnRealNeutron(t *testing.T) {
 		w.waitStatus(t, id, "ACTIVE", 180*time.Second)
 	}
 	t.Logf("three servers ACTIVE %s after create (load-dependent)", time.Since(start).Round(time.Second))
+	calls := w.neutronCalls(t)
+	t.Logf("Neutron calls for three builds (API checks included), with ingot's token (ingot's own and Ironic's reads, which carry the caller's token): %v; with Ironic's service user: %v", calls["ingot"], calls["ironic"])
 
 	for _, id := range []string{plain, withPort, withIP} {
 		rows, err := w.app.Store.Ports(context.Background(), id)
@@ -69,19 +72,57 @@ func TestBuildOnRealNeutron(t *testing.T) {
 			t.Logf("cloud-init network config:\n%s", cfg)
 		}
 	}
+	// Nova's answers for what Neutron refuses.
+	w.refused(t, http.StatusConflict, []map[string]string{{"port": mine}})
+	w.refused(t, http.StatusBadRequest, []map[string]string{{"uuid": "6d2c5f7e-0b1a-4c3d-9e8f-7a6b5c4d3e2f"}})
+	if msg := w.refused(t, http.StatusBadRequest, []map[string]string{{"uuid": w.net, "fixed_ip": "192.0.2.77"}}); !strings.Contains(msg, "already in use") {
+		t.Errorf("fixed IP in use: %s", msg)
+	}
+
+	// The server body's addresses and os-interface come from Neutron.
+	var body struct {
+		Server struct {
+			Addresses map[string][]map[string]any `json:"addresses"`
+		} `json:"server"`
+	}
+	w.call(t, "GET", "/v2.1/servers/"+withIP, nil, &body)
+	if a := body.Server.Addresses["tenant"]; len(a) != 1 || a[0]["addr"] != "192.0.2.77" {
+		t.Errorf("addresses of the fixed-IP server: %v, want tenant: 192.0.2.77", body.Server.Addresses)
+	}
+	var ifaces struct {
+		Interfaces []struct {
+			PortID   string `json:"port_id"`
+			NetID    string `json:"net_id"`
+			MACAddr  string `json:"mac_addr"`
+			FixedIPs []struct {
+				SubnetID  string `json:"subnet_id"`
+				IPAddress string `json:"ip_address"`
+			} `json:"fixed_ips"`
+		} `json:"interfaceAttachments"`
+	}
+	w.call(t, "GET", "/v2.1/servers/"+withPort+"/os-interface", nil, &ifaces)
+	if f := ifaces.Interfaces; len(f) != 1 || f[0].PortID != mine || f[0].NetID != w.net || len(f[0].FixedIPs) != 1 ||
+		f[0].FixedIPs[0].SubnetID != w.subnet {
+		t.Errorf("os-interface of the own-port server: %+v, want port %s on %s, subnet %s", f, mine, w.net, w.subnet)
+	}
+
 	if got := w.neutron.PortCount(t, ""); got != before+3 {
 		t.Errorf("ports while active: %d, want %d (before %d, one of them the user's)", got, before+3, before)
 	}
 
 	for _, id := range []string{plain, withPort, withIP} {
-		w.call(t, "DELETE", "/v2.1/servers/"+id, nil, nil, http.StatusNoContent)
+		w.call(t, "DELETE", "/v2.1/servers/"+id, nil, nil)
 	}
 	for _, id := range []string{plain, withPort, withIP} {
 		w.waitGone(t, id, 120*time.Second)
 	}
-	if got := w.neutron.PortCount(t, ""); got != before+1 {
-		t.Errorf("ports after the deletes: %d, want %d (before, and the user's port)", got, before+1)
+	after := w.neutron.PortCount(t, "")
+	t.Logf("Neutron ports: %d before, %d with the user's port made, %d after the deletes", before, before+1, after)
+	if after != before+1 {
+		t.Errorf("ports after the deletes: %d, want %d (before, and the user's port)", after, before+1)
 	}
+	all := w.neutronCalls(t)
+	t.Logf("Neutron calls, builds and deletes, with ingot's token: %v; with Ironic's: %v", all["ingot"], all["ironic"])
 	p := w.adminPort(t, mine)
 	if p["device_id"] != "" || p["device_owner"] != "" || p["binding:host_id"] != "" {
 		t.Errorf("the user's port after delete: device_id %v owner %v host %v; want released",
@@ -98,7 +139,7 @@ func TestRealNeutronFaults(t *testing.T) {
 
 	early := w.create(t, "early-delete", []map[string]string{{"uuid": w.net}})
 	w.waitPhase(t, early, "networking", 60*time.Second)
-	w.call(t, "DELETE", "/v2.1/servers/"+early, nil, nil, http.StatusNoContent)
+	w.call(t, "DELETE", "/v2.1/servers/"+early, nil, nil)
 	w.waitGone(t, early, 120*time.Second)
 	if got := w.neutron.PortCount(t, ""); got != before {
 		t.Errorf("ports after a delete during networking: %d, want %d", got, before)
@@ -115,10 +156,12 @@ func TestRealNeutronFaults(t *testing.T) {
 	if got := w.neutron.PortCount(t, ""); got != before+1 {
 		t.Errorf("ports after the reschedule: %d, want %d (the first node's port gone)", got, before+1)
 	}
-	w.call(t, "DELETE", "/v2.1/servers/"+moved, nil, nil, http.StatusNoContent)
+	w.call(t, "DELETE", "/v2.1/servers/"+moved, nil, nil)
 	w.waitGone(t, moved, 120*time.Second)
-	if got := w.neutron.PortCount(t, ""); got != before {
-		t.Errorf("ports after the delete: %d, want %d", got, before)
+	after := w.neutron.PortCount(t, "")
+	t.Logf("Neutron ports: %d before the fault scenarios, %d after", before, after)
+	if after != before {
+		t.Errorf("ports after the delete: %d, want %d", after, before)
 	}
 }
 

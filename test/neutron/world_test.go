@@ -1,10 +1,15 @@
 package neutron
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -29,6 +34,7 @@ type world struct {
 	app     *app.App
 	url     string
 	net     string
+	subnet  string
 	project string // member-a's
 	member  string // member-a's token
 	hc      *http.Client
@@ -42,7 +48,7 @@ func startWorld(t *testing.T, nodes int, edit ...func(*ironictest.RealOptions)) 
 	ks := keystonetest.Start(t)
 	n := neutrontest.Start(t, ks)
 	tenant := n.CreateNetwork(t, neutrontest.NetworkOptions{Name: "tenant", Shared: true})
-	n.CreateSubnet(t, neutrontest.SubnetOptions{NetworkID: tenant.ID, CIDR: "192.0.2.0/24", Gateway: "192.0.2.1",
+	subnet := n.CreateSubnet(t, neutrontest.SubnetOptions{NetworkID: tenant.ID, CIDR: "192.0.2.0/24", Gateway: "192.0.2.1",
 		DNS: []string{"192.0.2.53"}, HostRoutes: []neutrontest.Route{{Destination: "198.51.100.0/24", NextHop: "192.0.2.254"}}})
 	ro := ironictest.RealOptions{
 		Keystone: &ironictest.Keystone{AuthURL: ks.URL, Username: "ingot", Password: keystonetest.Password, ProjectName: "service"},
@@ -86,18 +92,42 @@ func startWorld(t *testing.T, nodes int, edit ...func(*ironictest.RealOptions)) 
 		}
 		a.Close()
 	})
-	return &world{ks: ks, neutron: n, ironic: ir, app: a, url: "http://" + ln.Addr().String(), net: tenant.ID,
+	return &world{ks: ks, neutron: n, ironic: ir, app: a, url: "http://" + ln.Addr().String(), net: tenant.ID, subnet: subnet,
 		project: ks.Users["member-a"].ProjectID, member: ks.Token(t, "member-a"), hc: &http.Client{Timeout: 60 * time.Second}}
 }
 
-// call is one API call as member-a; want is the status expected.
-func (w *world) call(t *testing.T, method, path string, body, out any, want int) {
+// call is one API call as member-a that must succeed.
+func (w *world) call(t *testing.T, method, path string, body, out any) {
 	t.Helper()
 	err := testproc.CallWith(w.hc, w.member, method, w.url+path, body, out,
 		map[string]string{"X-OpenStack-Nova-API-Version": "2.90"})
-	if want/100 == 2 && err != nil {
+	if err != nil {
 		t.Fatalf("%s %s: %v", method, path, err)
 	}
+}
+
+// refused asks for a server that must be refused with status; it returns
+// the answer's text.
+func (w *world) refused(t *testing.T, status int, networks []map[string]string) string {
+	t.Helper()
+	raw, _ := json.Marshal(map[string]any{"server": map[string]any{"name": "refused", "flavorRef": "1",
+		"imageRef": w.app.Config.Images[0].ID, "networks": networks}})
+	req, err := http.NewRequest("POST", w.url+"/v2.1/servers", bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("X-Auth-Token", w.member)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := w.hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != status {
+		t.Errorf("create with networks %v: %d %s, want %d", networks, resp.StatusCode, body, status)
+	}
+	return string(body)
 }
 
 // create asks for a server and returns its id.
@@ -107,7 +137,7 @@ func (w *world) create(t *testing.T, name string, networks []map[string]string) 
 		Server struct{ ID string } `json:"server"`
 	}
 	w.call(t, "POST", "/v2.1/servers", map[string]any{"server": map[string]any{"name": name, "flavorRef": "1",
-		"imageRef": w.app.Config.Images[0].ID, "networks": networks}}, &out, http.StatusAccepted)
+		"imageRef": w.app.Config.Images[0].ID, "networks": networks}}, &out)
 	return out.Server.ID
 }
 
@@ -130,7 +160,7 @@ func (w *world) waitStatus(t *testing.T, id, status string, timeout time.Duratio
 				Fault  map[string]any `json:"fault"`
 			} `json:"server"`
 		}
-		w.call(t, "GET", "/v2.1/servers/"+id, nil, &out, http.StatusOK)
+		w.call(t, "GET", "/v2.1/servers/"+id, nil, &out)
 		if out.Server.Status == "ERROR" && status != "ERROR" {
 			t.Fatalf("%s: ERROR %v", id, out.Server.Fault)
 		}
@@ -182,4 +212,31 @@ func (w *world) adminPort(t *testing.T, id string) map[string]any {
 		t.Fatal(err)
 	}
 	return out.Port
+}
+
+// wsgiLine is one request in neutron-server's log: who (the user id of
+// the request context) and what.
+var wsgiLine = regexp.MustCompile(`neutron\.wsgi \[\S+ req-\S+ (\S+) \S+ .*?"(GET|POST|PUT|DELETE) (/v2\.0/[a-z-]+)`)
+
+// neutronCalls counts the API calls in neutron-server's log by caller
+// (ingot, the Ironic's service user, others) and by "METHOD /v2.0/kind".
+func (w *world) neutronCalls(t *testing.T) map[string]map[string]int {
+	t.Helper()
+	raw, err := os.ReadFile(w.neutron.Proc.Log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]string{w.ks.Users["ingot"].ID: "ingot", w.ks.Users[w.neutron.ServiceUser].ID: "ironic"}
+	out := map[string]map[string]int{}
+	for _, m := range wsgiLine.FindAllStringSubmatch(string(raw), -1) {
+		who := names[m[1]]
+		if who == "" {
+			who = "other"
+		}
+		if out[who] == nil {
+			out[who] = map[string]int{}
+		}
+		out[who][m[2]+" "+m[3]]++
+	}
+	return out
 }

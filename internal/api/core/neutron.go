@@ -15,3 +15,9 @@ type Neutron interface {
 	GetPort(ctx context.Context, id string) (neutron.Port, error)
 	ListPorts(ctx context.Context, f neutron.PortFilter) ([]neutron.Port, error)
 }
+
+// NetworkNames names Neutron networks for server bodies (cached:
+// neutronports.Names).
+type NetworkNames interface {
+	Name(ctx context.Context, id string) string
+}

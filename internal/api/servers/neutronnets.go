@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"net/netip"
 	"slices"
 
@@ -217,4 +218,24 @@ func unavailable(err error) error {
 		return nil
 	}
 	return core.Unavailable("The network service is unavailable; try again later.")
+}
+
+// neutronInterfaces answers os-interface from Neutron, as Nova does: the
+// ports whose device is the server (one call).
+func (s *Service) neutronInterfaces(w http.ResponseWriter, r *core.Request, serverID string) error {
+	ports, err := s.Cfg.Neutron.ListPorts(r.Context(), neutron.PortFilter{DeviceID: serverID})
+	if err != nil {
+		return unavailable(err)
+	}
+	out := make([]interfaceAttachment, 0, len(ports))
+	for _, p := range ports {
+		ips := make([]fixedIP, 0, len(p.FixedIPs))
+		for _, f := range p.FixedIPs {
+			ips = append(ips, fixedIP{IPAddress: f.IPAddress, SubnetID: f.SubnetID})
+		}
+		out = append(out, interfaceAttachment{PortID: p.ID, NetID: p.NetworkID, MACAddr: p.MACAddress,
+			PortState: p.Status, FixedIPs: ips})
+	}
+	core.WriteJSON(w, http.StatusOK, interfacesBody{InterfaceAttachments: out})
+	return nil
 }

@@ -1,6 +1,7 @@
 package servers
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -398,7 +399,10 @@ func (s *Service) ListServersDetail(w http.ResponseWriter, r *core.Request) erro
 
 // networkName names a network id for addresses (the id itself when the
 // network left the configuration).
-func (s *Service) networkName(id string) string {
+func (s *Service) networkName(ctx context.Context, id string) string {
+	if s.Cfg.NetworkNames != nil {
+		return s.Cfg.NetworkNames.Name(ctx, id)
+	}
 	for _, n := range s.Cfg.Networks {
 		if strings.EqualFold(n.ID, id) {
 			return n.Name
