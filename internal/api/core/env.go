@@ -38,7 +38,7 @@ type Config struct {
 	Neutron Neutron
 	// NetworkNames names Neutron's networks in addresses (with Neutron).
 	NetworkNames NetworkNames
-	Clock   clock.Clock // nil: the wall clock
+	Clock        clock.Clock // nil: the wall clock
 	// BuildTimeout sets a new server's deadline (0: the lifecycle's default).
 	BuildTimeout time.Duration
 	// Kick wakes the reconciler after a committed write; it is called in
