@@ -27,5 +27,5 @@ func networkBackend(cfg config.Config, id *identity, st store.Store, opts Option
 		return nil, nil, fmt.Errorf("network.backend neutron: %w", err)
 	}
 	nc := neutron.New(sc, cfg.Network.Timeout)
-	return neutronports.New(st, nc, neutronports.Options{DeviceOwner: cfg.Network.DeviceOwner, Step: opts.Step}), nc, nil
+	return neutronports.New(st, nc, neutronports.Options{DeviceOwner: cfg.Network.DeviceOwner, Step: opts.Step, Now: opts.Clock.Now}), nc, nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -62,6 +63,13 @@ func TestBuildOnNeutron(t *testing.T) {
 	if ph := r.phase(id); ph != lifecycle.PhaseActive {
 		t.Fatalf("phase %s, want active (fault %+v)", ph, r.server(id).Fault)
 	}
+	// Find-or-create (list, create), and one description of the network
+	// for both the choice of NIC and network_data.json.
+	neutronCalls, ironicCalls := r.take("neutron"), r.take("ironic")
+	t.Logf("build: %d Neutron calls %v; %d Ironic calls", len(neutronCalls), neutronCalls, len(ironicCalls))
+	if want := []string{"GET /v2.0/ports", "POST /v2.0/ports", "GET /v2.0/networks/" + r.netID, "GET /v2.0/subnets"}; !slices.Equal(neutronCalls, want) {
+		t.Errorf("Neutron calls of a build %v, want %v", neutronCalls, want)
+	}
 	row := r.onlyRow(id)
 	p, err := r.port(row.NeutronID)
 	if err != nil {
@@ -93,9 +101,7 @@ func TestBuildOnNeutron(t *testing.T) {
 	if got := r.ports(); got != before+1 {
 		t.Errorf("ports while active: %d, want %d", got, before+1)
 	}
-	neutronCalls, ironicCalls := r.take("neutron"), r.take("ironic")
-	t.Logf("build: %d Neutron calls %v; %d Ironic calls", len(neutronCalls), neutronCalls, len(ironicCalls))
-
+	r.take("neutron")
 	r.requestDelete(id)
 	r.until("deleted", r.settled(id))
 	if got := r.ports(); got != before {
@@ -104,7 +110,7 @@ func TestBuildOnNeutron(t *testing.T) {
 	if _, err := r.port(p.ID); err == nil {
 		t.Errorf("port %s still in Neutron after the delete", p.ID)
 	}
-	t.Logf("delete: Neutron calls %v", r.take("neutron"))
+	t.Logf("delete: Neutron calls %v (the last one the test's)", r.take("neutron"))
 }
 
 // TestUserPortAndFixedIP: a pre-created port is claimed, attached and, on

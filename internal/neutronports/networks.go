@@ -3,16 +3,51 @@ package neutronports
 import (
 	"context"
 	"net/netip"
+	"time"
 
 	"github.com/ingot-dev/ingot/internal/network"
 	"github.com/ingot-dev/ingot/internal/neutron"
 	"github.com/ingot-dev/ingot/internal/store"
 )
 
+// networkTTL is how long a network's description is reused: the
+// networking step and the deploy of one build read it once.
+const networkTTL = 30 * time.Second
+
+type described struct {
+	net     neutron.Network
+	subnets []neutron.Subnet
+	at      time.Time
+}
+
+// describeNetwork reads a network and its subnets (two calls), or reuses
+// what was read less than networkTTL ago.
+func (b *Backend) describeNetwork(ctx context.Context, id string) (described, error) {
+	b.mu.Lock()
+	d, ok := b.nets[id]
+	b.mu.Unlock()
+	if ok && b.now().Sub(d.at) < networkTTL {
+		return d, nil
+	}
+	n, err := b.nc.GetNetwork(ctx, id)
+	if err != nil {
+		return described{}, refused(err)
+	}
+	subnets, err := b.nc.ListSubnets(ctx, id)
+	if err != nil {
+		return described{}, err
+	}
+	d = described{net: n, subnets: subnets, at: b.now()}
+	b.mu.Lock()
+	b.nets[id] = d
+	b.mu.Unlock()
+	return d, nil
+}
+
 // Networks describes each port's network as network_data.json needs it,
 // as Nova's netutils takes it from Neutron: the MTU and physical network
 // of the network, the CIDR, gateway, host routes and DNS servers of the
-// subnet that holds the port's address. Two calls per network.
+// subnet that holds the port's address.
 func (b *Backend) Networks(ctx context.Context, ports []store.Port) (network.Networks, error) {
 	var out network.Networks
 	seen := map[string]bool{}
@@ -21,15 +56,11 @@ func (b *Backend) Networks(ctx context.Context, ports []store.Port) (network.Net
 			continue
 		}
 		seen[p.NetworkID] = true
-		n, err := b.nc.GetNetwork(ctx, p.NetworkID)
-		if err != nil {
-			return nil, refused(err)
-		}
-		subnets, err := b.nc.ListSubnets(ctx, p.NetworkID)
+		d, err := b.describeNetwork(ctx, p.NetworkID)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, describe(n, subnetOf(subnets, p.IP)))
+		out = append(out, describe(d.net, subnetOf(d.subnets, p.IP)))
 	}
 	return out, nil
 }

@@ -16,6 +16,8 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"sync"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -50,6 +52,10 @@ type Backend struct {
 	nc          Neutron
 	deviceOwner string
 	step        func(string)
+	now         func() time.Time
+
+	mu   sync.Mutex
+	nets map[string]described // by network id (networks.go)
 }
 
 // Options tune a Backend.
@@ -58,6 +64,8 @@ type Options struct {
 	DeviceOwner string
 	// Step, when set, hears PointCreated (crash tests).
 	Step func(point string)
+	// Now is the clock network descriptions are cached by (default time.Now).
+	Now func() time.Time
 }
 
 // New returns the backend over st and nc.
@@ -65,7 +73,10 @@ func New(st store.Store, nc Neutron, o Options) *Backend {
 	if o.DeviceOwner == "" {
 		o.DeviceOwner = DefaultDeviceOwner
 	}
-	return &Backend{st: st, nc: nc, deviceOwner: o.DeviceOwner, step: o.Step}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return &Backend{st: st, nc: nc, deviceOwner: o.DeviceOwner, step: o.Step, now: o.Now, nets: map[string]described{}}
 }
 
 // PortName is the deterministic name of the Neutron port made for a row:

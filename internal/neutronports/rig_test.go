@@ -136,7 +136,7 @@ func newRig(t *testing.T, o rigOptions) *rig {
 	}
 	r.rec = reconciler.New(reconciler.Deps{
 		Store: st, Ironic: ic, Scheduler: scheduler.New(ic, r.clk, scheduler.Options{}),
-		Ports: neutronports.New(backendStore, r.nc, neutronports.Options{Step: o.step}), Clock: r.clk, Logger: slog.New(slog.DiscardHandler),
+		Ports: neutronports.New(backendStore, r.nc, neutronports.Options{Step: o.step, Now: r.clk.Now}), Clock: r.clk, Logger: slog.New(slog.DiscardHandler),
 		Hooks: reconciler.Hooks{Step: o.step},
 	}, reconciler.Config{Workers: 1, Interval: 2 * time.Second, StepsPerTick: o.steps})
 	return r

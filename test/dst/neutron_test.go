@@ -67,7 +67,7 @@ func (w *world) ports(r *replica) reconciler.Ports {
 	sc := &gophercloud.ServiceClient{ProviderClient: pc, Endpoint: "http://neutron.dst/",
 		ResourceBase: "http://neutron.dst/v2.0/", Type: "network"}
 	return neutronports.New(r.cst, neutron.New(sc, time.Minute),
-		neutronports.Options{Step: func(p string) { w.step(r, p) }})
+		neutronports.Options{Step: func(p string) { w.step(r, p) }, Now: r.clk.Now})
 }
 
 // networkID is what a new server asks for.
