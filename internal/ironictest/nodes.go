@@ -59,6 +59,9 @@ type NodeSpec struct {
 	PhysicalNetwork string
 	// NetworkInterface, e.g. "flat" (default: the Ironic's, noop).
 	NetworkInterface string
+	// LocalLink gives the (non-bonded) ports a local_link_connection, which
+	// Ironic's neutron network interface sends as local_link_information.
+	LocalLink bool
 }
 
 // enrollVersion creates nodes directly in "available" (docs/ironic.md §2:

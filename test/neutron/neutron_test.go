@@ -17,6 +17,7 @@ import (
 	"github.com/ingot-dev/ingot/internal/config"
 	"github.com/ingot-dev/ingot/internal/ironictest"
 	"github.com/ingot-dev/ingot/internal/keystonetest"
+	"github.com/ingot-dev/ingot/internal/neutrontest"
 )
 
 // TestBuildOnRealNeutron: three servers at once — on a network, on the
@@ -160,6 +161,40 @@ func TestRealNeutronFaults(t *testing.T) {
 	w.waitGone(t, moved, 120*time.Second)
 	after := w.neutron.PortCount(t, "")
 	t.Logf("Neutron ports: %d before the fault scenarios, %d after", before, after)
+	if after != before {
+		t.Errorf("ports after the delete: %d, want %d", after, before)
+	}
+}
+
+// TestBuildOnNeutronInterface: a node on Ironic's neutron network
+// interface (ports with physical_network and local_link_connection). ingot
+// leaves the tenant port unbound, as Nova does for this interface, and
+// Ironic binds it late; the build ends ACTIVE with the port carrying the
+// Ironic port's MAC, and the delete leaves Neutron's port count as it was
+// (Ironic's provisioning port included).
+func TestBuildOnNeutronInterface(t *testing.T) {
+	w := startWorldOn(t, 1, ironictest.NodeSpec{Name: "multi", ResourceClass: "baremetal", Ports: 1,
+		PhysicalNetwork: neutrontest.PhysicalNetwork, NetworkInterface: "neutron", LocalLink: true})
+	before := w.neutron.PortCount(t, "")
+	id := w.create(t, "on-neutron-interface", []map[string]string{{"uuid": w.net}})
+	w.waitStatus(t, id, "ACTIVE", 180*time.Second)
+	rows, err := w.app.Store.Ports(context.Background(), id)
+	if err != nil || len(rows) != 1 {
+		t.Fatalf("rows: %+v, %v", rows, err)
+	}
+	p := w.adminPort(t, rows[0].NeutronID)
+	node := w.rec(t, id).NodeID
+	ironicMAC := w.ironic.Ports(t, node)[0].Address
+	t.Logf("tenant port on the neutron interface: host %q vnic %v vif %v status %v profile %v; %d ports in Neutron",
+		p["binding:host_id"], p["binding:vnic_type"], p["binding:vif_type"], p["status"], p["binding:profile"],
+		w.neutron.PortCount(t, ""))
+	if p["device_id"] != id || p["mac_address"] != ironicMAC {
+		t.Errorf("port device_id %v mac %v; want %s and the Ironic port's %s", p["device_id"], p["mac_address"], id, ironicMAC)
+	}
+	w.call(t, "DELETE", "/v2.1/servers/"+id, nil, nil)
+	w.waitGone(t, id, 120*time.Second)
+	after := w.neutron.PortCount(t, "")
+	t.Logf("Neutron ports: %d before, %d after", before, after)
 	if after != before {
 		t.Errorf("ports after the delete: %d, want %d", after, before)
 	}

@@ -42,6 +42,13 @@ type world struct {
 
 func startWorld(t *testing.T, nodes int, edit ...func(*ironictest.RealOptions)) *world {
 	t.Helper()
+	return startWorldOn(t, nodes, ironictest.NodeSpec{Name: "flat", ResourceClass: "baremetal", Ports: 1,
+		PhysicalNetwork: neutrontest.PhysicalNetwork, NetworkInterface: "flat"}, edit...)
+}
+
+// startWorldOn is startWorld with nodes of spec.
+func startWorldOn(t *testing.T, nodes int, spec ironictest.NodeSpec, edit ...func(*ironictest.RealOptions)) *world {
+	t.Helper()
 	if !ironictest.RealWanted() && !ironictest.RealInstalled() {
 		t.Skip("the real Ironic is not installed (.ci/install-ironic.sh)")
 	}
@@ -60,8 +67,7 @@ func startWorld(t *testing.T, nodes int, edit ...func(*ironictest.RealOptions)) 
 	ir := ironictest.StartReal(t, ro)
 	ir.AuthToken = ks.Token(t, "ingot")
 	ks.RegisterService(t, "baremetal", "ironic", ir.URL)
-	ir.EnrollNodes(t, nodes, ironictest.NodeSpec{Name: "flat", ResourceClass: "baremetal", Ports: 1,
-		PhysicalNetwork: neutrontest.PhysicalNetwork, NetworkInterface: "flat"})
+	ir.EnrollNodes(t, nodes, spec)
 
 	cfg, err := config.Parse([]byte(ingotConfig))
 	if err != nil {
