@@ -171,3 +171,27 @@ func TestFixedIPTaken(t *testing.T) {
 		t.Errorf("ports: %d, want %d", got, before)
 	}
 }
+
+// TestUserPortInUse: a user's port another device took between the
+// create and the build fails the build (network allocation failed), and
+// the release leaves that device's port as it is.
+func TestUserPortInUse(t *testing.T) {
+	r := newRig(t, rigOptions{nodes: 1})
+	theirs := r.userPort("")
+	if _, err := r.nc.ClaimPort(context.Background(), theirs.ID, "another-server", "compute:nova"); err != nil {
+		t.Fatal(err)
+	}
+	before := r.ports()
+	id := r.create(func(s *lifecycle.Spec) { s.UserPorts = map[string]string{r.netID: theirs.ID} })
+	r.until("settled", r.settled(id))
+	s := r.server(id)
+	if s.Phase != lifecycle.PhaseError || s.Fault == nil || !strings.Contains(s.Fault.Message, "network allocation failed") {
+		t.Fatalf("phase %s fault %+v; want ERROR, network allocation failed", s.Phase, s.Fault)
+	}
+	if p, err := r.port(theirs.ID); err != nil || p.DeviceID != "another-server" || p.DeviceOwner != "compute:nova" {
+		t.Errorf("the other device's port after the release: %+v, %v; want it untouched", p, err)
+	}
+	if got := r.ports(); got != before {
+		t.Errorf("ports: %d, want %d", got, before)
+	}
+}

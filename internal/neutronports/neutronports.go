@@ -39,6 +39,7 @@ const PointCreated = "after:neutron-create-port"
 type Neutron interface {
 	EnsurePort(ctx context.Context, spec neutron.PortSpec) (neutron.Port, bool, error)
 	ListPorts(ctx context.Context, f neutron.PortFilter) ([]neutron.Port, error)
+	GetPort(ctx context.Context, id string) (neutron.Port, error)
 	ClaimPort(ctx context.Context, id, serverID, deviceOwner string) (neutron.Port, error)
 	ReleasePort(ctx context.Context, id string) error
 	DeletePort(ctx context.Context, id string) error
@@ -174,11 +175,22 @@ func refused(err error) error {
 }
 
 // Free deletes the server's Neutron port (a user's own port is released:
-// unbound, device cleared, kept), then the row. A row whose create was
-// never recorded finds its port by device_id, network and name.
+// unbound, device cleared, kept — unless the claim never happened and the
+// port is another device's), then the row. A row whose create was never
+// recorded finds its port by device_id, network and name.
 func (b *Backend) Free(ctx context.Context, p store.Port) error {
 	switch {
 	case p.UserPort:
+		np, err := b.nc.GetPort(ctx, p.NeutronID)
+		if errors.Is(err, neutron.ErrPortNotFound) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if np.DeviceID != "" && np.DeviceID != p.ServerID {
+			break // not ours: the claim was refused (PortInUse)
+		}
 		if err := b.nc.ReleasePort(ctx, p.NeutronID); err != nil {
 			return err
 		}
