@@ -58,17 +58,8 @@ func PastDue(s *Server, cfg Config, now time.Time, grace time.Duration) bool {
 // NeedsNode reports whether Decide reads the node view for s, so the
 // reconciler knows when a node missing from its bulk view must be fetched.
 func NeedsNode(s *Server) bool {
-	if s.NodeID == "" {
-		return false
-	}
-	if s.Desired == DesiredDeleted || s.Phase == PhaseDeleting {
-		return true
-	}
-	switch s.Phase {
-	case PhasePending, PhaseReserving:
-		return false
-	}
-	return true
+	deleting := s.Desired == DesiredDeleted || s.Phase == PhaseDeleting
+	return s.NodeID != "" && (deleting || (s.Phase != PhasePending && s.Phase != PhaseReserving))
 }
 
 // Input is everything Decide looks at.

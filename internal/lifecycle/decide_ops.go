@@ -259,7 +259,7 @@ func decideRescue(in Input, kind Kind, want NodeState, done Phase) Action {
 			msg += ": " + v.LastError
 		}
 		return opFailed(in, ReasonRescueFailed, msg)
-	case v.State == NodeTearingDown, v.State == NodeIdle, v.State == NodeAvailable, v.State == NodeCleanFailed:
+	case v.State.undone():
 		return opFailed(in, ReasonNodeTornDown, fmt.Sprintf("node %s was torn down during the %s (%s)", s.NodeID, s.Op.Kind, v.Shown))
 	}
 	return wait(fmt.Sprintf("%s under way (%s)", s.Op.Kind, v.Shown))

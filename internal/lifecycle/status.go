@@ -191,11 +191,12 @@ type statusIndex struct {
 var statuses = sync.OnceValue(buildStatusIndex)
 
 func buildStatusIndex() statusIndex {
-	ops := []Op{{}}
-	for _, k := range []OpKind{OpReboot, OpStop, OpStart, OpRebuild, OpRescue, OpUnrescue} {
-		ops = append(ops, Op{Kind: k}, Op{Kind: k, Hard: true})
+	pending := []Op{{}, {Kind: OpReset, ResetTo: ResetError}, {Kind: OpReset, ResetTo: ResetActive}}
+	for k := range ops {
+		if k != OpReset {
+			pending = append(pending, Op{Kind: k}, Op{Kind: k, Hard: true})
+		}
 	}
-	ops = append(ops, Op{Kind: OpReset, ResetTo: ResetError}, Op{Kind: OpReset, ResetTo: ResetActive})
 	shows := map[Phase]map[string]bool{}
 	for _, p := range phases {
 		shows[p] = map[string]bool{}
@@ -204,7 +205,7 @@ func buildStatusIndex() statusIndex {
 			froms = phases[:]
 		}
 		for _, from := range froms {
-			for _, op := range ops {
+			for _, op := range pending {
 				for flags := range 1 << 5 {
 					s := &Server{Desired: DesiredActive, Phase: p, Op: op, NodeID: "node", DeleteFrom: from,
 						OpSent: flags&1 != 0, OpFallback: flags&2 != 0, StopAfterRebuild: flags&4 != 0, Held: flags&8 != 0}
