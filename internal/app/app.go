@@ -26,6 +26,7 @@ import (
 	"github.com/ingot-dev/ingot/internal/lifecycle"
 	"github.com/ingot-dev/ingot/internal/metrics"
 	"github.com/ingot-dev/ingot/internal/network"
+	"github.com/ingot-dev/ingot/internal/novanotify"
 	"github.com/ingot-dev/ingot/internal/reconciler"
 	"github.com/ingot-dev/ingot/internal/scheduler"
 	"github.com/ingot-dev/ingot/internal/store"
@@ -54,8 +55,10 @@ type App struct {
 	// ironic.auth: keystone); nil in noauth.
 	Keystone *auth.Keystone
 
-	owner   backend.Owner // this process owns the database
-	closers []func()
+	owner backend.Owner // this process owns the database
+	// publisher drains the notification outbox (nil: notifications off).
+	publisher *novanotify.Publisher
+	closers   []func()
 	// kicks carries API writes to the other replicas (store.Kicker).
 	kicks  chan struct{}
 	clock  clock.Clock
@@ -115,6 +118,10 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 		}
 	}
 	a.Metrics = metrics.New(st.CountByPhase)
+	if err := a.setupOutbox(cfg); err != nil {
+		a.Close()
+		return nil, err
+	}
 	ident, err := newIdentity(ctx, cfg, opts.Clock, opts.Logger)
 	if err != nil {
 		a.Close()
@@ -367,6 +374,10 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	defer stopRec()
 	recDone := make(chan struct{})
 	go func() { defer close(recDone); errc <- a.Reconciler.Run(recCtx) }()
+	pubDone := make(chan struct{})
+	go func() { defer close(pubDone); a.publish(recCtx) }()
+	// The publisher stops with the reconciler, before the store closes.
+	defer func() { stopRec(); <-pubDone }()
 	leaseCtx, stopLeases := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopLeases()
 	leaseDone := make(chan struct{})
