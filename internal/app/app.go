@@ -118,7 +118,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 		}
 	}
 	a.Metrics = metrics.New(st.CountByPhase)
-	if err := a.setupOutbox(cfg); err != nil {
+	if err := a.setupOutbox(cfg, opts.Step); err != nil {
 		a.Close()
 		return nil, err
 	}

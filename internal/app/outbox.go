@@ -12,7 +12,7 @@ import (
 // setupOutbox makes the store record Nova's notifications in its outbox
 // and builds their publisher, when notifications.url is set
 // (docs/DESIGN.md §2.14). It runs before anything writes a server.
-func (a *App) setupOutbox(cfg config.Config) error {
+func (a *App) setupOutbox(cfg config.Config, step func(string)) error {
 	if !cfg.Notifications.Enabled() {
 		return nil
 	}
@@ -28,7 +28,7 @@ func (a *App) setupOutbox(cfg config.Config) error {
 		FlavorName: func(id string) string { return names[id] }}
 	ob.SetNotifier(b.Notices)
 	a.publisher = novanotify.NewPublisher(cfg.Notifications.Publisher(cfg.Host), ob, novanotify.Hooks{
-		Published: a.Metrics.Published, Failed: a.Metrics.PublishError, Depth: a.Metrics.OutboxDepth,
+		Published: a.Metrics.Published, Failed: a.Metrics.PublishError, Depth: a.Metrics.OutboxDepth, Step: step,
 	}, a.Log)
 	return nil
 }

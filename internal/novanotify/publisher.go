@@ -64,6 +64,10 @@ type Hooks struct {
 	// Depth: the outbox holds n notices, the oldest created age ago (0
 	// when empty).
 	Depth func(n int, age time.Duration)
+	// Step is called at the publisher's crash points (the kill -9 suite):
+	// "notify:publish" before a batch is sent, "notify:confirmed" once the
+	// broker confirmed it and before it is deleted.
+	Step func(point string)
 }
 
 // Publisher drains a store's outbox to the bus: in Seq order, each message
@@ -161,8 +165,10 @@ func (p *Publisher) step(ctx context.Context) (int, error) {
 	if err := p.connect(ctx); err != nil {
 		return 0, err
 	}
+	p.crashPoint("notify:publish")
 	done, perr := p.publish(ctx, batch)
 	if len(done) > 0 {
+		p.crashPoint("notify:confirmed")
 		if err := p.out.DeleteNotices(ctx, done); err != nil {
 			return 0, err // published again later: at least once
 		}
@@ -175,6 +181,12 @@ func (p *Publisher) step(ctx context.Context) (int, error) {
 		return len(done), perr
 	}
 	return len(done), nil
+}
+
+func (p *Publisher) crashPoint(point string) {
+	if p.hooks.Step != nil {
+		p.hooks.Step(point)
+	}
 }
 
 // publish sends the batch and waits for the broker's confirms; it returns
