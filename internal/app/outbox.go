@@ -11,7 +11,7 @@ import (
 
 // setupOutbox makes the store record Nova's notifications in its outbox
 // and builds their publisher, when notifications.url is set
-// (docs/DESIGN.md §2.14). It runs before anything writes a server.
+// (docs/DESIGN.md §2.13). It runs before anything writes a server.
 func (a *App) setupOutbox(cfg config.Config, step func(string)) error {
 	if !cfg.Notifications.Enabled() {
 		return nil

@@ -4,7 +4,7 @@ import "github.com/ingot-dev/ingot/internal/novanotify"
 
 // Publish is notifications: the message bus ingot publishes Nova's
 // versioned instance.* notifications to, for billing and monitoring
-// (docs/DESIGN.md §2.14). Off while URL is empty.
+// (docs/DESIGN.md §2.13). Off while URL is empty.
 type Publish struct {
 	// URL is amqp://user:password@host:port/vhost (amqps:// for TLS), as
 	// Nova's [oslo_messaging_notifications] transport_url.

@@ -1,5 +1,5 @@
 // Package novanotify publishes Nova's versioned instance.* notifications
-// for ingot's servers (docs/DESIGN.md §2.14): Events says which a change of
+// for ingot's servers (docs/DESIGN.md §2.13): Events says which a change of
 // a server's record causes, Builder makes them into outbox notices in
 // oslo.messaging's format, and Publisher drains the outbox to RabbitMQ
 // with publisher confirms.

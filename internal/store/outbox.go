@@ -8,7 +8,7 @@ import (
 )
 
 // Notice is one notification for the message bus, written to the outbox in
-// the transaction of the change that causes it (docs/DESIGN.md §2.14): a
+// the transaction of the change that causes it (docs/DESIGN.md §2.13): a
 // change that commits has its notices, one that rolls back has none.
 type Notice struct {
 	// Seq orders the outbox (assigned by the store at insert).

@@ -10,7 +10,7 @@ import (
 	"github.com/ingot-dev/ingot/internal/store/codec"
 )
 
-// The notification outbox (store.Outbox, docs/DESIGN.md §2.14). Every
+// The notification outbox (store.Outbox, docs/DESIGN.md §2.13). Every
 // write that changes a server calls the Notifier with the record before
 // and after and inserts its notices in the same transaction.
 

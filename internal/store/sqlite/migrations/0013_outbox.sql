@@ -1,4 +1,4 @@
--- The notification outbox (docs/DESIGN.md §2.14): each row is a message for
+-- The notification outbox (docs/DESIGN.md §2.13): each row is a message for
 -- the bus, inserted in the transaction of the server change that causes it
 -- and deleted once the broker confirmed it. seq orders the drain. (IF NOT
 -- EXISTS: a database rewound to an older version by hand re-runs it.)
