@@ -169,7 +169,12 @@ func (p *Publisher) step(ctx context.Context) (int, error) {
 	done, perr := p.publish(ctx, batch)
 	if len(done) > 0 {
 		p.crashPoint("notify:confirmed")
-		if err := p.out.DeleteNotices(ctx, done); err != nil {
+		// Confirmed: deleted even when ctx ends meanwhile (a shutdown), or
+		// the next drainer sends them again.
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), dialTimeout)
+		err := p.out.DeleteNotices(dctx, done)
+		cancel()
+		if err != nil {
 			return 0, err // published again later: at least once
 		}
 		if p.hooks.Published != nil {

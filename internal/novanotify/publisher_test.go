@@ -103,9 +103,9 @@ func TestOneDrainerAmongReplicas(t *testing.T) {
 	stopB := run("b", &byB)
 	defer stopB()
 	create(1, 150)
-	poll.Until(t, 30*time.Second, "150 create.start", func() (bool, string) {
-		n := len(get())
-		return n >= 150, fmt.Sprintf("%d received", n)
+	poll.Until(t, 30*time.Second, "150 published", func() (bool, string) {
+		n := byA.Load() + byB.Load()
+		return n >= 150, fmt.Sprintf("%d published", n)
 	})
 	if a, b := byA.Load(), byB.Load(); a != 150 || b != 0 {
 		t.Errorf("a published %d, b %d; want all by a, the holder", a, b)
@@ -115,6 +115,7 @@ func TestOneDrainerAmongReplicas(t *testing.T) {
 	poll.Until(t, 30*time.Second, "10 more through b", func() (bool, string) {
 		return byB.Load() == 10, fmt.Sprintf("b published %d", byB.Load())
 	})
+	poll.Until(t, 10*time.Second, "160 received", func() (bool, string) { return len(get()) >= 160, "" })
 	seen := map[string]bool{}
 	for _, m := range get() {
 		if seen[m.MessageID] || m.EventType != CreateStart {
