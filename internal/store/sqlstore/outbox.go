@@ -17,6 +17,11 @@ import (
 const qInsertNotice = `INSERT INTO outbox (message_id, event_type, priority, server_id, body, created_at)
 	VALUES (?, ?, ?, ?, ?, ?)`
 
+// qBefore reads, in a write, the record a save replaces.
+func (st *Store) qBefore() string {
+	return "SELECT " + codec.ServerCols + " FROM servers WHERE id = ?" + st.ForUpdate
+}
+
 // SetNotifier sets the notifier (nil: none). Not safe while serving.
 func (st *Store) SetNotifier(n store.Notifier) { st.notify = n }
 
@@ -30,7 +35,7 @@ func (st *Store) Noticed(ctx context.Context, tx Tx, s *lifecycle.Server, save f
 	if st.notify == nil {
 		return save()
 	}
-	old, err := codec.ScanServer(tx.QueryRowContext(ctx, "SELECT "+codec.ServerCols+" FROM servers WHERE id = ?"+st.ForUpdate, s.ID))
+	old, err := codec.ScanServer(tx.QueryRowContext(ctx, st.qBefore(), s.ID))
 	if err != nil && !noRows(err) {
 		return st.errorf("read server %s: %w", s.ID, err)
 	}
