@@ -162,3 +162,53 @@ func TestBusDownDuringCreate(t *testing.T) {
 	})
 	t.Logf("%v notifications waited out the outage; %d delivered after it", waiting, len(got))
 }
+
+// TestOsloListenerGetsDay2: stop, start, reboot and rebuild each send
+// Nova's .start and .end, in order, with the server's state in each.
+func TestOsloListenerGetsDay2(t *testing.T) {
+	bus := ironictest.NewBus(t)
+	l := listen(t, bus)
+	d := newDev(t, bus)
+	p := d.launch().Serving()
+	c := apitest.New(t, p.API)
+	id := d.create(c, "day2-1")
+	c.WaitStatus(id, "ACTIVE", waitLong)
+	for _, op := range []struct {
+		body any
+		want string
+	}{
+		{map[string]any{"os-stop": nil}, "SHUTOFF"},
+		{map[string]any{"os-start": nil}, "ACTIVE"},
+		{map[string]any{"reboot": map[string]any{"type": "SOFT"}}, "ACTIVE"},
+		{map[string]any{"rebuild": map[string]any{"imageRef": d.imageID}}, "ACTIVE"},
+	} {
+		if code := c.Call("POST", "/v2.1/servers/"+id+"/action", op.body, nil); code != 202 {
+			t.Fatalf("%v: %d", op.body, code)
+		}
+		// The status shows the operation's end only once it is recorded.
+		c.WaitFor(fmt.Sprintf("%v done", op.body), waitLong, func() bool {
+			s, _ := c.Get(id)
+			return s.Status == op.want && s.TaskState == nil
+		})
+	}
+	got := l.waitFor(t, id, novanotify.RebuildEnd)
+	want := []string{novanotify.CreateStart, novanotify.CreateEnd, novanotify.PowerOffStart, novanotify.PowerOffEnd,
+		novanotify.PowerOnStart, novanotify.PowerOnEnd, novanotify.RebootStart, novanotify.RebootEnd,
+		novanotify.RebuildStart, novanotify.RebuildEnd}
+	if a := actions(got); !slices.Equal(a, want) {
+		t.Errorf("actions %v, want %v", a, want)
+	}
+	for _, c := range []struct{ et, state, power, object string }{
+		{novanotify.PowerOffEnd, "stopped", "shutdown", "InstanceActionPayload"},
+		{novanotify.PowerOnEnd, "active", "running", "InstanceActionPayload"},
+		{novanotify.RebuildStart, "active", "running", "InstanceActionRebuildPayload"},
+		{novanotify.RebuildEnd, "active", "running", "InstanceActionRebuildPayload"},
+	} {
+		n := byType(got, c.et)
+		if len(n) != 1 || n[0].Payload.Data["state"] != c.state || n[0].Payload.Data["power_state"] != c.power ||
+			n[0].Payload.Name != c.object {
+			t.Errorf("%s: %+v, want state %s power %s object %s", c.et, n, c.state, c.power, c.object)
+		}
+	}
+	t.Logf("%d notifications for a build, stop, start, reboot and rebuild", len(got))
+}
