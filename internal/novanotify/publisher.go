@@ -33,6 +33,9 @@ const (
 	// renewed when half of it is left, so at most one claim write per
 	// claimTTL/2 while idle.
 	claimTTL = 30 * time.Second
+	// claimRetry is how often a replica that does not drain tries to
+	// claim (the holder's release or expiry is seen within it).
+	claimRetry = 5 * time.Second
 	// warnEvery bounds the warnings while the bus stays down.
 	warnEvery = time.Minute
 )
@@ -85,6 +88,7 @@ type Publisher struct {
 	ch   *amqp.Channel
 
 	heldUntil time.Time
+	nextClaim time.Time // while another holds the claim: when to try again
 	down      time.Time // since when publishing fails (zero: it works)
 	warned    time.Time
 }
@@ -143,13 +147,18 @@ func (p *Publisher) Run(ctx context.Context) {
 // how many were confirmed.
 func (p *Publisher) step(ctx context.Context) (int, error) {
 	if time.Until(p.heldUntil) < claimTTL/2 {
+		if p.heldUntil.IsZero() && time.Now().Before(p.nextClaim) {
+			return 0, nil // another replica drains; look again later
+		}
 		held, err := p.out.ClaimOutbox(ctx, p.cfg.Holder, claimTTL)
 		if err != nil {
 			return 0, err
 		}
 		if !held {
-			p.heldUntil = time.Time{}
-			p.close() // another replica drains
+			// Another replica drains: a claim is a write, so the others
+			// try once per claimRetry, not at every poll.
+			p.heldUntil, p.nextClaim = time.Time{}, time.Now().Add(claimRetry)
+			p.close()
 			return 0, nil
 		}
 		p.heldUntil = time.Now().Add(claimTTL)

@@ -13,7 +13,10 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/ingot-dev/ingot/internal/ironictest"
+	"github.com/ingot-dev/ingot/internal/pgtest"
 	"github.com/ingot-dev/ingot/internal/poll"
+	"github.com/ingot-dev/ingot/internal/store"
+	"github.com/ingot-dev/ingot/internal/store/postgres"
 	"github.com/ingot-dev/ingot/internal/store/sqlite"
 	"github.com/ingot-dev/ingot/internal/store/storetest"
 )
@@ -72,19 +75,47 @@ func received(t *testing.T, bus *ironictest.Bus) (func() []Message, func()) {
 // of one database) deliver every notice once, all through the replica
 // holding the claim; when it stops, the other takes over.
 func TestOneDrainerAmongReplicas(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) {
+		st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "ingot.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		oneDrainer(t, st, st, st)
+	})
+	t.Run("postgres", func(t *testing.T) {
+		// Three connections to one database: the writer and two replicas.
+		dsn := pgtest.DSN(t)
+		var sts [3]*postgres.Store
+		for i := range sts {
+			st, err := postgres.Open(t.Context(), dsn, postgres.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			sts[i] = st
+		}
+		oneDrainer(t, sts[0], sts[1], sts[2])
+	})
+}
+
+// outboxStore is a store with an outbox.
+type outboxStore interface {
+	store.Store
+	store.Outbox
+}
+
+// oneDrainer: w writes, publishers run on a and b.
+func oneDrainer(t *testing.T, w, a, b outboxStore) {
 	bus := ironictest.NewBus(t)
-	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "ingot.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := w
 	st.SetNotifier(Builder{Host: "h", PublisherID: "nova-compute:h"}.Notices)
 	get, _ := received(t, bus)
 
 	var byA, byB atomic.Int64
-	run := func(holder string, n *atomic.Int64) context.CancelFunc {
+	run := func(holder string, out store.Outbox, n *atomic.Int64) context.CancelFunc {
 		ctx, cancel := context.WithCancel(t.Context())
-		p := NewPublisher(Config{URL: bus.URL, Holder: holder, Poll: 20 * time.Millisecond}, st,
+		p := NewPublisher(Config{URL: bus.URL, Holder: holder, Poll: 20 * time.Millisecond}, out,
 			Hooks{Published: func(k int) { n.Add(int64(k)) }}, nil)
 		done := make(chan struct{})
 		go func() { defer close(done); p.Run(ctx) }()
@@ -97,10 +128,10 @@ func TestOneDrainerAmongReplicas(t *testing.T) {
 			}
 		}
 	}
-	stopA := run("a", &byA)
+	stopA := run("a", a, &byA)
 	create(0, 1)
 	poll.Until(t, 10*time.Second, "a drains", func() (bool, string) { return byA.Load() == 1, "" })
-	stopB := run("b", &byB)
+	stopB := run("b", b, &byB)
 	defer stopB()
 	create(1, 150)
 	poll.Until(t, 30*time.Second, "150 published", func() (bool, string) {
