@@ -26,7 +26,6 @@ import (
 	"github.com/ingot-dev/ingot/internal/lifecycle"
 	"github.com/ingot-dev/ingot/internal/metrics"
 	"github.com/ingot-dev/ingot/internal/network"
-	"github.com/ingot-dev/ingot/internal/novanotify"
 	"github.com/ingot-dev/ingot/internal/reconciler"
 	"github.com/ingot-dev/ingot/internal/scheduler"
 	"github.com/ingot-dev/ingot/internal/store"
@@ -56,9 +55,9 @@ type App struct {
 	Keystone *auth.Keystone
 
 	owner backend.Owner // this process owns the database
-	// publisher drains the notification outbox (nil: notifications off).
-	publisher *novanotify.Publisher
-	closers   []func()
+	// notify publishes Nova's notifications (outbox.go; off: zero).
+	notify  outbox
+	closers []func()
 	// kicks carries API writes to the other replicas (store.Kicker).
 	kicks  chan struct{}
 	clock  clock.Clock
@@ -118,7 +117,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 		}
 	}
 	a.Metrics = metrics.New(st.CountByPhase)
-	if err := a.setupOutbox(cfg, opts.Step); err != nil {
+	if err := a.setupOutbox(ctx, cfg, opts.Step); err != nil {
 		a.Close()
 		return nil, err
 	}

@@ -35,7 +35,10 @@ type Message struct {
 // Builder makes the outbox notices of a server's changes (a
 // store.Notifier through Notices).
 type Builder struct {
-	// Host is the service host the payloads name (Nova's compute host).
+	// HostOf is the compute host of a node, the payloads' host (as the
+	// API's OS-EXT-SRV-ATTR:host); nil: Host.
+	HostOf func(node string) string
+	// Host is the payloads' host when HostOf is nil.
 	Host string
 	// PublisherID is the messages' publisher_id (Nova's
 	// nova-compute:<host>).
@@ -86,7 +89,11 @@ func (b Builder) object(et string, old, new *lifecycle.Server, at time.Time) Obj
 			flavorName = name
 		}
 	}
-	base := payload(new, b.Host, flavorName)
+	host := b.Host
+	if b.HostOf != nil && new.NodeID != "" {
+		host = b.HostOf(new.NodeID)
+	}
+	base := payload(new, host, flavorName)
 	act := action{instance: base, Fault: fault(new)}
 	switch {
 	case et == Update:

@@ -78,6 +78,13 @@ func TestPayloads(t *testing.T) {
 		t.Errorf("create.end payload %v", data)
 	}
 
+	// The host is the node's compute host, as the API shows it.
+	spread := b
+	spread.HostOf = func(node string) string { return map[string]string{"node": "compute-2"}[node] }
+	if _, d := decode(t, spread.Notices(old, new)[1].Body); d["host"] != "compute-2" {
+		t.Errorf("host %v, want the node's compute host compute-2", d["host"])
+	}
+
 	_, upd := decode(t, ns[0].Body)
 	su := upd["state_update"].(map[string]any)["nova_object.data"].(map[string]any)
 	if su["old_state"] != "building" || su["state"] != "active" || su["old_task_state"] != "spawning" || su["new_task_state"] != nil {
