@@ -110,13 +110,15 @@ func NewPublisher(cfg Config, out store.Outbox, hooks Hooks, log *slog.Logger) *
 	return &Publisher{cfg: cfg, out: out, hooks: hooks, log: log}
 }
 
-// Run drains the outbox until ctx ends, then gives up the claim.
+// Run drains the outbox until ctx ends, then gives up the claim. It may
+// be run again after it returned (never twice at once).
 func (p *Publisher) Run(ctx context.Context) {
 	defer p.close()
 	defer func() {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
 		_ = p.out.ReleaseOutbox(rctx, p.cfg.Holder)
+		p.heldUntil, p.nextClaim = time.Time{}, time.Time{} // a next Run claims first
 	}()
 	backoff := minBackoff
 	for {
