@@ -119,6 +119,8 @@ func (b Builder) object(et string, old, new *lifecycle.Server, at time.Time) Obj
 		})
 	case strings.HasPrefix(et, "instance.rebuild."):
 		return object("InstanceActionRebuildPayload", versionRebuild, rebuild{action: act})
+	case strings.HasPrefix(et, "instance.rescue."):
+		return object("InstanceActionRescuePayload", versionRescue, rescue{action: act})
 	}
 	return object("InstanceActionPayload", versionAction, act)
 }

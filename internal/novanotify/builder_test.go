@@ -110,6 +110,12 @@ func TestPayloads(t *testing.T) {
 		data["state"] != "deleted" {
 		t.Errorf("delete.end: %+v %v", m, data)
 	}
+	resc := b.Notices(srv(lifecycle.PhaseActive), srv(lifecycle.PhaseRescuing))
+	if m, data = decode(t, resc[1].Body); m.EventType != RescueStart || m.Payload.Name != "InstanceActionRescuePayload" {
+		t.Errorf("rescue.start: %+v", m)
+	} else if v, ok := data["rescue_image_ref"]; !ok || v != nil {
+		t.Errorf("rescue.start: rescue_image_ref %v (present %v), want null", v, ok)
+	}
 	if gone[0].MessageID == gone[1].MessageID {
 		t.Error("two notices share a message_id")
 	}

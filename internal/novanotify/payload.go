@@ -11,10 +11,11 @@ import (
 // Versions of Nova's notification objects whose fields the payloads carry.
 const (
 	namespace             = "nova"
-	versionAction         = "1.8"  // InstanceActionPayload
-	versionCreate         = "1.12" // InstanceCreatePayload
-	versionRebuild        = "1.9"  // InstanceActionRebuildPayload
-	versionUpdate         = "1.10" // InstanceUpdatePayload
+	versionAction         = "1.7"  // InstanceActionPayload
+	versionCreate         = "1.11" // InstanceCreatePayload
+	versionRebuild        = "1.8"  // InstanceActionRebuildPayload
+	versionRescue         = "1.2"  // InstanceActionRescuePayload
+	versionUpdate         = "1.8"  // InstanceUpdatePayload
 	versionFlavor         = "1.4"  // FlavorPayload
 	versionStateUpdate    = "1.0"  // InstanceStateUpdatePayload
 	versionException      = "1.1"  // ExceptionPayload
@@ -93,6 +94,13 @@ type create struct {
 type rebuild struct {
 	action
 	TrustedImageCertificates []string `json:"trusted_image_certificates"`
+}
+
+// rescue is InstanceActionRescuePayload (no rescue image: Ironic's rescue
+// boots its ramdisk).
+type rescue struct {
+	action
+	RescueImageRef *string `json:"rescue_image_ref"`
 }
 
 // update is InstanceUpdatePayload: the instance, the change of its
