@@ -13,6 +13,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/ingot-dev/ingot/internal/ironictest"
+	"github.com/ingot-dev/ingot/internal/lifecycle"
 	"github.com/ingot-dev/ingot/internal/pgtest"
 	"github.com/ingot-dev/ingot/internal/poll"
 	"github.com/ingot-dev/ingot/internal/store"
@@ -22,8 +23,13 @@ import (
 )
 
 // received reads the messages of the topic's info queue, decoding the
-// envelope, until ctx ends.
+// envelope, until the test ends.
 func received(t *testing.T, bus *ironictest.Bus) (func() []Message, func()) {
+	return receivedFrom(t, bus, DefaultTopic+".info")
+}
+
+// receivedFrom is received on queue q.
+func receivedFrom(t *testing.T, bus *ironictest.Bus, q string) (func() []Message, func()) {
 	t.Helper()
 	conn, err := amqp.Dial(bus.URL)
 	if err != nil {
@@ -33,7 +39,6 @@ func received(t *testing.T, bus *ironictest.Bus) (func() []Message, func()) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q := DefaultTopic + ".info"
 	if _, err := ch.QueueDeclare(q, false, false, false, false, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -159,5 +164,44 @@ func oneDrainer(t *testing.T, w, a, b outboxStore) {
 	}
 	if n, err := st.OutboxDepth(t.Context()); err != nil || n != 0 {
 		t.Errorf("outbox depth %d, %v after the drain", n, err)
+	}
+}
+
+// TestErrorsToTheErrorQueue: a build that fails sends instance.create.error
+// with priority ERROR to <topic>.error, as oslo.messaging routes it, and
+// its instance.update to <topic>.info.
+func TestErrorsToTheErrorQueue(t *testing.T) {
+	bus := ironictest.NewBus(t)
+	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "ingot.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	st.SetNotifier(Builder{Host: "h", PublisherID: "nova-compute:h"}.Notices)
+	errs, _ := receivedFrom(t, bus, DefaultTopic+".error")
+	infos, _ := received(t, bus)
+	s := storetest.MinimalServer("s1", storetest.T0)
+	if err := st.CreateServer(t.Context(), s); err != nil {
+		t.Fatal(err)
+	}
+	s.Phase, s.Fault = lifecycle.PhaseError, &lifecycle.Fault{Reason: lifecycle.ReasonNoValidHost, Message: "no node"}
+	if err := st.SaveServer(t.Context(), s); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		NewPublisher(Config{URL: bus.URL, Holder: "a", Poll: 20 * time.Millisecond}, st, Hooks{}, nil).Run(ctx)
+	}()
+	defer func() { cancel(); <-done }()
+	poll.Until(t, 30*time.Second, "create.error on the error queue", func() (bool, string) {
+		return len(errs()) == 1 && len(infos()) == 2, fmt.Sprintf("%d errors, %d infos", len(errs()), len(infos()))
+	})
+	if m := errs()[0]; m.EventType != CreateError || m.Priority != PriorityError {
+		t.Errorf("error queue got %+v", m)
+	}
+	if got := []string{infos()[0].EventType, infos()[1].EventType}; got[0] != CreateStart || got[1] != Update {
+		t.Errorf("info queue got %v", got)
 	}
 }
