@@ -70,6 +70,9 @@ type Config struct {
 	Auth   Auth   `yaml:"auth"`
 	API    API    `yaml:"api"`
 	Quotas Quotas `yaml:"quotas"`
+	// Notifications is where ingot publishes Nova's versioned
+	// notifications (publish.go); off unless its url is set.
+	Notifications Publish `yaml:"notifications"`
 }
 
 // Ironic says where Ironic is.
@@ -175,6 +178,7 @@ func Default() Config {
 	}
 	identityDefaults(&c)
 	notificationDefaults(&c)
+	publishDefaults(&c)
 	return c
 }
 
@@ -287,6 +291,7 @@ func (c *Config) Normalize() error {
 	}
 	c.normalizeIdentity(bad)
 	c.normalizeNotifications(bad)
+	c.normalizePublish(bad)
 	c.normalizeReplicas(bad)
 	seen := map[string]bool{}
 	for i := range c.Flavors {
