@@ -333,7 +333,7 @@ func (r *Reconciler) Tick(ctx context.Context) (TickStats, error) {
 	r.mu.Lock()
 	r.touched = map[string]bool{}
 	r.mu.Unlock()
-	deadline := start.Add(r.budget(r.cfg.Interval))
+	deadline := r.stepsDeadline(start, r.cfg.Interval)
 	r.decaySteps()
 	rest := r.dispatch(ctx, servers, view, deadline)
 	stats.Carried = len(rest)
