@@ -68,6 +68,8 @@ type Config struct {
 	Auth   Auth   `yaml:"auth"`
 	API    API    `yaml:"api"`
 	Quotas Quotas `yaml:"quotas"`
+	// Volume chooses where volumes live (volume.go).
+	Volume Volume `yaml:"volume"`
 }
 
 // Ironic says where Ironic is.
@@ -285,6 +287,7 @@ func (c *Config) Normalize() error {
 	c.normalizeIdentity(bad)
 	c.normalizeNotifications(bad)
 	c.normalizeReplicas(bad)
+	c.normalizeVolume(bad)
 	seen := map[string]bool{}
 	for i := range c.Flavors {
 		f := &c.Flavors[i]

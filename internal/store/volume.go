@@ -45,8 +45,12 @@ type Volume struct {
 	// StatusReason says why a volume is still in-use or deleting (e.g.
 	// "waiting for Ironic to remove the volume target").
 	StatusReason string
-	CreatedAt    time.Time
-	UpdatedAt    time.Time
+	// AttachmentID is the holder's Cinder attachment of the volume (the
+	// cinder backend), made for AttachmentNode's volume connector; both
+	// "" when none is known.
+	AttachmentID, AttachmentNode string
+	CreatedAt                    time.Time
+	UpdatedAt                    time.Time
 }
 
 // Volumes is the volume registry, part of Store's implementations.
@@ -76,6 +80,10 @@ type Volumes interface {
 	// and StatusReason, with no server. Idempotent: nil when the volume is
 	// gone or held by another server.
 	ReleaseVolume(ctx context.Context, id, serverID string, destroy bool) error
+	// SetVolumeAttachment records the Cinder attachment of a volume
+	// serverID holds and the node it was made for ("", "": none).
+	// ErrNotFound when the volume is not held by that server.
+	SetVolumeAttachment(ctx context.Context, id, serverID, attachmentID, nodeID string) error
 }
 
 // DefaultTargetPortal is the iSCSI portal the embedded backend gives its

@@ -1,0 +1,71 @@
+package config
+
+import (
+	"net/url"
+	"time"
+)
+
+// Volume backends.
+const (
+	// VolumeEmbedded is ingot's own volume registry: bookkeeping of
+	// volumes whose iSCSI targets someone else serves (volume.embedded).
+	VolumeEmbedded = "embedded"
+	// VolumeCinder keeps the volumes in the cloud's Cinder (found in
+	// Keystone's catalog) and attaches them as Nova does for bare metal.
+	VolumeCinder = "cinder"
+)
+
+// Volume chooses where volumes live (the volume: section).
+type Volume struct {
+	// Backend is embedded (the default) or cinder.
+	Backend string `yaml:"backend"`
+	// Cinder configures the cinder backend.
+	Cinder Cinder `yaml:"cinder"`
+}
+
+// Cinder says how ingot reaches the cloud's block-storage service. ingot
+// authenticates with auth.keystone's service credentials (a user with the
+// roles admin and service, as Nova's): its calls carry that token as
+// X-Service-Token too, so Cinder treats them as the compute service's.
+type Cinder struct {
+	// URL is the block-storage API root (http://host:8776/v3); empty or
+	// "catalog" finds it in the catalog (block-storage, else volumev3) in
+	// auth.keystone's region and interface.
+	URL string `yaml:"url"`
+	// Timeout bounds one call (default 30 s).
+	Timeout time.Duration `yaml:"timeout"`
+}
+
+// UsesCinder reports whether volumes live in Cinder.
+func (c *Config) UsesCinder() bool { return c.Volume.Backend == VolumeCinder }
+
+func (c *Config) normalizeVolume(bad func(key, format string, args ...any)) {
+	v := &c.Volume
+	switch v.Backend {
+	case "":
+		v.Backend = VolumeEmbedded
+	case VolumeEmbedded:
+	case VolumeCinder:
+		if c.Auth.Strategy != "keystone" {
+			// Cinder's volumes belong to Keystone projects: only a token
+			// says whose a request's volumes are.
+			bad("volume.backend", "cinder needs auth.strategy: keystone (volumes belong to the caller's Keystone project)")
+		}
+	default:
+		bad("volume.backend", "want embedded or cinder, got %q", v.Backend)
+	}
+	if v.Cinder.URL == "catalog" {
+		v.Cinder.URL = ""
+	}
+	if v.Cinder.URL != "" {
+		if u, err := url.Parse(v.Cinder.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad("volume.cinder.url", "want http(s)://host:port/v3 or \"catalog\", got %q", v.Cinder.URL)
+		}
+	}
+	if v.Cinder.Timeout == 0 {
+		v.Cinder.Timeout = 30 * time.Second
+	}
+	if v.Cinder.Timeout < 0 {
+		bad("volume.cinder.timeout", "must be a positive duration, got %s", v.Cinder.Timeout)
+	}
+}
