@@ -98,7 +98,9 @@ func (s *Service) routes() {
 	s.servers.UsageRoutes()
 	s.servers.SubresourceRoutes()
 	s.servers.UpdateRoutes()
-	s.volume.Register()
+	if s.Cfg.Cinder == nil {
+		s.volume.Register() // the embedded registry's /volume/v3
+	}
 
 	s.Plain("GET /ingot/v1/nodes", core.OwnRule(policy.NodesIndex, s.listNodes))
 	s.identityRoutes()

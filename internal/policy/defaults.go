@@ -60,6 +60,7 @@ const (
 	ServerTagsDelete       = "os_compute_api:os-server-tags:delete"
 	ServerTagsDeleteAll    = "os_compute_api:os-server-tags:delete_all"
 	VolumeAttachmentsIndex = "os_compute_api:os-volumes-attachments:index"
+	VolumeAttachmentsShow  = "os_compute_api:os-volumes-attachments:show"
 	NovaNetworksList       = "os_compute_api:os-networks:list"
 	NovaNetworksShow       = "os_compute_api:os-networks:show"
 	ServerPasswordShow     = "os_compute_api:os-server-password:show"
@@ -202,6 +203,7 @@ var Defaults = []Rule{
 	{ServerTagsDelete, ProjectMemberOrAdmin, "Delete one tag of a server."},
 	{ServerTagsDeleteAll, ProjectMemberOrAdmin, "Delete every tag of a server."},
 	{VolumeAttachmentsIndex, ProjectReaderOrAdmin, "List a server's volume attachments."},
+	{VolumeAttachmentsShow, ProjectReaderOrAdmin, "Show one volume attachment of a server (Cinder asks it before deleting an attachment)."},
 	{NovaNetworksList, ProjectReaderOrAdmin, "List networks through Nova's network proxy (os-networks, up to 2.35)."},
 	{NovaNetworksShow, ProjectReaderOrAdmin, "Show a network through Nova's network proxy (os-networks, up to 2.35)."},
 	{ServerDiagnostics, Admin, "Show a server's diagnostics (what ingot knows of its machine)."},

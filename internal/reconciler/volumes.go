@@ -48,18 +48,11 @@ func (r *Reconciler) attachVolumes(ctx context.Context, s *lifecycle.Server) lif
 				"volume %s may still have a target on node %q (status %s): not attaching it to node %s", v.ID, v.NodeID, v.Status, s.NodeID)}
 		}
 	}
-	conns, err := r.ironic.ListVolumeConnectors(ctx, s.NodeID)
-	if err != nil {
-		return resultOf(err)
+	if r.cinder != nil {
+		return r.attachCinder(ctx, s, vols)
 	}
-	haveConn := false
-	for _, c := range conns {
-		haveConn = haveConn || c.ConnectorID == connectorID(s.NodeID)
-	}
-	if !haveConn {
-		if _, err := r.ironic.CreateVolumeConnector(ctx, s.NodeID, "iqn", connectorID(s.NodeID)); err != nil {
-			return resultOf(err)
-		}
+	if res := r.ensureConnector(ctx, s.NodeID); res.Outcome != lifecycle.OK {
+		return res
 	}
 	tgts, err := r.ironic.ListVolumeTargets(ctx, s.NodeID)
 	if err != nil {
@@ -89,6 +82,21 @@ func (r *Reconciler) attachVolumes(ctx context.Context, s *lifecycle.Server) lif
 		}
 	}
 	return lifecycle.Result{Outcome: lifecycle.OK}
+}
+
+// ensureConnector creates the node's iqn volume connector unless it has it.
+func (r *Reconciler) ensureConnector(ctx context.Context, node string) lifecycle.Result {
+	conns, err := r.ironic.ListVolumeConnectors(ctx, node)
+	if err != nil {
+		return resultOf(err)
+	}
+	for _, c := range conns {
+		if c.ConnectorID == connectorID(node) {
+			return lifecycle.Result{Outcome: lifecycle.OK}
+		}
+	}
+	_, err = r.ironic.CreateVolumeConnector(ctx, node, "iqn", connectorID(node))
+	return resultOf(err)
 }
 
 // detachVolumes powers the node off (Ironic removes targets only then) and
@@ -150,6 +158,10 @@ func (r *Reconciler) detachVolumes(ctx context.Context, s *lifecycle.Server) lif
 			return resultOf(err)
 		}
 	}
+	if r.cinder != nil {
+		// The targets are gone: now the attachments may go.
+		return r.dropAttachments(ctx, s, vols)
+	}
 	return lifecycle.Result{Outcome: lifecycle.OK}
 }
 
@@ -159,6 +171,9 @@ func (r *Reconciler) releaseVolumes(ctx context.Context, s *lifecycle.Server) li
 	vols, err := r.store.ServerVolumes(ctx, s.ID)
 	if err != nil {
 		return resultOf(err)
+	}
+	if r.cinder != nil {
+		return r.releaseCinder(ctx, s, vols)
 	}
 	for _, v := range vols {
 		destroy := s.Desired == lifecycle.DesiredDeleted && v.DeleteOnTermination

@@ -1,7 +1,6 @@
 package servers
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -143,7 +142,8 @@ func bootIndex(raw json.RawMessage) (int, error) {
 // the Spec's image fields stay empty); otherwise the image is required.
 // It checks the volumes exist and are free, so the common mistakes get a
 // message naming the volume; CreateServer's reservation stays the fence.
-func (s *Service) resolveBoot(ctx context.Context, project string, fields map[string]json.RawMessage, c *createRequest) error {
+func (s *Service) resolveBoot(r *core.Request, fields map[string]json.RawMessage, c *createRequest) error {
+	ctx, project := r.Context(), r.Ident.ProjectID
 	if _, ok := fields["block_device_mapping"]; ok {
 		return core.BadRequest("The legacy block_device_mapping is not supported: use block_device_mapping_v2 (%s).", bdmSupported)
 	}
@@ -159,6 +159,11 @@ func (s *Service) resolveBoot(ctx context.Context, project string, fields map[st
 	bootVolume := slices.ContainsFunc(refs, func(r lifecycle.VolumeRef) bool { return r.BootIndex == 0 })
 	if refID(ref) != "" || !bootVolume {
 		if err := s.resolveImage(fields, c); err != nil {
+			return err
+		}
+	}
+	if s.Cfg.Cinder != nil {
+		if err := s.holdCinderVolumes(r, refs); err != nil {
 			return err
 		}
 	}
