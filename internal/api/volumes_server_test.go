@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/uuid"
+
 	"github.com/ingot-dev/ingot/internal/lifecycle"
 	"github.com/ingot-dev/ingot/internal/store"
 )
@@ -97,6 +99,13 @@ func TestCreateServerWithVolumes(t *testing.T) {
 		a0["attachment_id"] == nil || a0["id"] != nil || a1["volumeId"] != data || a1["device"] != nil {
 		t.Errorf("volumeAttachments at 2.90: %v", atts)
 	}
+	// One attachment, as Cinder asks it before deleting an attachment: the
+	// same body as the list's entry; 404 for a volume the server does not hold.
+	one := obj(t, f.do("GET", "/v2.1/servers/"+id+"/os-volume_attachments/"+boot, "2.90", nil).want(t, http.StatusOK).body, "volumeAttachment")
+	if one["volumeId"] != boot || one["serverId"] != id || one["attachment_id"] != a0["attachment_id"] || len(one) != len(a0) {
+		t.Errorf("volumeAttachment at 2.90: %v, the list's: %v", one, a0)
+	}
+	f.do("GET", "/v2.1/servers/"+id+"/os-volume_attachments/"+uuid.NewString(), "2.90", nil).novaError(t, http.StatusNotFound, "itemNotFound")
 	old := list(t, f.do("GET", "/v2.1/servers/"+id+"/os-volume_attachments", "2.1", nil).want(t, http.StatusOK).body, "volumeAttachments")
 	if o := old[0].(map[string]any); o["id"] != boot || o["volumeId"] != boot || len(o) != 4 {
 		t.Errorf("volumeAttachments at 2.1: %v", old)
