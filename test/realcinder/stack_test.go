@@ -67,12 +67,22 @@ type stack struct {
 	w   *world
 	app *app.App
 	tok string // member-a's token
+	// stop ends this ingot (at once in a crash test; else at the test's end).
+	stop func()
+	// cancel ends the reconciler's context (its writes fail from then on).
+	cancel func()
 }
 
 func (w *world) ingot(t *testing.T, rc string) *stack {
 	t.Helper()
+	return w.ingotOn(t, rc, filepath.Join(t.TempDir(), "ingot.db"), app.Options{})
+}
+
+// ingotOn is ingot on database db with the app's options (a step hook).
+func (w *world) ingotOn(t *testing.T, rc, db string, opts app.Options) *stack {
+	t.Helper()
 	cfg := config.Default()
-	cfg.Database = filepath.Join(t.TempDir(), "ingot.db")
+	cfg.Database = db
 	cfg.Ironic.URL = w.ironicURL
 	cfg.Ironic.Timeout = 10 * time.Second
 	cfg.PollInterval = 200 * time.Millisecond
@@ -94,7 +104,7 @@ func (w *world) ingot(t *testing.T, rc string) *stack {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	a, err := app.New(ctx, cfg, app.Options{})
+	a, err := app.New(ctx, cfg, opts)
 	if err != nil {
 		cancel()
 		t.Fatal(err)
@@ -102,11 +112,13 @@ func (w *world) ingot(t *testing.T, rc string) *stack {
 	api := httptest.NewServer(a.Root())
 	done := make(chan struct{})
 	go func() { _ = a.Reconciler.Run(ctx); close(done) }()
-	t.Cleanup(func() { api.Close(); cancel(); <-done; a.Close() })
+	stop := sync.OnceFunc(func() { api.Close(); cancel(); <-done; a.Close() })
+	t.Cleanup(cancel)
+	t.Cleanup(stop)
 	c := apitest.New(t, api.URL)
 	c.Poll = 50 * time.Millisecond
 	c.Token = w.cin.Keystone.Token(t, "member-a")
-	return &stack{Client: c, t: t, w: w, app: a, tok: c.Token}
+	return &stack{Client: c, t: t, w: w, app: a, tok: c.Token, stop: stop, cancel: cancel}
 }
 
 // serveCallback serves ingot's API on the world's listener (the compute
