@@ -100,6 +100,8 @@ func (s *Service) routes() {
 	s.servers.UpdateRoutes()
 	if s.Cfg.Cinder == nil {
 		s.volume.Register() // the embedded registry's /volume/v3
+	} else {
+		s.volume.CinderRoutes() // Nova's os-volumes proxy over Cinder
 	}
 
 	s.Plain("GET /ingot/v1/nodes", core.OwnRule(policy.NodesIndex, s.listNodes))

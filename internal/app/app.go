@@ -168,7 +168,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 		Auth: ident.authn, AuthURL: ident.authURL, Policy: ident.policy, Quotas: QuotaLimits(cfg),
 		PublicURL: cfg.API.PublicURL, TrustedProxies: cfg.TrustedProxyPrefixes(), Hosts: hosts.api,
 		Ready: ready, Host: cfg.Host, ServiceDownTime: ServiceDownTime, Inventory: sched.Nodes,
-		Replica: func() any { return a.Leases.Status() }, Cinder: vc,
+		Replica: func() any { return a.Leases.Status() }, Cinder: vc, Embedded: embeddedVolumes(cfg),
 	})
 	if a.Console, err = newConsole(cfg, a, ident, ready, hosts.console, opts); err != nil {
 		a.Close()

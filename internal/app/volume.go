@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/ingot-dev/ingot/internal/api/core"
 	"github.com/ingot-dev/ingot/internal/cinder"
 	"github.com/ingot-dev/ingot/internal/config"
 	"github.com/ingot-dev/ingot/internal/reconciler"
@@ -43,4 +44,10 @@ func reconcilerCinder(c *cinder.Client) reconciler.Cinder {
 		return nil
 	}
 	return c
+}
+
+// embeddedVolumes is the API's view of volume.embedded.
+func embeddedVolumes(cfg config.Config) core.EmbeddedVolumes {
+	e := cfg.Volume.Embedded
+	return core.EmbeddedVolumes{Portal: e.Portal, IQNPrefix: e.IQNPrefix, RecordsOnly: e.RecordsOnly}
 }

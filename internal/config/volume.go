@@ -1,7 +1,9 @@
 package config
 
 import (
+	"net"
 	"net/url"
+	"strings"
 	"time"
 )
 
@@ -21,6 +23,25 @@ type Volume struct {
 	Backend string `yaml:"backend"`
 	// Cinder configures the cinder backend.
 	Cinder Cinder `yaml:"cinder"`
+	// Embedded configures the embedded registry.
+	Embedded EmbeddedVolumes `yaml:"embedded"`
+}
+
+// EmbeddedVolumes describes the iSCSI targets the embedded registry's
+// volumes are served at. ingot serves none itself: each volume is a
+// record naming <iqn_prefix>:volume-<id>, LUN 0 at portal, which an
+// operator's target server (e.g. tgt or LIO on a storage host) must
+// export for a node to boot from or mount it.
+type EmbeddedVolumes struct {
+	// Portal is the targets' iSCSI portal, host:port (default
+	// 127.0.0.1:3260, which only a target on each node itself would serve).
+	Portal string `yaml:"portal"`
+	// IQNPrefix prefixes the targets' IQNs (default iqn.2026-11.io.ingot).
+	IQNPrefix string `yaml:"iqn_prefix"`
+	// RecordsOnly: there is no target server; volumes are records (for
+	// trying the API, or tests), and a server asking for one is refused
+	// with 400 rather than given a target nothing serves.
+	RecordsOnly bool `yaml:"records_only"`
 }
 
 // Cinder says how ingot reaches the cloud's block-storage service. ingot
@@ -53,6 +74,14 @@ func (c *Config) normalizeVolume(bad func(key, format string, args ...any)) {
 		}
 	default:
 		bad("volume.backend", "want embedded or cinder, got %q", v.Backend)
+	}
+	if e := v.Embedded; e.Portal != "" {
+		if _, port, err := net.SplitHostPort(e.Portal); err != nil || port == "" {
+			bad("volume.embedded.portal", "want host:port, got %q", e.Portal)
+		}
+	}
+	if p := v.Embedded.IQNPrefix; p != "" && (!strings.HasPrefix(p, "iqn.") || strings.ContainsAny(p, " \t:")) {
+		bad("volume.embedded.iqn_prefix", "want an IQN prefix such as iqn.2026-01.com.example (no ':'), got %q", p)
 	}
 	if v.Cinder.URL == "catalog" {
 		v.Cinder.URL = ""

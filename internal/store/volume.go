@@ -94,12 +94,25 @@ const DefaultTargetPortal = "127.0.0.1:3260"
 // description: IQN iqn.2026-11.io.ingot:volume-<id>, LUN 0, and portal (""
 // means DefaultTargetPortal).
 func NewVolume(id, name string, sizeGB int, portal string, now time.Time) Volume {
+	return NewVolumeAt(id, name, sizeGB, portal, "", now)
+}
+
+// DefaultIQNPrefix is the prefix of the embedded backend's target IQNs
+// when no other is configured.
+const DefaultIQNPrefix = "iqn.2026-11.io.ingot"
+
+// NewVolumeAt is NewVolume with the target's IQN prefix ("" means
+// DefaultIQNPrefix): IQN <prefix>:volume-<id>.
+func NewVolumeAt(id, name string, sizeGB int, portal, iqnPrefix string, now time.Time) Volume {
 	if portal == "" {
 		portal = DefaultTargetPortal
 	}
+	if iqnPrefix == "" {
+		iqnPrefix = DefaultIQNPrefix
+	}
 	return Volume{
 		ID: id, Name: name, SizeGB: sizeGB, Status: VolumeAvailable, BootIndex: -1,
-		TargetIQN: "iqn.2026-11.io.ingot:volume-" + id, TargetLUN: 0, TargetPortal: portal,
+		TargetIQN: iqnPrefix + ":volume-" + id, TargetLUN: 0, TargetPortal: portal,
 		CreatedAt: now, UpdatedAt: now,
 	}
 }

@@ -9,13 +9,11 @@ import (
 	"github.com/ingot-dev/ingot/internal/ironictest"
 )
 
-// TestCinderVolumes: with volume.backend: cinder a build attaches each
+// cinderVolumes: with volume.backend: cinder a build attaches each
 // volume as Nova does for bare metal (a Cinder attachment with the node's
 // connector, an Ironic target from its connection info, os-complete) and
 // a delete undoes all of it.
-func TestCinderVolumes(t *testing.T) {
-	w := startWorld(t)
-
+func cinderVolumes(t *testing.T, w *world) {
 	t.Run("boot from a Cinder volume, then delete", func(t *testing.T) {
 		s := w.ingot(t, "rc-c1")
 		node := w.ir.EnrollNode(t, ironictest.NodeSpec{Name: "c1", ResourceClass: "rc-c1", Kind: ironictest.Fast})
@@ -106,4 +104,97 @@ func TestCinderVolumes(t *testing.T) {
 			t.Errorf("a volume not bootable: %d %q", code, msg)
 		}
 	})
+}
+
+// cinderProxyAndCallback: Nova's os-volumes proxy (≤2.35) over Cinder,
+// and Cinder's call-back: a member deleting, with their token only, the
+// attachment ingot made makes Cinder ask the catalog's compute endpoint
+// (ingot) GET os-volume_attachments/{volume}; ingot answers with that
+// attachment, and Cinder refuses the delete (409), as with Nova.
+func cinderProxyAndCallback(t *testing.T, w *world) {	s := w.ingot(t, "rc-p1")
+	s.serveCallback()
+	node := w.ir.EnrollNode(t, ironictest.NodeSpec{Name: "p1", ResourceClass: "rc-p1", Kind: ironictest.Fast})
+	s.Microversion = "2.35"
+	var made struct {
+		Volume struct {
+			ID     string `json:"id"`
+			Status string `json:"status"`
+			Size   int    `json:"size"`
+		} `json:"volume"`
+	}
+	if code := s.Call("POST", "/v2.1/os-volumes", map[string]any{"volume": map[string]any{"size": 1, "display_name": "proxied"}}, &made); code != http.StatusOK {
+		t.Fatalf("POST os-volumes: %d", code)
+	}
+	vol := made.Volume.ID
+	if made.Volume.Size != 1 || s.volumeStatus(vol) == "gone" {
+		t.Fatalf("os-volumes create: %+v, Cinder shows %s", made.Volume, s.volumeStatus(vol))
+	}
+	s.WaitFor("proxied volume available", time.Minute, func() bool {
+		var got struct {
+			Volume struct {
+				Status      string           `json:"status"`
+				Attachments []map[string]any `json:"attachments"`
+			} `json:"volume"`
+		}
+		s.Call("GET", "/v2.1/os-volumes/"+vol, nil, &got)
+		return got.Volume.Status == "available" && len(got.Volume.Attachments) == 1 && len(got.Volume.Attachments[0]) == 0
+	})
+	var list struct {
+		Volumes []struct{ ID string } `json:"volumes"`
+	}
+	if s.Call("GET", "/v2.1/os-volumes/detail", nil, &list); len(list.Volumes) != 1 || list.Volumes[0].ID != vol {
+		t.Errorf("os-volumes/detail: %+v", list.Volumes)
+	}
+	s.Microversion = "2.36"
+	if code := s.Call("GET", "/v2.1/os-volumes", nil, nil); code != http.StatusNotFound {
+		t.Errorf("os-volumes at 2.36: %d, want 404", code)
+	}
+	s.Microversion = "2.90"
+
+	id := s.createWithData("p1", vol)
+	s.WaitStatus(id, "ACTIVE", 90*time.Second)
+	var shown struct {
+		VolumeAttachment struct {
+			AttachmentID string `json:"attachment_id"`
+			VolumeID     string `json:"volumeId"`
+		} `json:"volumeAttachment"`
+	}
+	if code := s.Call("GET", "/v2.1/servers/"+id+"/os-volume_attachments/"+vol, nil, &shown); code != http.StatusOK {
+		t.Fatalf("GET os-volume_attachments/%s: %d", vol, code)
+	}
+	var atts struct {
+		Attachments []struct{ ID string } `json:"attachments"`
+	}
+	w.cin.Do(t, w.cin.Keystone.Token(t, "admin"), http.MethodGet, "/attachments?all_tenants=1", nil, &atts)
+	if len(atts.Attachments) != 1 || atts.Attachments[0].ID != shown.VolumeAttachment.AttachmentID {
+		t.Fatalf("Cinder's attachments %+v, ingot shows %+v", atts.Attachments, shown.VolumeAttachment)
+	}
+	if code := w.cin.Do(t, s.tok, http.MethodDelete, "/attachments/"+shown.VolumeAttachment.AttachmentID, nil, nil); code != http.StatusConflict {
+		t.Errorf("a member's delete of ingot's attachment: %d, want 409 (Cinder asked ingot, which uses it)", code)
+	}
+	if a, _ := s.counts(); a != 1 {
+		t.Errorf("%d attachments after the refused delete, want 1", a)
+	}
+	s.Microversion = "2.35"
+	if code := s.Call("DELETE", "/v2.1/os-volumes/"+vol, nil, nil); code != http.StatusBadRequest {
+		t.Errorf("os-volumes delete of an in-use volume: %d, want 400", code)
+	}
+	s.Microversion = "2.90"
+	s.Delete(id)
+	s.WaitGone(id, 60*time.Second)
+	s.waitClean(node)
+	s.Microversion = "2.35"
+	if code := s.Call("DELETE", "/v2.1/os-volumes/"+vol, nil, nil); code != http.StatusAccepted {
+		t.Errorf("os-volumes delete: %d, want 202", code)
+	}
+	s.WaitFor("volume deleted", 30*time.Second, func() bool { return s.volumeStatus(vol) == "gone" })
+}
+
+// TestCinder runs the package's cases on one set of services (Cinder's
+// start is most of the cost).
+func TestCinder(t *testing.T) {
+	w := startWorld(t)
+	t.Run("volumes", func(t *testing.T) { cinderVolumes(t, w) })
+	t.Run("faults", func(t *testing.T) { cinderFaults(t, w) })
+	t.Run("proxy and call-back", func(t *testing.T) { cinderProxyAndCallback(t, w) })
 }

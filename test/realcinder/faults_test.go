@@ -50,14 +50,12 @@ func (s *stack) deleteNow(id string) int {
 	return resp.StatusCode
 }
 
-// TestCinderFaults: the fault scenarios with Cinder volumes — a user's
+// cinderFaults: the fault scenarios with Cinder volumes — a user's
 // delete at each step of the build, the node deleted or torn down out of
 // band during the deploy, and an ingot that stops between Cinder's
 // attachment create and its record — leave as many attachments and
 // targets as there were before (none), and the volume available.
-func TestCinderFaults(t *testing.T) {
-	w := startWorld(t)
-	equal := func(t *testing.T, s *stack, what string, before [2]int, nodes ...string) {
+func cinderFaults(t *testing.T, w *world) {	equal := func(t *testing.T, s *stack, what string, before [2]int, nodes ...string) {
 		t.Helper()
 		s.waitClean(nodes...)
 		a, tg := s.counts(nodes...)

@@ -91,6 +91,17 @@ type Config struct {
 	// the API calls it with each caller's token, and /volume/v3 (the
 	// embedded registry's) is not served.
 	Cinder *cinder.Client
+	// Embedded says where the embedded registry's volumes are served
+	// (with no Cinder).
+	Embedded EmbeddedVolumes
+}
+
+// EmbeddedVolumes is the embedded registry's target description: portal
+// and IQN prefix of new volumes ("" each: the store's defaults), or
+// RecordsOnly (no target server: a server asking for a volume is 400).
+type EmbeddedVolumes struct {
+	Portal, IQNPrefix string
+	RecordsOnly       bool
 }
 
 // Env is what every service shares: the configuration, the logger, the

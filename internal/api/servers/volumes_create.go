@@ -162,6 +162,10 @@ func (s *Service) resolveBoot(r *core.Request, fields map[string]json.RawMessage
 			return err
 		}
 	}
+	if len(refs) > 0 && s.Cfg.Cinder == nil && s.Cfg.Embedded.RecordsOnly {
+		return core.BadRequest("Block Device Mapping is Invalid: this cloud's volumes are records only " +
+			"(volume.embedded.records_only): no iSCSI target serves them, so no server can boot from or attach one.")
+	}
 	if s.Cfg.Cinder != nil {
 		if err := s.holdCinderVolumes(r, refs); err != nil {
 			return err
