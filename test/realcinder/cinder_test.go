@@ -111,7 +111,8 @@ func cinderVolumes(t *testing.T, w *world) {
 // attachment ingot made makes Cinder ask the catalog's compute endpoint
 // (ingot) GET os-volume_attachments/{volume}; ingot answers with that
 // attachment, and Cinder refuses the delete (409), as with Nova.
-func cinderProxyAndCallback(t *testing.T, w *world) {	s := w.ingot(t, "rc-p1")
+func cinderProxyAndCallback(t *testing.T, w *world) {
+	s := w.ingot(t, "rc-p1")
 	s.serveCallback()
 	node := w.ir.EnrollNode(t, ironictest.NodeSpec{Name: "p1", ResourceClass: "rc-p1", Kind: ironictest.Fast})
 	s.Microversion = "2.35"

@@ -33,7 +33,7 @@ func (h *hook) set(f func(string)) { h.mu.Lock(); h.f = f; h.mu.Unlock() }
 func (s *stack) createWithData(name, vol string) string {
 	s.t.Helper()
 	return s.Create(map[string]any{"name": name, "flavorRef": "bm", "imageRef": s.app.Config.Images[0].ID,
-		"networks": []map[string]string{{"uuid": s.app.Config.Networks[0].ID}},
+		"networks":                []map[string]string{{"uuid": s.app.Config.Networks[0].ID}},
 		"block_device_mapping_v2": []map[string]any{{"source_type": "volume", "destination_type": "volume", "uuid": vol}}})
 }
 
@@ -55,7 +55,8 @@ func (s *stack) deleteNow(id string) int {
 // band during the deploy, and an ingot that stops between Cinder's
 // attachment create and its record — leave as many attachments and
 // targets as there were before (none), and the volume available.
-func cinderFaults(t *testing.T, w *world) {	equal := func(t *testing.T, s *stack, what string, before [2]int, nodes ...string) {
+func cinderFaults(t *testing.T, w *world) {
+	equal := func(t *testing.T, s *stack, what string, before [2]int, nodes ...string) {
 		t.Helper()
 		s.waitClean(nodes...)
 		a, tg := s.counts(nodes...)
