@@ -138,7 +138,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	}
 	nets := cfg.NetworkList()
 	sched := scheduler.New(ic, opts.Clock, scheduler.Options{Logger: opts.Logger, Networks: nets,
-		Schedulable: schedulable(st), GroupMembers: st.GroupMembers, Background: true,
+		Schedulable: schedulable(st), GroupMembers: st.GroupMembers, NodeHost: nodeHosts(st), Background: true,
 		OnRefresh: func() { a.Reconciler.Kick() }})
 	a.Reconciler = reconciler.New(reconciler.Deps{
 		Store: st, Ironic: ic, Scheduler: sched, IPAM: network.NewIPAM(st, nets), Networks: nets, Clock: opts.Clock, Logger: opts.Logger,
