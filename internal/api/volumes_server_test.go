@@ -158,7 +158,11 @@ func TestCreateServerVolumesBadInput(t *testing.T) {
 		body any
 		msg  []string // substrings of the message
 	}{
-		{"image source", createBody(true, map[string]any{"source_type": "image", "destination_type": "local", "uuid": imageID, "boot_index": 0}),
+		{"image to local not the boot disk", createBody(true, map[string]any{"source_type": "image", "destination_type": "local", "uuid": imageID, "boot_index": 1}),
+			[]string{"Mapping image to local is not supported"}},
+		{"image to local and a boot volume", createBody(false, map[string]any{"source_type": "image", "destination_type": "local", "uuid": imageID, "boot_index": 0},
+			bdm(free, 0, false)), []string{"boot_index 0"}},
+		{"image to volume", createBody(true, map[string]any{"source_type": "image", "destination_type": "volume", "uuid": imageID, "volume_size": 1}),
 			[]string{`source_type "image"`, `source_type "volume" with destination_type "volume"`}},
 		{"blank source", createBody(true, map[string]any{"source_type": "blank", "destination_type": "volume", "volume_size": 1}),
 			[]string{`"blank"`, "supported"}},
@@ -204,5 +208,28 @@ func TestCreateServerVolumesBadInput(t *testing.T) {
 	}
 	if v := f.volume(held); v.ServerID != holder {
 		t.Errorf("held volume now held by %q, want %s", v.ServerID, holder)
+	}
+}
+
+// TestCreateServerImageLocalBDM: {source_type image, destination_type
+// local, boot_index 0} is the image boot Nova makes of it (Terraform's
+// "boot from image, attach a data disk"): without imageRef its uuid is
+// the image, and a data volume beside it is held.
+func TestCreateServerImageLocalBDM(t *testing.T) {
+	f := newFixture(t)
+	data := f.newVolume("data")
+	r := f.do("POST", "/v2.1/servers", "2.90", createBody(false,
+		map[string]any{"source_type": "image", "destination_type": "local", "uuid": imageID, "boot_index": 0, "delete_on_termination": true},
+		bdm(data, nil, false))).want(t, http.StatusAccepted)
+	id := obj(t, r.body, "server")["id"].(string)
+	rec, err := f.store.GetServer(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Spec.ImageID != imageID || len(rec.Spec.Volumes) != 1 || rec.Spec.Volumes[0].ID != data {
+		t.Fatalf("image %q, volumes %+v", rec.Spec.ImageID, rec.Spec.Volumes)
+	}
+	if v := f.volume(data); v.ServerID != id {
+		t.Errorf("data volume held by %q", v.ServerID)
 	}
 }
