@@ -46,48 +46,28 @@ func (r *Reconciler) attachCinder(ctx context.Context, s *lifecycle.Server, vols
 	if res := r.ensureConnector(ctx, s.NodeID); res.Outcome != lifecycle.OK {
 		return res
 	}
-	tgts, err := r.ironic.ListVolumeTargets(ctx, s.NodeID)
-	if err != nil {
-		return resultOf(err)
-	}
-	have := map[string]bool{}
-	for _, t := range tgts {
-		have[t.VolumeID] = true
-	}
-	idx := targetBootIndexes(vols)
-	boot := false
-	for _, v := range vols {
-		boot = boot || v.BootIndex == 0
-		att, err := r.nodeAttachment(ctx, s, v, idx[v.ID])
+	return r.eachVolume(ctx, s.NodeID, vols, func(v store.Volume, bootIndex int, hasTarget bool) lifecycle.Result {
+		att, err := r.nodeAttachment(ctx, s, v, bootIndex)
 		if err != nil {
 			return cinderResult(err)
 		}
-		if !have[v.ID] {
+		if !hasTarget {
 			ci := att.ConnectionInfo
 			if ci.DriverVolumeType == "" {
 				return lifecycle.Result{Outcome: lifecycle.Rejected, Message: fmt.Sprintf(
 					"Cinder gave attachment %s of volume %s no connection info", att.ID, v.ID)}
 			}
 			_, err := r.ironic.CreateVolumeTarget(ctx, ironic.VolumeTarget{NodeID: s.NodeID, VolumeType: ci.DriverVolumeType,
-				VolumeID: v.ID, BootIndex: idx[v.ID], Properties: ci.Data})
+				VolumeID: v.ID, BootIndex: bootIndex, Properties: ci.Data})
 			if err != nil {
 				return resultOf(err)
 			}
 		}
 		if att.Status != "attached" {
-			if err := r.cinder.CompleteAttachment(ctx, att.ID); err != nil {
-				return cinderResult(err)
-			}
+			return cinderResult(r.cinder.CompleteAttachment(ctx, att.ID))
 		}
-	}
-	if boot {
-		// external: the targets are managed outside Ironic (here, by the
-		// attachments ingot made), so Ironic's own Cinder calls stay off.
-		if err := r.ironic.SetStorageInterface(ctx, s.NodeID, "external"); err != nil {
-			return resultOf(err)
-		}
-	}
-	return lifecycle.Result{Outcome: lifecycle.OK}
+		return lifecycle.Result{Outcome: lifecycle.OK}
+	})
 }
 
 // nodeAttachment returns s's attachment of v made for s.NodeID, with its

@@ -54,7 +54,25 @@ func (r *Reconciler) attachVolumes(ctx context.Context, s *lifecycle.Server) lif
 	if res := r.ensureConnector(ctx, s.NodeID); res.Outcome != lifecycle.OK {
 		return res
 	}
-	tgts, err := r.ironic.ListVolumeTargets(ctx, s.NodeID)
+	return r.eachVolume(ctx, s.NodeID, vols, func(v store.Volume, bootIndex int, hasTarget bool) lifecycle.Result {
+		if hasTarget {
+			return lifecycle.Result{Outcome: lifecycle.OK}
+		}
+		_, err := r.ironic.CreateVolumeTarget(ctx, ironic.VolumeTarget{NodeID: s.NodeID, VolumeType: "iscsi", VolumeID: v.ID,
+			BootIndex: bootIndex, Properties: map[string]any{"target_iqn": v.TargetIQN, "target_lun": v.TargetLUN,
+				"target_portal": v.TargetPortal, "auth_method": "none"}})
+		return resultOf(err)
+	})
+}
+
+// eachVolume lists node's volume targets, calls step for each volume with
+// its target's boot index and whether the node has a target of it, and
+// then, when one is the boot volume, sets the node's storage interface to
+// external (the targets are managed outside Ironic: by ingot, or by the
+// Cinder attachments it made, so Ironic's own Cinder calls stay off).
+func (r *Reconciler) eachVolume(ctx context.Context, node string, vols []store.Volume,
+	step func(v store.Volume, bootIndex int, hasTarget bool) lifecycle.Result) lifecycle.Result {
+	tgts, err := r.ironic.ListVolumeTargets(ctx, node)
 	if err != nil {
 		return resultOf(err)
 	}
@@ -66,18 +84,12 @@ func (r *Reconciler) attachVolumes(ctx context.Context, s *lifecycle.Server) lif
 	boot := false
 	for _, v := range vols {
 		boot = boot || v.BootIndex == 0
-		if have[v.ID] {
-			continue
-		}
-		_, err := r.ironic.CreateVolumeTarget(ctx, ironic.VolumeTarget{NodeID: s.NodeID, VolumeType: "iscsi", VolumeID: v.ID,
-			BootIndex: idx[v.ID], Properties: map[string]any{"target_iqn": v.TargetIQN, "target_lun": v.TargetLUN,
-				"target_portal": v.TargetPortal, "auth_method": "none"}})
-		if err != nil {
-			return resultOf(err)
+		if res := step(v, idx[v.ID], have[v.ID]); res.Outcome != lifecycle.OK {
+			return res
 		}
 	}
 	if boot {
-		if err := r.ironic.SetStorageInterface(ctx, s.NodeID, "external"); err != nil {
+		if err := r.ironic.SetStorageInterface(ctx, node, "external"); err != nil {
 			return resultOf(err)
 		}
 	}
