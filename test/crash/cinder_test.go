@@ -45,7 +45,7 @@ func TestKill9Cinder(t *testing.T) {
 				Server struct{ ID string } `json:"server"`
 			}
 			body := map[string]any{"server": map[string]any{"name": "crash-cinder", "flavorRef": "bm", "imageRef": imageID,
-				"networks": []map[string]string{{"uuid": networkID}},
+				"networks":                []map[string]string{{"uuid": networkID}},
 				"block_device_mapping_v2": []map[string]any{{"source_type": "volume", "destination_type": "volume", "uuid": vol}}}}
 			if code, err := in.call("POST", "/v2.1/servers", body, &out); err != nil || code != http.StatusAccepted {
 				t.Fatalf("create: %d %v", code, err)
