@@ -131,7 +131,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 		a.Close()
 		return nil, err
 	}
-	vc, err := newCinder(ctx, cfg, ident)
+	vc, err := newCinder(ctx, cfg, ident, opts.Clock)
 	if err != nil {
 		a.Close()
 		return nil, err
