@@ -54,6 +54,12 @@ func startWorld(t *testing.T) *world {
 	// Cinder asks the catalog's compute endpoint about an attachment a
 	// user deletes: the catalog names ingot.
 	cin.Keystone.RegisterService(t, "compute", "nova", "http://"+ln.Addr().String()+"/v2.1")
+	// The package's cases together make more volumes than Cinder's default
+	// quota (10) lets one project keep.
+	quota := map[string]any{"quota_set": map[string]any{"volumes": -1, "gigabytes": -1}}
+	if st := cin.Do(t, cin.Keystone.Token(t, "admin"), http.MethodPut, "/os-quota-sets/"+cin.Keystone.Users["member-a"].ProjectID, quota, nil); st != http.StatusOK {
+		t.Fatalf("quota of project a: %d", st)
+	}
 	w := &world{cin: cin, ir: ir, ln: ln, cinderCall: newCounter(), ironicCall: newCounter()}
 	w.cinderURL = proxy(t, cin.URL, w.cinderCall)
 	w.ironicURL = proxy(t, ir.URL, w.ironicCall)
