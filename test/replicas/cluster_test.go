@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -57,6 +58,11 @@ type cluster struct {
 	reps []*replica
 	cfg  config.Config // what every replica's file says, parsed
 	bin  string        // the ingot the replicas start with
+	// retryUnavailable: a create answered 503 (the database away) is sent
+	// again, as a client would, and counted in unavailable; otherwise it
+	// fails the test.
+	retryUnavailable bool
+	unavailable      atomic.Int64
 }
 
 // replica is one `ingot serve` with its configuration and its proxy.
@@ -137,7 +143,13 @@ func newClusterPolling(t *testing.T, nodes, n int, poll time.Duration) *cluster 
 // newClusterOf is newClusterPolling with the replicas running bin (an
 // earlier release, for the upgrade test).
 func newClusterOf(t *testing.T, bin string, nodes, n int, poll time.Duration) *cluster {
-	c := &cluster{t: t, dir: t.TempDir(), dsn: pgtest.DSN(t), bin: bin}
+	return newClusterOn(t, bin, pgtest.DSN(t), nodes, n, poll)
+}
+
+// newClusterOn is newClusterOf on the database dsn (a private server the
+// test restarts).
+func newClusterOn(t *testing.T, bin, dsn string, nodes, n int, poll time.Duration) *cluster {
+	c := &cluster{t: t, dir: t.TempDir(), dsn: dsn, bin: bin}
 	sim := ingottest.Start(t, ingottest.Binary(t), ingottest.Options{}, "sim", "--nodes", fmt.Sprint(nodes), "--listen", "127.0.0.1:0",
 		"--deploy-time", deployTime.String(), "--undeploy-time", "500ms", "--vif-mode", "store", "--ports", "1", "--seed", "1")
 	c.sim = sim.WaitLog(simRe, 30*time.Second)

@@ -57,7 +57,14 @@ func (c *cluster) createDuring(prefix string, n, workers int, pace time.Duration
 				for try := 0; ; try++ {
 					rs := reps()
 					r := rs[(i+try)%len(rs)]
+					if c.t.Context().Err() != nil {
+						return // the test is over (it failed elsewhere)
+					}
 					id, code := c.create(r, fmt.Sprintf("%s-%03d", prefix, i))
+					if code == http.StatusServiceUnavailable && c.retryUnavailable {
+						c.unavailable.Add(1)
+						code = 0
+					}
 					if code == 0 {
 						time.Sleep(20 * time.Millisecond)
 						continue
