@@ -184,6 +184,9 @@ func New(d Deps, cfg Config) *Reconciler {
 	if d.Leases != nil {
 		r.leases = d.Leases
 		r.ironic = guardedIronic{Ironic: d.Ironic, k: d.Leases}
+		if d.Cinder != nil {
+			r.cinder = guardedCinder{Cinder: d.Cinder, k: d.Leases}
+		}
 		d.Leases.OnGain(func() { r.driftNow.Store(true); r.Kick() })
 	}
 	return r
