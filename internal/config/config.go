@@ -70,6 +70,9 @@ type Config struct {
 	Quotas Quotas `yaml:"quotas"`
 	// Volume chooses where volumes live (volume.go).
 	Volume Volume `yaml:"volume"`
+	// Notifications is where ingot publishes Nova's versioned
+	// notifications (publish.go); off unless its url is set.
+	Notifications Publish `yaml:"notifications"`
 }
 
 // Ironic says where Ironic is.
@@ -175,6 +178,7 @@ func Default() Config {
 	}
 	identityDefaults(&c)
 	notificationDefaults(&c)
+	publishDefaults(&c)
 	return c
 }
 
@@ -286,6 +290,7 @@ func (c *Config) Normalize() error {
 	}
 	c.normalizeIdentity(bad)
 	c.normalizeNotifications(bad)
+	c.normalizePublish(bad)
 	c.normalizeReplicas(bad)
 	c.normalizeVolume(bad)
 	seen := map[string]bool{}
