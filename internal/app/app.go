@@ -54,7 +54,9 @@ type App struct {
 	// ironic.auth: keystone); nil in noauth.
 	Keystone *auth.Keystone
 
-	owner   backend.Owner // this process owns the database
+	owner backend.Owner // this process owns the database
+	// notify publishes Nova's notifications (outbox.go; off: zero).
+	notify  outbox
 	closers []func()
 	// kicks carries API writes to the other replicas (store.Kicker).
 	kicks  chan struct{}
@@ -115,6 +117,10 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 		}
 	}
 	a.Metrics = metrics.New(st.CountByPhase)
+	if err := a.setupOutbox(ctx, cfg, opts.Step); err != nil {
+		a.Close()
+		return nil, err
+	}
 	ident, err := newIdentity(ctx, cfg, opts.Clock, opts.Logger)
 	if err != nil {
 		a.Close()

@@ -71,6 +71,9 @@ type Config struct {
 	Auth   Auth   `yaml:"auth"`
 	API    API    `yaml:"api"`
 	Quotas Quotas `yaml:"quotas"`
+	// Notifications is where ingot publishes Nova's versioned
+	// notifications (publish.go); off unless its url is set.
+	Notifications Publish `yaml:"notifications"`
 }
 
 // Ironic says where Ironic is.
@@ -176,6 +179,7 @@ func Default() Config {
 	}
 	identityDefaults(&c)
 	notificationDefaults(&c)
+	publishDefaults(&c)
 	return c
 }
 
@@ -288,6 +292,7 @@ func (c *Config) Normalize() error {
 	}
 	c.normalizeIdentity(bad)
 	c.normalizeNotifications(bad)
+	c.normalizePublish(bad)
 	c.normalizeReplicas(bad)
 	seen := map[string]bool{}
 	for i := range c.Flavors {

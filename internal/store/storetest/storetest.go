@@ -84,6 +84,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Services", testServices},
 		{"Aggregates", testAggregates},
 		{"QuotaClasses", testQuotaClasses},
+		{"Outbox", testOutbox},
+		{"OutboxClaim", testOutboxClaim},
 		{"Ping", func(t *testing.T, st store.Store) {
 			if err := st.Ping(t.Context()); err != nil {
 				t.Fatal(err)
