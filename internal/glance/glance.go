@@ -32,14 +32,14 @@ var (
 	// FlavorDiskSmallerThanMinDisk and FlavorMemoryTooSmall).
 	ErrFlavorDiskTooSmall   = errors.New("glance: flavor's disk is smaller than the image's min_disk")
 	ErrFlavorMemoryTooSmall = errors.New("glance: flavor's memory is smaller than the image's min_ram")
-	// ErrFlavorDiskSmallerThanImage: the image's data is larger than the
-	// flavor's disk (Nova's FlavorDiskSmallerThanImage).
-	ErrFlavorDiskSmallerThanImage = errors.New("glance: flavor's disk is smaller than the image")
 	ErrNotAuthorized        = errors.New("glance: not authorized (token refused)")
 	ErrForbidden            = errors.New("glance: forbidden by policy")
 	ErrBadRequest           = errors.New("glance: bad request")
 	// ErrUnavailable: no answer, or a 5xx: transient.
 	ErrUnavailable = errors.New("glance: unavailable")
+	// ErrFlavorDiskSmallerThanImage: the image's data is larger than the
+	// flavor's disk (Nova's FlavorDiskSmallerThanImage).
+	ErrFlavorDiskSmallerThanImage = errors.New("glance: flavor's disk is smaller than the image")
 )
 
 // DefaultTimeout bounds each HTTP call.
