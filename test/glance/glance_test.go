@@ -8,7 +8,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"path/filepath"
 	"slices"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	"github.com/ingot-dev/ingot/internal/app"
+	"github.com/ingot-dev/ingot/internal/apptest"
 	"github.com/ingot-dev/ingot/internal/config"
 	"github.com/ingot-dev/ingot/internal/glancetest"
 	"github.com/ingot-dev/ingot/internal/ironicsim"
@@ -67,31 +67,8 @@ func startWorld(t *testing.T) *world {
 	cfg.Auth.Keystone.Password = keystonetest.Password
 	cfg.Auth.Keystone.ProjectName = "service"
 	cfg.Image.Backend = config.ImageGlance
-	if err := cfg.Normalize(); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	a, err := app.New(ctx, cfg, app.Options{})
-	if err != nil {
-		cancel()
-		t.Fatalf("app: %v", err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		cancel()
-		a.Close()
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- a.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-		a.Close()
-	})
-	return &world{ks: ks, glance: g, app: a, url: "http://" + ln.Addr().String(),
+	a, url := apptest.Serve(t, cfg, app.Options{})
+	return &world{ks: ks, glance: g, app: a, url: url,
 		hc:   &http.Client{Timeout: 60 * time.Second},
 		toks: map[string]string{"member-a": ks.Token(t, "member-a"), "member-b": ks.Token(t, "member-b")}}
 }
