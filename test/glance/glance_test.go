@@ -318,4 +318,30 @@ func TestGlanceImages(t *testing.T) {
 			return v.Image.ID == other && src == other, fmt.Sprintf("image %s, image_source %v", v.Image.ID, src)
 		})
 	})
+
+	// Last: Glance stopped. What needs it is 503 (try again), nothing recorded.
+	t.Run("glance-away", func(t *testing.T) {
+		count := func() int {
+			var out struct {
+				Servers []struct{ ID string } `json:"servers"`
+			}
+			w.must(t, "member-a", "2.90", "GET", "/v2.1/servers", nil, &out)
+			return len(out.Servers)
+		}
+		before := count()
+		g.Proc.Stop()
+		for _, c := range []struct{ method, path string }{{"POST", "/v2.1/servers"}, {"GET", "/v2.1/images"}, {"GET", "/v2.1/images/" + mine}} {
+			var body any
+			if c.method == "POST" {
+				body = serverBody("while-away", mine)
+			}
+			err := w.call("member-a", "", c.method, c.path, body, nil)
+			if err == nil || !strings.Contains(err.Error(), "503") || !strings.Contains(err.Error(), "The image service is unavailable") {
+				t.Errorf("%s %s with Glance stopped: %v, want 503 The image service is unavailable", c.method, c.path, err)
+			}
+		}
+		if after := count(); after != before {
+			t.Errorf("servers: %d before, %d after a create refused for want of Glance", before, after)
+		}
+	})
 }
