@@ -137,6 +137,11 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 		a.Close()
 		return nil, err
 	}
+	vc, err := newCinder(ctx, cfg, ident, opts.Clock)
+	if err != nil {
+		a.Close()
+		return nil, err
+	}
 	nets := cfg.NetworkList()
 	sched := scheduler.New(ic, opts.Clock, scheduler.Options{Logger: opts.Logger, Networks: nets,
 		Schedulable: schedulable(st), GroupMembers: st.GroupMembers, NodeHost: nodeHosts(st), Background: true,
@@ -144,7 +149,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	a.Reconciler = reconciler.New(reconciler.Deps{
 		Store: st, Ironic: ic, Scheduler: sched, IPAM: network.NewIPAM(st, nets), Networks: nets, Clock: opts.Clock, Logger: opts.Logger,
 		Hooks:  reconciler.Hooks{Tick: tee(a.Metrics.Tick, opts.Tick, true), FastTick: tee(a.Metrics.FastTick, opts.Tick, false), Transition: a.Metrics.Transition, PastDue: a.Metrics.PastDue, Step: opts.Step},
-		Leases: a.Leases,
+		Leases: a.Leases, Cinder: reconcilerCinder(vc), CinderHost: cfg.Host,
 	}, reconciler.Config{
 		Interval: cfg.PollInterval, FastInterval: cfg.FastPollInterval, TickBudget: cfg.TickBudget,
 		DriftInterval: cfg.DriftInterval, Workers: cfg.Workers,
@@ -174,7 +179,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 		Auth: ident.authn, AuthURL: ident.authURL, Policy: ident.policy, Quotas: QuotaLimits(cfg), Images: images,
 		PublicURL: cfg.API.PublicURL, TrustedProxies: cfg.TrustedProxyPrefixes(), Hosts: hosts.api,
 		Ready: ready, Host: cfg.Host, ServiceDownTime: ServiceDownTime, Inventory: sched.Nodes,
-		Replica: func() any { return a.Leases.Status() },
+		Replica: func() any { return a.Leases.Status() }, Cinder: vc, Embedded: embeddedVolumes(cfg),
 	})
 	if a.Console, err = newConsole(cfg, a, ident, ready, hosts.console, opts); err != nil {
 		a.Close()

@@ -71,6 +71,8 @@ type Config struct {
 	Auth   Auth   `yaml:"auth"`
 	API    API    `yaml:"api"`
 	Quotas Quotas `yaml:"quotas"`
+	// Volume chooses where volumes live (volume.go).
+	Volume Volume `yaml:"volume"`
 	// Notifications is where ingot publishes Nova's versioned
 	// notifications (publish.go); off unless its url is set.
 	Notifications Publish `yaml:"notifications"`
@@ -294,6 +296,7 @@ func (c *Config) Normalize() error {
 	c.normalizeNotifications(bad)
 	c.normalizePublish(bad)
 	c.normalizeReplicas(bad)
+	c.normalizeVolume(bad)
 	seen := map[string]bool{}
 	for i := range c.Flavors {
 		f := &c.Flavors[i]

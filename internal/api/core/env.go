@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/ingot-dev/ingot/internal/auth"
 	"github.com/ingot-dev/ingot/internal/catalog"
+	"github.com/ingot-dev/ingot/internal/cinder"
 	"github.com/ingot-dev/ingot/internal/clock"
 	"github.com/ingot-dev/ingot/internal/hostcheck"
 	"github.com/ingot-dev/ingot/internal/ironic"
@@ -90,6 +91,21 @@ type Config struct {
 	// Inventory lists every Ironic node for os-hypervisors from a cache
 	// (nil: Nodes).
 	Inventory func(ctx context.Context) ([]ironic.Node, error)
+	// Cinder, when set, is where volumes live (volume.backend: cinder):
+	// the API calls it with each caller's token, and /volume/v3 (the
+	// embedded registry's) is not served.
+	Cinder *cinder.Client
+	// Embedded says where the embedded registry's volumes are served
+	// (with no Cinder).
+	Embedded EmbeddedVolumes
+}
+
+// EmbeddedVolumes is the embedded registry's target description: portal
+// and IQN prefix of new volumes ("" each: the store's defaults), or
+// RecordsOnly (no target server: a server asking for a volume is 400).
+type EmbeddedVolumes struct {
+	Portal, IQNPrefix string
+	RecordsOnly       bool
 }
 
 // Env is what every service shares: the configuration, the logger, the

@@ -141,7 +141,7 @@ func (s *Service) parseCreate(r *core.Request) (*createRequest, error) {
 	if c.group, err = s.resolveGroup(r, top); err != nil {
 		return nil, err
 	}
-	if err := s.resolveBoot(r.Context(), r.Ident.ProjectID, fields, c); err != nil {
+	if err := s.resolveBoot(r, fields, c); err != nil {
 		return nil, err
 	}
 	if c.networks, err = s.resolveNetworks(fields["networks"]); err != nil {

@@ -66,6 +66,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"VolumeHolds", testVolumeHolds},
 		{"VolumeStranded", testVolumeStranded},
 		{"CreateServerReservesVolumes", testVolumesServer},
+		{"VolumeAttachment", testVolumeAttachment},
 		{"CreateServerVolumeRace", testVolumeRace},
 		{"Concurrency", testConcurrency},
 		{"ListProject", testListProject},
