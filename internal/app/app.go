@@ -179,6 +179,11 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 		}
 		return nil
 	}
+	images, err := imageBackend(cfg, ident, opts.Logger)
+	if err != nil {
+		a.Close()
+		return nil, err
+	}
 	cat := cfg.Catalog()
 	cat.Flavors = nil // seeded above
 	hosts := allowedHosts(cfg)
@@ -186,7 +191,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 		Store: st, Catalog: cat, Networks: nets, Neutron: neutronAPI, NetworkNames: netNames, Clock: opts.Clock, BuildTimeout: cfg.BuildTimeout,
 		Kick: a.kick, Nodes: ic.ListNodes, Logger: opts.Logger, Metrics: a.Metrics.Handler(),
 		RescueInterface: ic.NodeRescueInterface, DisableInstancePassword: !cfg.API.EnableInstancePassword,
-		Auth: ident.authn, AuthURL: ident.authURL, Policy: ident.policy, Quotas: QuotaLimits(cfg),
+		Auth: ident.authn, AuthURL: ident.authURL, Policy: ident.policy, Quotas: QuotaLimits(cfg), Images: images,
 		PublicURL: cfg.API.PublicURL, TrustedProxies: cfg.TrustedProxyPrefixes(), Hosts: hosts.api,
 		Ready: ready, Host: cfg.Host, ServiceDownTime: ServiceDownTime, Inventory: sched.Nodes,
 		Replica: func() any { return a.Leases.Status() }, Cinder: vc, Embedded: embeddedVolumes(cfg),

@@ -66,6 +66,9 @@ type Config struct {
 	// every replica must use the same shard count.
 	Shards   int           `yaml:"shards"`
 	LeaseTTL time.Duration `yaml:"lease_ttl"`
+	// Image chooses where images come from (image.go); with Glance the
+	// images list is not used.
+	Image ImageBackend `yaml:"image"`
 	// Identity and tenancy (identity.go).
 	Auth   Auth   `yaml:"auth"`
 	API    API    `yaml:"api"`
@@ -236,6 +239,7 @@ func (c *Config) Normalize() error {
 		errs = append(errs, fmt.Errorf("config: %s: %s", key, fmt.Sprintf(format, args...)))
 	}
 	c.resolveSecrets(os.LookupEnv, bad)
+	c.normalizeImage(bad)
 	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
 		bad("listen", "want host:port, got %q", c.Listen)
 	}

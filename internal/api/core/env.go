@@ -54,6 +54,10 @@ type Config struct {
 	// rebuild and leaves adminPass out of the create, rescue and rebuild
 	// answers (Nova's enable_instance_password = false).
 	DisableInstancePassword bool
+	// Images, when set, is Glance (image.backend glance): image look-ups
+	// and imageRef are resolved there with the caller's token, and Catalog's
+	// images are not used.
+	Images Images
 	// Logger receives request logs (nil: discarded).
 	Logger *slog.Logger
 	// Ready reports whether the database and Ironic answer (nil: Store.Ping).
