@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/ingot-dev/ingot/internal/api"
+	"github.com/ingot-dev/ingot/internal/api/core"
 	"github.com/ingot-dev/ingot/internal/auth"
 	"github.com/ingot-dev/ingot/internal/clock"
 	"github.com/ingot-dev/ingot/internal/config"
@@ -26,6 +27,7 @@ import (
 	"github.com/ingot-dev/ingot/internal/lifecycle"
 	"github.com/ingot-dev/ingot/internal/metrics"
 	"github.com/ingot-dev/ingot/internal/network"
+	"github.com/ingot-dev/ingot/internal/neutronports"
 	"github.com/ingot-dev/ingot/internal/reconciler"
 	"github.com/ingot-dev/ingot/internal/scheduler"
 	"github.com/ingot-dev/ingot/internal/store"
@@ -143,11 +145,24 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 		return nil, err
 	}
 	nets := cfg.NetworkList()
+	nb, nc, err := networkBackend(cfg, ident, st, opts)
+	if err != nil {
+		a.Close()
+		return nil, err
+	}
+	var ports reconciler.Ports
+	var neutronAPI core.Neutron
+	var netNames core.NetworkNames
+	if nb != nil {
+		// The configured networks are the embedded IPAM's.
+		nets, ports, neutronAPI = nil, nb, nc
+		netNames = neutronports.NewNames(nc, 0, opts.Clock.Now)
+	}
 	sched := scheduler.New(ic, opts.Clock, scheduler.Options{Logger: opts.Logger, Networks: nets,
 		Schedulable: schedulable(st), GroupMembers: st.GroupMembers, NodeHost: nodeHosts(st), Background: true,
 		OnRefresh: func() { a.Reconciler.Kick() }})
 	a.Reconciler = reconciler.New(reconciler.Deps{
-		Store: st, Ironic: ic, Scheduler: sched, IPAM: network.NewIPAM(st, nets), Networks: nets, Clock: opts.Clock, Logger: opts.Logger,
+		Store: st, Ironic: ic, Scheduler: sched, IPAM: network.NewIPAM(st, nets), Networks: nets, Ports: ports, Clock: opts.Clock, Logger: opts.Logger,
 		Hooks:  reconciler.Hooks{Tick: tee(a.Metrics.Tick, opts.Tick, true), FastTick: tee(a.Metrics.FastTick, opts.Tick, false), Transition: a.Metrics.Transition, PastDue: a.Metrics.PastDue, Step: opts.Step},
 		Leases: a.Leases, Cinder: reconcilerCinder(vc), CinderHost: cfg.Host,
 	}, reconciler.Config{
@@ -173,7 +188,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	cat.Flavors = nil // seeded above
 	hosts := allowedHosts(cfg)
 	a.Handler = api.New(api.Config{
-		Store: st, Catalog: cat, Networks: nets, Clock: opts.Clock, BuildTimeout: cfg.BuildTimeout,
+		Store: st, Catalog: cat, Networks: nets, Neutron: neutronAPI, NetworkNames: netNames, Clock: opts.Clock, BuildTimeout: cfg.BuildTimeout,
 		Kick: a.kick, Nodes: ic.ListNodes, Logger: opts.Logger, Metrics: a.Metrics.Handler(),
 		RescueInterface: ic.NodeRescueInterface, DisableInstancePassword: !cfg.API.EnableInstancePassword,
 		Auth: ident.authn, AuthURL: ident.authURL, Policy: ident.policy, Quotas: QuotaLimits(cfg), Images: images,

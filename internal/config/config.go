@@ -60,6 +60,8 @@ type Config struct {
 	Flavors          []Flavor      `yaml:"flavors"`
 	Images           []Image       `yaml:"images"`
 	Networks         []Network     `yaml:"networks"`
+	// Network chooses the network backend (network.go).
+	Network NetworkBackend `yaml:"network"`
 	// Shards and LeaseTTL divide the servers among replicas (replicas.go):
 	// every replica must use the same shard count.
 	Shards   int           `yaml:"shards"`
@@ -242,6 +244,7 @@ func (c *Config) Normalize() error {
 		bad("listen", "want host:port, got %q", c.Listen)
 	}
 	c.checkDatabase(bad)
+	c.normalizeNetwork(bad)
 	if c.Host == "" {
 		c.Host, _ = os.Hostname()
 		if c.Host == "" {

@@ -135,7 +135,7 @@ func NetworkData(ports []store.Port, nets network.Networks) map[string]any {
 			n = network.Defaults(n)
 		}
 		linkID := "port-" + p.ID
-		link := map[string]any{"id": linkID, "vif_id": p.ID, "type": "phy", "ethernet_mac_address": p.MAC}
+		link := map[string]any{"id": linkID, "vif_id": p.VIF(), "type": "phy", "ethernet_mac_address": p.MAC}
 		if n.MTU > 0 {
 			link["mtu"] = n.MTU
 		}

@@ -20,6 +20,7 @@ type configParams struct {
 	DeployDelay     int // seconds, 0 for none
 	Keystone        *Keystone
 	NotifyURL       string // transport_url of [oslo_messaging_notifications]; "" for none
+	Neutron         *Neutron
 }
 
 // configTmpl is the minimal working standalone config (docs/ironic.md §1)
@@ -46,7 +47,7 @@ enabled_deploy_interfaces = fake,custom-agent
 default_deploy_interface = fake
 enabled_management_interfaces = fake
 enabled_power_interfaces = fake
-enabled_network_interfaces = noop
+enabled_network_interfaces = noop{{if .Neutron}},flat,neutron{{end}}
 default_network_interface = noop
 enabled_storage_interfaces = noop,external,fake
 enabled_rescue_interfaces = no-rescue,fake
@@ -84,6 +85,18 @@ lock_path = {{.LockDir}}
 [oslo_messaging_notifications]
 driver = messagingv2
 transport_url = {{.}}
+{{end}}{{if and .Neutron .Keystone}}
+[neutron]
+auth_type = password
+auth_url = {{.Keystone.AuthURL}}
+username = {{.Neutron.Username}}
+password = {{.Neutron.Password}}
+project_name = service
+user_domain_name = Default
+project_domain_name = Default
+region_name = RegionOne
+cleaning_network = {{.Neutron.Network}}
+provisioning_network = {{.Neutron.Network}}
 {{end}}{{with .Keystone}}
 [keystone_authtoken]
 auth_type = password

@@ -86,6 +86,18 @@ type Options struct {
 	// URL Ironic publishes its versioned notifications to, at level info
 	// (NewBus gives one: Bus.IronicURL); empty: none.
 	Notifications string
+	// Neutron, for the real Ironic only, enables the flat and neutron
+	// network interfaces with a [neutron] section (needs Keystone: the
+	// network endpoint is read from its catalog). Nodes keep noop unless
+	// NodeSpec.NetworkInterface says otherwise.
+	Neutron *Neutron
+}
+
+// Neutron is what a real Ironic needs to attach Neutron ports: service
+// credentials (project service) and the cleaning and provisioning network
+// by UUID (a name costs two GETs per request).
+type Neutron struct {
+	Username, Password, Network string
 }
 
 // Keystone is the [keystone_authtoken] of a real Ironic behind Keystone.

@@ -57,6 +57,11 @@ type NodeSpec struct {
 	BondPorts       int
 	BondMode        string
 	PhysicalNetwork string
+	// NetworkInterface, e.g. "flat" (default: the Ironic's, noop).
+	NetworkInterface string
+	// LocalLink gives the (non-bonded) ports a local_link_connection, which
+	// Ironic's neutron network interface sends as local_link_information.
+	LocalLink bool
 }
 
 // enrollVersion creates nodes directly in "available" (docs/ironic.md §2:
@@ -140,6 +145,9 @@ func (e *Env) enroll(spec NodeSpec) (string, error) {
 	}
 	if spec.Rescue {
 		patch = append(patch, map[string]any{"op": "add", "path": "/rescue_interface", "value": "fake"})
+	}
+	if spec.NetworkInterface != "" {
+		patch = append(patch, map[string]any{"op": "add", "path": "/network_interface", "value": spec.NetworkInterface})
 	}
 	if _, err := e.expectErr("PATCH", node, patch, 200); err != nil {
 		return "", err

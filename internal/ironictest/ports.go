@@ -33,6 +33,10 @@ func (e *Env) addPorts(id string, spec NodeSpec) error {
 		if spec.PhysicalNetwork != "" {
 			body["physical_network"] = spec.PhysicalNetwork
 		}
+		if spec.LocalLink {
+			body["local_link_connection"] = map[string]string{"switch_id": "0a:1b:2c:3d:4e:5f",
+				"port_id": fmt.Sprintf("Ethernet1/%d", j+1), "switch_info": "switch1"}
+		}
 		if _, err := e.expectErr("POST", "/v1/ports", body, 201); err != nil {
 			return err
 		}

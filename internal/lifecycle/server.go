@@ -164,17 +164,22 @@ type Attempt struct {
 // Spec is what the user asked for, resolved at create time so the
 // lifecycle never looks up the catalogue again.
 type Spec struct {
-	FlavorID      string            `json:"flavor_id"`
-	ImageID       string            `json:"image_id"`
-	ResourceClass string            `json:"resource_class"`
-	ImageSource   string            `json:"image_source"`
-	ImageChecksum string            `json:"image_checksum,omitempty"`
-	RootGB        int               `json:"root_gb"`
-	Networks      []string          `json:"networks"` // network ids, one port each
-	Metadata      map[string]string `json:"metadata,omitempty"`
-	UserData      string            `json:"user_data,omitempty"` // base64, as sent
-	Hostname      string            `json:"hostname,omitempty"`
-	KeyName       string            `json:"key_name,omitempty"`
+	FlavorID      string   `json:"flavor_id"`
+	ImageID       string   `json:"image_id"`
+	ResourceClass string   `json:"resource_class"`
+	ImageSource   string   `json:"image_source"`
+	ImageChecksum string   `json:"image_checksum,omitempty"`
+	RootGB        int      `json:"root_gb"`
+	Networks      []string `json:"networks"` // network ids, one port each
+	// FixedIPs are the addresses asked for, by network id, and UserPorts
+	// the user's pre-created ports, by the network id each is on (Neutron
+	// backend only: networks [{fixed_ip}] and [{port}]).
+	FixedIPs  map[string]string `json:"fixed_ips,omitempty"`
+	UserPorts map[string]string `json:"user_ports,omitempty"`
+	Metadata  map[string]string `json:"metadata,omitempty"`
+	UserData  string            `json:"user_data,omitempty"` // base64, as sent
+	Hostname  string            `json:"hostname,omitempty"`
+	KeyName   string            `json:"key_name,omitempty"`
 	// PublicKey is the key_name keypair's public key, copied at create as
 	// Nova does (a later keypair delete does not change the server).
 	PublicKey string `json:"public_key,omitempty"`
@@ -368,6 +373,8 @@ func (s *Server) NeedsWork() bool {
 func (s *Server) Clone() *Server {
 	c := *s
 	c.Spec.Networks = slices.Clone(s.Spec.Networks)
+	c.Spec.FixedIPs = maps.Clone(s.Spec.FixedIPs)
+	c.Spec.UserPorts = maps.Clone(s.Spec.UserPorts)
 	c.Spec.Volumes = slices.Clone(s.Spec.Volumes)
 	c.Spec.RequiredTraits = slices.Clone(s.Spec.RequiredTraits)
 	c.Spec.ForbiddenTraits = slices.Clone(s.Spec.ForbiddenTraits)

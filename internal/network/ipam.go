@@ -21,6 +21,10 @@ var (
 	ErrPoolExhausted = errors.New("network: address pool exhausted")
 	// ErrUnknownNetwork: no configured network has that id (or name).
 	ErrUnknownNetwork = errors.New("network: unknown network")
+	// ErrRefused: the network service will not give the server this port
+	// (the address or the user's port is someone else's, the network is
+	// gone, policy forbids it): the build fails on any node.
+	ErrRefused = errors.New("network: port refused")
 )
 
 // maxPool bounds the addresses one network may offer (a /8), which bounds
@@ -32,7 +36,7 @@ const maxPool = 1 << 24
 // (network and broadcast addresses excluded, except in a /31 or /32).
 // Only IPv4 networks are filled; others are returned unchanged.
 func Defaults(n Network) Network {
-	if !n.CIDR.IsValid() || !n.CIDR.Addr().Is4() {
+	if n.Given || !n.CIDR.IsValid() || !n.CIDR.Addr().Is4() {
 		return n
 	}
 	first, last := hosts(n.CIDR)

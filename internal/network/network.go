@@ -26,6 +26,9 @@ type Network struct {
 	// DHCP: an external DHCP server hands out the address; the machine is
 	// told to ask for it (ipv4_dhcp) instead of given a static address.
 	DHCP bool
+	// Given: described by a network service (Neutron), as it is; Defaults
+	// fills nothing (a subnet without a gateway has none).
+	Given bool
 }
 
 // Route is a static route: Destination reached through Gateway.

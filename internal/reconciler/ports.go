@@ -26,7 +26,7 @@ import (
 func (r *Reconciler) attachNetworks(ctx context.Context, s *lifecycle.Server) lifecycle.Result {
 	ports := make([]store.Port, 0, len(s.Spec.Networks))
 	for _, netID := range s.Spec.Networks {
-		p, err := r.ipam.Allocate(ctx, s.ID, netID)
+		p, err := r.ports.Allocate(ctx, s, netID)
 		if err != nil {
 			return resultOf(err)
 		}
@@ -39,7 +39,11 @@ func (r *Reconciler) attachNetworks(ctx context.Context, s *lifecycle.Server) li
 	if err != nil {
 		return resultOf(err)
 	}
-	choices, err := portbind.Choose(inv, r.bindRequests(s, ports))
+	nets, err := r.ports.Networks(ctx, ports)
+	if err != nil {
+		return resultOf(err)
+	}
+	choices, err := portbind.Choose(inv, bindRequests(s, ports, nets))
 	warning := ""
 	var short *portbind.NotEnoughError
 	switch {
@@ -63,7 +67,7 @@ func (r *Reconciler) attachNetworks(ctx context.Context, s *lifecycle.Server) li
 				return resultOf(err)
 			}
 		}
-		if err := r.ironic.AttachVIFTo(ctx, s.NodeID, p.ID, to); err != nil {
+		if err := r.ironic.AttachVIFTo(ctx, s.NodeID, p.VIF(), to); err != nil {
 			return resultOf(err)
 		}
 	}
@@ -72,11 +76,11 @@ func (r *Reconciler) attachNetworks(ctx context.Context, s *lifecycle.Server) li
 
 // bindRequests asks for one NIC per port, on the network's physical
 // network, keeping a binding already recorded on this node.
-func (r *Reconciler) bindRequests(s *lifecycle.Server, ports []store.Port) []portbind.Request {
+func bindRequests(s *lifecycle.Server, ports []store.Port, nets network.Networks) []portbind.Request {
 	reqs := make([]portbind.Request, len(ports))
 	for i, p := range ports {
-		req := portbind.Request{PortID: p.ID}
-		if n, ok := r.nets.Lookup(p.NetworkID); ok {
+		req := portbind.Request{PortID: p.VIF()}
+		if n, ok := nets.Lookup(p.NetworkID); ok {
 			req.Physnet = n.PhysicalNetwork
 		}
 		if p.VIFNode == s.NodeID {
@@ -112,7 +116,12 @@ func (r *Reconciler) deployRequest(ctx context.Context, s *lifecycle.Server) (ir
 	if _, err := rand.Read(seed); err != nil {
 		seed = nil
 	}
-	req := configdrive.Build(configdrive.Input{Server: s, Ports: r.portsOf(ctx, s), Networks: r.nets, RandomSeed: seed})
+	ports := r.portsOf(ctx, s)
+	nets, err := r.ports.Networks(ctx, ports)
+	if err != nil {
+		return ironic.DeployRequest{}, err
+	}
+	req := configdrive.Build(configdrive.Input{Server: s, Ports: ports, Networks: nets, RandomSeed: seed})
 	if len(s.Spec.Files) > 0 {
 		img, err := configdrive.Image(ctx, req.ConfigDrive, s.Spec.Files)
 		if err != nil {

@@ -296,7 +296,7 @@ func (r *Reconciler) unreserve(ctx context.Context, s *lifecycle.Server, removeI
 		if p.VIFNode != s.NodeID {
 			continue
 		}
-		if err := r.ironic.DetachVIF(ctx, s.NodeID, p.ID); err != nil && !errors.Is(err, ironic.ErrNotFound) {
+		if err := r.ironic.DetachVIF(ctx, s.NodeID, p.VIF()); err != nil && !errors.Is(err, ironic.ErrNotFound) {
 			return resultOf(err)
 		}
 		if err := r.unbindPort(ctx, p); err != nil {
@@ -317,7 +317,7 @@ func (r *Reconciler) freePorts(ctx context.Context, s *lifecycle.Server) lifecyc
 		return resultOf(err)
 	}
 	for _, p := range ports {
-		if err := r.ipam.Free(ctx, p.ID); err != nil {
+		if err := r.ports.Free(ctx, p); err != nil {
 			return resultOf(err)
 		}
 	}
@@ -366,7 +366,7 @@ func resultOf(err error) lifecycle.Result {
 		return lifecycle.Result{Outcome: lifecycle.InvalidState, Message: msg}
 	case errors.Is(err, ironic.ErrInvalid):
 		return lifecycle.Result{Outcome: lifecycle.Rejected, Message: msg}
-	case errors.Is(err, network.ErrPoolExhausted):
+	case errors.Is(err, network.ErrPoolExhausted), errors.Is(err, network.ErrRefused):
 		return lifecycle.Result{Outcome: lifecycle.Exhausted, Message: msg}
 	}
 	return lifecycle.Result{Outcome: lifecycle.Transient, Message: msg}

@@ -98,9 +98,8 @@ type Reconciler struct {
 	store  store.Store
 	ironic Ironic
 	sched  Scheduler
-	ipam   IPAM
+	ports  Ports
 	cinder Cinder // nil: the embedded registry
-	nets   network.Networks
 	clock  clock.Clock
 	log    *slog.Logger
 	cfg    Config
@@ -134,9 +133,12 @@ type Deps struct {
 	Scheduler Scheduler
 	IPAM      IPAM
 	Networks  network.Networks // for network_data.json and physical networks
-	Clock     clock.Clock
-	Logger    *slog.Logger
-	Hooks     Hooks
+	// Ports, when set, is the network backend in place of IPAM and
+	// Networks (Neutron: internal/neutronports).
+	Ports  Ports
+	Clock  clock.Clock
+	Logger *slog.Logger
+	Hooks  Hooks
 	// Leases shares the servers with other replicas (nil: this one acts on
 	// every server, unfenced).
 	Leases *Keeper
@@ -177,9 +179,12 @@ func New(d Deps, cfg Config) *Reconciler {
 		d.Logger = slog.New(slog.DiscardHandler)
 	}
 	r := &Reconciler{
-		store: d.Store, ironic: d.Ironic, sched: d.Scheduler, ipam: d.IPAM, nets: d.Networks, clock: d.Clock, log: d.Logger,
+		store: d.Store, ironic: d.Ironic, sched: d.Scheduler, ports: d.Ports, clock: d.Clock, log: d.Logger,
 		cfg: cfg, hooks: d.Hooks, kick: make(chan struct{}, 1), ironicDown: map[string]bool{},
 		watch: watchSet{}, cinder: d.Cinder, cinderHost: d.CinderHost,
+	}
+	if r.ports == nil {
+		r.ports = embeddedPorts{ipam: d.IPAM, nets: d.Networks}
 	}
 	if d.Leases != nil {
 		r.leases = d.Leases

@@ -53,6 +53,22 @@ type Port struct {
 	// node has no Ironic ports). MAC is then that NIC's address.
 	Binding   Binding
 	CreatedAt time.Time
+	// NeutronID is the Neutron port's id (network.backend neutron): the VIF
+	// id given to Ironic. "" until Neutron's create is recorded, and for
+	// the embedded IPAM's ports.
+	NeutronID string
+	// UserPort: a user's pre-created Neutron port (networks: [{port: …}]),
+	// released when the server goes, never deleted.
+	UserPort bool
+}
+
+// VIF is the id Ironic knows the port's VIF by: Neutron's port id, or
+// ingot's own for the embedded IPAM.
+func (p Port) VIF() string {
+	if p.NeutronID != "" {
+		return p.NeutronID
+	}
+	return p.ID
 }
 
 // Binding is the physical side of a port on its node: one Ironic port, or
@@ -246,6 +262,10 @@ type Store interface {
 	BindPort(ctx context.Context, portID, node, mac string, b Binding) error
 	// DeletePort frees a port and its address. Idempotent.
 	DeletePort(ctx context.Context, portID string) error
+	// RecordNeutronPort records what Neutron made of a port row: its id,
+	// address and MAC. ErrAddressInUse when another row holds the address
+	// on that network; ErrNotFound when the row is unknown.
+	RecordNeutronPort(ctx context.Context, portID, neutronID, ip, mac string) error
 	// UsedAddresses lists the allocated addresses of a network.
 	UsedAddresses(ctx context.Context, networkID string) ([]string, error)
 

@@ -192,7 +192,7 @@ func (w *world) checkFinal() {
 		}
 		ports, _ := w.st.Ports(ctx, s.ID)
 		for _, p := range ports {
-			if !slices.Contains(n.VIFs, p.ID) {
+			if !slices.Contains(n.VIFs, p.VIF()) {
 				w.violate("active %s: port not attached to node %s", w.sname(s.ID), nn)
 			}
 		}
@@ -206,6 +206,11 @@ func (w *world) checkFinal() {
 		}
 	}
 	w.checkVolumes(live)
+	liveIDs := map[string]bool{}
+	for id := range live {
+		liveIDs[id] = true
+	}
+	w.checkNeutron(liveIDs)
 }
 
 // checkVolumes checks I3 for volumes: a volume is held only by a live

@@ -69,6 +69,8 @@ type world struct {
 	tr   *transport
 	db   string
 	nets network.Networks
+	// neutron, for one seed in three, holds the servers' ports (neutron_test.go).
+	neutron *neutronSide
 
 	// The database, and the ingot processes on it (replica_test.go).
 	st        *sqlite.Store
@@ -132,6 +134,13 @@ func newWorld(seed int64, p params, dir string, template []byte) (*world, error)
 	}
 	w.nets = network.Networks{{ID: "3c1f0d6e-8a52-4c47-9d1e-7f1b2a9c0d11", Name: "prov",
 		CIDR: netip.MustParsePrefix("10.0.0.0/28")}}
+	if usesNeutron(seed) {
+		ns, err := newNeutronSide(w)
+		if err != nil {
+			return nil, err
+		}
+		w.neutron = ns
+	}
 	if err := w.start(); err != nil {
 		return nil, err
 	}
@@ -179,7 +188,7 @@ func (w *world) startReplica(r *replica) error {
 	r.keeper = reconciler.NewKeeper(r.cst, kclk, nil, reconciler.LeaseConfig{Host: r.name, Shards: shards, TTL: leaseTTL},
 		reconciler.LeaseHooks{Takeover: func(n int) { w.takeovers += n }})
 	r.rec = reconciler.New(reconciler.Deps{
-		Store: r.cst, Ironic: ic, Scheduler: sched, IPAM: network.NewIPAM(r.cst, w.nets), Networks: w.nets, Clock: r.clk,
+		Store: r.cst, Ironic: ic, Scheduler: sched, IPAM: network.NewIPAM(r.cst, w.nets), Networks: w.nets, Ports: w.ports(r), Clock: r.clk,
 		Logger: slog.New(slog.DiscardHandler), Hooks: reconciler.Hooks{Step: func(p string) { w.step(r, p) }}, Leases: r.keeper,
 	}, reconciler.Config{Lifecycle: lcfg, Interval: interval, DriftInterval: driftEvery, Workers: 1, Decide: w.p.decide})
 	r.dead = false
@@ -362,7 +371,7 @@ func (w *world) createServer(ctx context.Context) (string, error) {
 	s := &lifecycle.Server{
 		ID: id, Name: fmt.Sprintf("s%d", len(w.servers)), ProjectID: "p", UserID: "u",
 		Spec: lifecycle.Spec{FlavorID: "f", ImageID: "i", ResourceClass: rc, ImageSource: "http://images/debian.qcow2",
-			RootGB: 10, Networks: []string{w.nets[0].ID}},
+			RootGB: 10, Networks: []string{w.networkID()}},
 		Desired: lifecycle.DesiredActive, Phase: lifecycle.PhasePending,
 		CreatedAt: now, UpdatedAt: now, PhaseSince: now, Deadline: now.Add(lcfg.BuildTimeout),
 		CreateRequestID: "req-" + id,

@@ -34,7 +34,12 @@ type Config struct {
 	Store    store.Store
 	Catalog  *catalog.Catalog
 	Networks network.Networks
-	Clock    clock.Clock // nil: the wall clock
+	// Neutron, when set, is the network backend a create's networks are
+	// resolved against instead of Networks (network.backend neutron).
+	Neutron Neutron
+	// NetworkNames names Neutron's networks in addresses (with Neutron).
+	NetworkNames NetworkNames
+	Clock        clock.Clock // nil: the wall clock
 	// BuildTimeout sets a new server's deadline (0: the lifecycle's default).
 	BuildTimeout time.Duration
 	// Kick wakes the reconciler after a committed write; it is called in

@@ -24,10 +24,12 @@ type createRequest struct {
 	flavor   catalog.Flavor
 	image    catalog.Image
 	networks []string // network ids, one port each
-	metadata map[string]string
-	userData string
-	hostname string
-	keyName  string
+	// fixedIPs and userPorts by network id (Neutron backend only).
+	fixedIPs, userPorts map[string]string
+	metadata            map[string]string
+	userData            string
+	hostname            string
+	keyName             string
 	// publicKey and keyType are the key_name keypair's, copied into the server.
 	publicKey, keyType string
 	volumes            []lifecycle.VolumeRef // block_device_mapping_v2, see resolveBoot
@@ -144,7 +146,13 @@ func (s *Service) parseCreate(r *core.Request) (*createRequest, error) {
 	if err := s.resolveBoot(r, fields, c); err != nil {
 		return nil, err
 	}
-	if c.networks, err = s.resolveNetworks(fields["networks"]); err != nil {
+	if s.Cfg.Neutron != nil {
+		nr, err := s.resolveNeutronNetworks(r.Context(), r.Ident.ProjectID, fields["networks"], c.multi.maxCount)
+		if err != nil {
+			return nil, err
+		}
+		c.networks, c.fixedIPs, c.userPorts = nr.networks, nr.fixedIPs, nr.userPorts
+	} else if c.networks, err = s.resolveNetworks(fields["networks"]); err != nil {
 		return nil, err
 	}
 	if c.metadata, err = parseMetadata(fields["metadata"]); err != nil {

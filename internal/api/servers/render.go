@@ -146,7 +146,8 @@ type renderer struct {
 }
 
 func (s *Service) renderer(r *core.Request) *renderer {
-	return &renderer{base: core.BaseURL(r.Request), mv: r.MV, catalog: s.Cfg.Catalog, netName: s.networkName,
+	return &renderer{base: core.BaseURL(r.Request), mv: r.MV, catalog: s.Cfg.Catalog,
+		netName: func(id string) string { return s.networkName(r.Context(), id) },
 		flavorOf: func(id string) (store.Flavor, bool) {
 			f, err := s.Cfg.Store.GetFlavor(r.Context(), id)
 			return f, err == nil

@@ -1,6 +1,7 @@
 package servers
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -146,6 +147,8 @@ func (s *Service) newServer(r *core.Request, c *createRequest, now time.Time, re
 			ImageChecksum: c.image.Checksum,
 			RootGB:        c.flavor.DiskGB,
 			Networks:      c.networks,
+			FixedIPs:      c.fixedIPs,
+			UserPorts:     c.userPorts,
 			Metadata:      c.metadata,
 			UserData:      c.userData,
 			Hostname:      c.hostname,
@@ -398,7 +401,10 @@ func (s *Service) ListServersDetail(w http.ResponseWriter, r *core.Request) erro
 
 // networkName names a network id for addresses (the id itself when the
 // network left the configuration).
-func (s *Service) networkName(id string) string {
+func (s *Service) networkName(ctx context.Context, id string) string {
+	if s.Cfg.NetworkNames != nil {
+		return s.Cfg.NetworkNames.Name(ctx, id)
+	}
 	for _, n := range s.Cfg.Networks {
 		if strings.EqualFold(n.ID, id) {
 			return n.Name

@@ -65,6 +65,9 @@ func (s *Service) serverInterfaces(w http.ResponseWriter, r *core.Request) error
 	if err != nil {
 		return err
 	}
+	if s.Cfg.Neutron != nil {
+		return s.neutronInterfaces(w, r, sv.ID)
+	}
 	ports, err := s.Cfg.Store.Ports(r.Context(), sv.ID)
 	if err != nil {
 		return fmt.Errorf("ports of %s: %w", sv.ID, err)

@@ -13,19 +13,21 @@ import (
 
 // The port writes, exported so that SQLite prepares them at Open.
 const (
-	portCols    = "id, server_id, network_id, ip, mac, vif_node, created_at, binding"
-	QInsertPort = "INSERT INTO ports (" + portCols + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+	portCols    = "id, server_id, network_id, ip, mac, vif_node, created_at, binding, neutron_id, user_port"
+	QInsertPort = "INSERT INTO ports (" + portCols + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 	QSetPortVIF = "UPDATE ports SET vif_node = ? WHERE id = ?"
 	QBindPort   = "UPDATE ports SET vif_node = ?, mac = ?, binding = ? WHERE id = ?"
 	QDeletePort = "DELETE FROM ports WHERE id = ?"
+	qNeutron    = "UPDATE ports SET neutron_id = ?, ip = ?, mac = ? WHERE id = ?"
 )
 
 // CreatePort inserts p (a zero CreatedAt is taken as now). ErrAddressInUse
 // when (NetworkID, IP) is taken; ErrExists when the id is taken or the
 // server already has a port on that network; ErrNotFound when the server
-// is unknown.
+// is unknown. Only a row written before Neutron's create may lack an
+// address, and then its MAC too (RecordNeutronPort fills both).
 func (st *Store) CreatePort(ctx context.Context, p store.Port) error {
-	if p.ID == "" || p.ServerID == "" || p.NetworkID == "" || p.IP == "" {
+	if p.ID == "" || p.ServerID == "" || p.NetworkID == "" || (p.IP == "" && p.MAC != "") {
 		return st.errorf("create port %+v: id, server, network and ip are required", p)
 	}
 	if p.CreatedAt.IsZero() {
@@ -36,10 +38,14 @@ func (st *Store) CreatePort(ctx context.Context, p store.Port) error {
 		return st.errorf("create port %s: %w", p.ID, err)
 	}
 	_, err = st.B.Exec(ctx, QInsertPort,
-		p.ID, p.ServerID, p.NetworkID, p.IP, p.MAC, p.VIFNode, codec.TimeNN(p.CreatedAt), binding)
+		p.ID, p.ServerID, p.NetworkID, p.IP, p.MAC, p.VIFNode, codec.TimeNN(p.CreatedAt), binding, p.NeutronID, p.UserPort)
 	if err == nil || errors.Is(err, store.ErrFenced) {
 		return err
 	}
+	return st.portError(p, err)
+}
+
+func (st *Store) portError(p store.Port, err error) error {
 	if st.B.ForeignKey(err) {
 		return fmt.Errorf("server %s of port %s: %w", p.ServerID, p.ID, store.ErrNotFound)
 	}
@@ -58,7 +64,7 @@ func scanPort(sc codec.Scanner) (store.Port, error) {
 	var p store.Port
 	var created sql.NullString
 	var binding string
-	if err := sc.Scan(&p.ID, &p.ServerID, &p.NetworkID, &p.IP, &p.MAC, &p.VIFNode, &created, &binding); err != nil {
+	if err := sc.Scan(&p.ID, &p.ServerID, &p.NetworkID, &p.IP, &p.MAC, &p.VIFNode, &created, &binding, &p.NeutronID, &p.UserPort); err != nil {
 		return p, err
 	}
 	var err error
@@ -164,9 +170,20 @@ func (st *Store) DeletePort(ctx context.Context, portID string) error {
 	return nil
 }
 
+// RecordNeutronPort records Neutron's id, address and MAC of a port row.
+// Idempotent. ErrAddressInUse when another row holds the address on the
+// network; ErrNotFound when the row is unknown.
+func (st *Store) RecordNeutronPort(ctx context.Context, portID, neutronID, ip, mac string) error {
+	err := st.ExecOne(ctx, "port "+portID, qNeutron, neutronID, ip, mac, portID)
+	if err == nil || errors.Is(err, store.ErrFenced) || errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	return st.portError(store.Port{ID: portID, IP: ip}, err)
+}
+
 // UsedAddresses lists the allocated addresses of a network (any order).
 func (st *Store) UsedAddresses(ctx context.Context, networkID string) ([]string, error) {
-	rows, err := st.B.Query(ctx, "SELECT ip FROM ports WHERE network_id = ?", networkID)
+	rows, err := st.B.Query(ctx, "SELECT ip FROM ports WHERE network_id = ? AND ip <> ''", networkID)
 	if err != nil {
 		return nil, st.errorf("used addresses of %s: %w", networkID, err)
 	}

@@ -62,6 +62,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ListSort", testListSort},
 		{"EventsAndActions", testEventsActions},
 		{"Ports", testPorts},
+		{"NeutronPorts", testNeutronPorts},
 		{"Volumes", testVolumes},
 		{"VolumeHolds", testVolumeHolds},
 		{"VolumeStranded", testVolumeStranded},

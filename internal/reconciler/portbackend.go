@@ -1,0 +1,44 @@
+package reconciler
+
+import (
+	"context"
+
+	"github.com/ingot-dev/ingot/internal/lifecycle"
+	"github.com/ingot-dev/ingot/internal/network"
+	"github.com/ingot-dev/ingot/internal/store"
+)
+
+// Ports is the network backend: the embedded IPAM (embeddedPorts) or
+// Neutron (internal/neutronports), chosen by internal/app. The loop sees
+// store rows either way; each row's VIF() is what Ironic is given.
+type Ports interface {
+	// Allocate returns the server's port on the network, making it when
+	// there is none: recorded in the store before any outside create, and
+	// found again on a retry. Errors wrap network.ErrPoolExhausted or
+	// network.ErrRefused when the network will not give the port.
+	Allocate(ctx context.Context, s *lifecycle.Server, networkID string) (store.Port, error)
+	// Free deletes the port (or releases a user's own one) and its row.
+	// Idempotent; a port already gone is freed. Every release (delete,
+	// reschedule, ERROR) frees the ports once the node is let go.
+	Free(ctx context.Context, p store.Port) error
+	// Networks describes the networks of ports for network_data.json and
+	// their physical networks (for the choice of Ironic port).
+	Networks(ctx context.Context, ports []store.Port) (network.Networks, error)
+}
+
+// embeddedPorts is the embedded IPAM behind Ports: networks from the
+// configuration, nothing outside the store to bind or release.
+type embeddedPorts struct {
+	ipam IPAM
+	nets network.Networks
+}
+
+func (e embeddedPorts) Allocate(ctx context.Context, s *lifecycle.Server, networkID string) (store.Port, error) {
+	return e.ipam.Allocate(ctx, s.ID, networkID)
+}
+
+func (e embeddedPorts) Free(ctx context.Context, p store.Port) error { return e.ipam.Free(ctx, p.ID) }
+
+func (e embeddedPorts) Networks(context.Context, []store.Port) (network.Networks, error) {
+	return e.nets, nil
+}
