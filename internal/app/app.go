@@ -22,6 +22,7 @@ import (
 	"github.com/ingot-dev/ingot/internal/connlimit"
 	"github.com/ingot-dev/ingot/internal/hostcheck"
 	"github.com/ingot-dev/ingot/internal/ironic"
+	"github.com/ingot-dev/ingot/internal/ironicnotify"
 	"github.com/ingot-dev/ingot/internal/ironicsim"
 	"github.com/ingot-dev/ingot/internal/lifecycle"
 	"github.com/ingot-dev/ingot/internal/metrics"
@@ -44,6 +45,9 @@ type App struct {
 	// Leases holds this replica's shard leases (docs/DESIGN.md §2.10).
 	Leases  *reconciler.Keeper
 	Metrics *metrics.Metrics
+	// Notifications consumes Ironic's notifications (nil when
+	// ironic.notifications is off); RunNotifications runs it.
+	Notifications *ironicnotify.Consumer
 	// Handler is the API (internal/api); Console is the operator console
 	// under /ui/ (internal/ui), which calls Handler in-process. Serve
 	// answers both on one listener (Root).
@@ -144,6 +148,10 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 		DriftInterval: cfg.DriftInterval, Workers: cfg.Workers,
 		Lifecycle: LifecycleConfig(cfg),
 	})
+	if a.Notifications, err = a.newNotifications(); err != nil {
+		a.Close()
+		return nil, err
+	}
 	ready := func(ctx context.Context) error {
 		if err := st.Ping(ctx); err != nil {
 			return fmt.Errorf("database: %w", err)
@@ -372,6 +380,7 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	leaseDone := make(chan struct{})
 	go func() { defer close(leaseDone); a.Leases.Run(leaseCtx) }()
 	a.relayKicks(recCtx)
+	go a.RunNotifications(recCtx)
 	go a.heartbeat(recCtx)
 	var lost <-chan struct{}
 	if a.owner != nil {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -33,6 +34,10 @@ type Metrics struct {
 	faults         *prometheus.CounterVec
 	leasesHeld     prometheus.Gauge
 	leaseTakeovers prometheus.Counter
+	notifyUp       prometheus.Gauge
+	notifyEvents   *prometheus.CounterVec
+	notifyLag      prometheus.Histogram
+	notifyOnce     sync.Once
 	countByPhaseFn func(ctx context.Context) (map[lifecycle.Phase]int, error)
 	// pastDue mirrors pastDeadline for readers that should not gather the
 	// registry (the console's fleet page).
@@ -58,6 +63,12 @@ func New(countByPhase func(ctx context.Context) (map[lifecycle.Phase]int, error)
 	m.faults = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ingot_faults_total", Help: "Failed attempts and errors by reason."}, []string{"reason"})
 	m.leasesHeld = prometheus.NewGauge(prometheus.GaugeOpts{Name: "ingot_leases_held", Help: "Shard leases this replica holds."})
 	m.leaseTakeovers = prometheus.NewCounter(prometheus.CounterOpts{Name: "ingot_lease_takeovers_total", Help: "Shard leases taken over from another holder (expired or released)."})
+	m.notifyUp = prometheus.NewGauge(prometheus.GaugeOpts{Name: "ingot_notifications_connected",
+		Help: "1 while Ironic's notifications are consumed from the bus, 0 while ingot relies on polling alone."})
+	m.notifyEvents = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ingot_notification_events_total",
+		Help: "Ironic notifications received, by whether they woke a server of this replica (woken, ignored) or were malformed (dropped)."}, []string{"outcome"})
+	m.notifyLag = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "ingot_notification_lag_seconds",
+		Help: "From Ironic's timestamp of a notification to its receipt (clocks of two hosts).", Buckets: []float64{.01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}})
 	m.reg.MustRegister(m.servers, m.buildSeconds, m.deleteSeconds, m.ironicCalls, m.ironicSeconds, m.tickSeconds, m.fastTick,
 		m.tickServers, m.pastDeadline, m.transitions, m.faults, m.leasesHeld, m.leaseTakeovers,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -149,3 +160,37 @@ func (m *Metrics) LeaseTakeovers(n int) { m.leaseTakeovers.Add(float64(n)) }
 
 // Registry exposes the registry (tests read values from it).
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+// EnableNotifications registers the notification consumer's metrics, once,
+// when ironic.notifications is on: without a consumer there is no
+// ingot_notifications_connected series for IngotNotificationsDown to see.
+func (m *Metrics) EnableNotifications() {
+	m.notifyOnce.Do(func() { m.reg.MustRegister(m.notifyUp, m.notifyEvents, m.notifyLag) })
+}
+
+// NotificationsConnected records whether the notification consumer is
+// connected.
+func (m *Metrics) NotificationsConnected(up bool) {
+	v := 0.0
+	if up {
+		v = 1
+	}
+	m.notifyUp.Set(v)
+}
+
+// NotificationEvent records one notification received: whether it woke a
+// server of this replica.
+func (m *Metrics) NotificationEvent(woke bool) {
+	if woke {
+		m.notifyEvents.WithLabelValues("woken").Inc()
+	} else {
+		m.notifyEvents.WithLabelValues("ignored").Inc()
+	}
+}
+
+// NotificationLag records a notification's lag, from Ironic's timestamp to
+// its receipt.
+func (m *Metrics) NotificationLag(lag time.Duration) { m.notifyLag.Observe(max(lag, 0).Seconds()) }
+
+// NotificationDropped records a malformed notification.
+func (m *Metrics) NotificationDropped() { m.notifyEvents.WithLabelValues("dropped").Inc() }

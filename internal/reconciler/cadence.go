@@ -79,6 +79,13 @@ func (r *Reconciler) saw(s *lifecycle.Server, v lifecycle.NodeView, observed boo
 	}
 	if !lifecycle.WaitsOnIronic(s) {
 		delete(r.watch, s.ID)
+		if s.NeedsWork() && r.notified.Load() && r.async.Load() {
+			// No notification will come for it (a retry, a wait for a
+			// node): its item is due again after the poll interval, as
+			// the full ticks look at it, but no later than 2 s however
+			// long the poll interval is made while notifications flow.
+			r.q.at(s.ID, r.clock.Now().Add(min(r.cfg.Interval, novaPoll)))
+		}
 		return
 	}
 	if !observed {
@@ -136,7 +143,13 @@ func plan(w watchSet) (lists map[string][]string, singles []string) {
 }
 
 // Cadence returns the pause before the next tick, from the watch set.
+// While Ironic's notifications are received (SetNotified) there are no
+// fast ticks: a notification wakes the server's item at once, and the
+// full tick every poll interval is the resync that catches a lost one.
 func (r *Reconciler) Cadence() time.Duration {
+	if r.notified.Load() {
+		return r.cfg.Interval
+	}
 	r.mu.Lock()
 	lists, singles := plan(r.watch)
 	n := len(r.watch)
@@ -163,7 +176,7 @@ func (r *Reconciler) FastTick(ctx context.Context) (TickStats, error) {
 	servers := r.loadChanged(ctx, changed)
 	stats := TickStats{Servers: len(servers), IronicUp: true}
 	if len(servers) > 0 {
-		rest := r.dispatch(ctx, servers, &bulk{up: true, nodes: nodes}, deadline)
+		rest, _ := r.dispatch(ctx, servers, &bulk{up: true, nodes: nodes}, deadline)
 		stats.Carried = len(rest)
 	}
 	if r.hooks.FastTick != nil {

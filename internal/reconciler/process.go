@@ -26,18 +26,22 @@ const (
 // process takes a server through as many steps as it can this tick: it
 // stops at a wait, after asking Ironic to change the node (the view is then
 // stale), after StepsPerTick steps, or at the first step boundary after
-// the tick's budget deadline (zero: none).
-func (r *Reconciler) process(ctx context.Context, s *lifecycle.Server, b *bulk, deadline time.Time) {
+// the tick's budget deadline (zero: none). It reports whether it stopped
+// with a next step due (the budget or StepsPerTick ran out).
+func (r *Reconciler) process(ctx context.Context, s *lifecycle.Server, b *bulk, deadline time.Time) (more bool) {
 	log := r.log.With(logServer, s.ID)
 	ctx, ok := r.fenced(ctx, s.ID)
 	if !ok {
-		return // the shard's lease lapsed since the load
+		return false // the shard's lease lapsed since the load
 	}
 	v, observed := r.nodeView(ctx, s, b)
 	defer func() { r.saw(s, v, observed) }()
 	for i := range r.cfg.StepsPerTick {
-		if ctx.Err() != nil || !r.leaseHeld(ctx) || (i > 0 && r.overBudget(deadline)) {
-			return
+		if ctx.Err() != nil || !r.leaseHeld(ctx) {
+			return false
+		}
+		if i > 0 && r.overBudget(deadline) {
+			return true
 		}
 		if !observed && lifecycle.NeedsNode(s) {
 			v, observed = r.fetchView(ctx, s, b), true
@@ -46,7 +50,7 @@ func (r *Reconciler) process(ctx context.Context, s *lifecycle.Server, b *bulk, 
 		a := r.cfg.Decide(in, r.cfg.Lifecycle)
 		switch a.Kind {
 		case lifecycle.KindWait:
-			return
+			return false
 		case lifecycle.KindSave:
 			next, err := r.save(ctx, s, a.Next, a.Events)
 			if err != nil {
@@ -56,10 +60,10 @@ func (r *Reconciler) process(ctx context.Context, s *lifecycle.Server, b *bulk, 
 				}
 				if r.fencedOut(ctx, err) {
 					log.Info("lease lost: server left to its new holder", "err", err)
-					return
+					return false
 				}
 				log.Warn("save failed", logPhase, s.Phase, "err", err)
-				return
+				return false
 			}
 			log.Info("transition", logPhase, next.Phase, logNode, next.NodeID, "why", a.Why)
 			if next.NodeID != s.NodeID {
@@ -74,7 +78,7 @@ func (r *Reconciler) process(ctx context.Context, s *lifecycle.Server, b *bulk, 
 			// before the effect runs.
 			if err := r.syncVolumes(ctx, s); err != nil {
 				log.Warn("volume registry", logAction, a.Kind.String(), "err", err)
-				return
+				return false
 			}
 		}
 		r.step("before:" + a.Kind.String())
@@ -103,10 +107,10 @@ func (r *Reconciler) process(ctx context.Context, s *lifecycle.Server, b *bulk, 
 				}
 				if r.fencedOut(ctx, err) {
 					log.Info("lease lost: server left to its new holder", logAction, a.Kind.String(), "err", err)
-					return
+					return false
 				}
 				log.Warn("save failed", logAction, a.Kind.String(), "err", err)
-				return
+				return false
 			}
 			log.Info("transition", logPhase, next.Phase, logNode, next.NodeID, logAction, a.Kind.String())
 			if next.NodeID != s.NodeID {
@@ -125,12 +129,13 @@ func (r *Reconciler) process(ctx context.Context, s *lifecycle.Server, b *bulk, 
 				observed = true
 				continue
 			}
-			return
+			return false
 		}
 		if applied.Stop {
-			return
+			return false
 		}
 	}
+	return true
 }
 
 // save records next (compare-and-swap on the version read). On a conflict it
@@ -156,6 +161,7 @@ func (r *Reconciler) afterSave(ctx context.Context, before, next *lifecycle.Serv
 	if before.NodeID != "" && next.NodeID != before.NodeID {
 		r.sched.Release(before.NodeID, before.ID)
 	}
+	r.q.noteSaved(before, next)
 	if r.hooks.Transition != nil && before.Phase != next.Phase {
 		r.hooks.Transition(before, next)
 	}

@@ -2,7 +2,9 @@
 // every server that needs work, takes one bulk view of Ironic, asks
 // lifecycle.Decide for each server's next action, carries the actions out
 // with bounded concurrency (one at a time per server) and records each
-// outcome before the next step.
+// outcome before the next step. Between ticks, per-server work items
+// (queue.go) take a server on at once when a notification or its own
+// progress says it has something to do.
 package reconciler
 
 import (
@@ -106,6 +108,12 @@ type Reconciler struct {
 	hooks  Hooks
 
 	kick chan struct{}
+	q    *queue // the work items (queue.go)
+	// async: under Run a tick leaves a step still in flight at its budget's
+	// end to finish on its own (queue.go); Tick alone waits for every one.
+	async    atomic.Bool
+	inflight sync.WaitGroup // steps a tick left running; Run waits for them
+	notified atomic.Bool    // Ironic's notifications are being received (SetNotified)
 	// leases, when set, divides the servers among replicas (lease.go):
 	// only the servers of held shards are looked at, every write carries
 	// the lease's fence, and every Ironic change is checked against it.
@@ -173,7 +181,7 @@ func New(d Deps, cfg Config) *Reconciler {
 	r := &Reconciler{
 		store: d.Store, ironic: d.Ironic, sched: d.Scheduler, ipam: d.IPAM, nets: d.Networks, clock: d.Clock, log: d.Logger,
 		cfg: cfg, hooks: d.Hooks, kick: make(chan struct{}, 1), ironicDown: map[string]bool{},
-		watch: watchSet{},
+		watch: watchSet{}, q: newQueue(cfg.Workers),
 	}
 	if d.Leases != nil {
 		r.leases = d.Leases
@@ -194,6 +202,14 @@ func (r *Reconciler) Kick() {
 // Run ticks until ctx ends: a full tick every Interval and at once after a
 // Kick, fast ticks between them at the Cadence while servers wait on Ironic.
 func (r *Reconciler) Run(ctx context.Context) error {
+	r.async.Store(true)
+	defer r.async.Store(false)
+	qctx, stop := context.WithCancel(ctx)
+	queued := make(chan struct{})
+	go func() { defer close(queued); r.runQueue(qctx) }()
+	// Run returns only once every step it started has ended (Serve then
+	// releases the leases and closes the store).
+	defer func() { stop(); <-queued; r.inflight.Wait() }()
 	full := true
 	var lastFull time.Time
 	var fastTook time.Duration // length of the last fast tick
@@ -247,7 +263,7 @@ func (r *Reconciler) Run(ctx context.Context) error {
 					continue
 				}
 				full = true
-				if d := r.cfg.FastInterval - time.Since(lastFull); d > 0 {
+				if d := r.kickSpacing() - time.Since(lastFull); d > 0 {
 					t.Reset(d)
 					continue
 				}
@@ -316,6 +332,7 @@ func (r *Reconciler) Tick(ctx context.Context) (TickStats, error) {
 		r.lastDrift = start
 	}
 	servers = r.owned(servers)
+	r.q.noteNodes(servers)
 	r.countReleasing(servers)
 	stats := TickStats{Servers: len(servers)}
 	if len(servers) == 0 {
@@ -335,7 +352,7 @@ func (r *Reconciler) Tick(ctx context.Context) (TickStats, error) {
 	r.mu.Unlock()
 	deadline := start.Add(r.budget(r.cfg.Interval))
 	r.decaySteps()
-	rest := r.dispatch(ctx, servers, view, deadline)
+	rest, busy := r.dispatch(ctx, servers, view, deadline)
 	stats.Carried = len(rest)
 	r.mu.Lock()
 	r.carried = len(rest)
@@ -343,7 +360,12 @@ func (r *Reconciler) Tick(ctx context.Context) (TickStats, error) {
 	r.cursor = ""
 	if len(rest) > 0 {
 		r.cursor = rest[0].ID
-		r.glanceAll(ctx, rest, view)
+	}
+	// The servers busy elsewhere get the cheap look too: a delete or a
+	// deadline is recorded within the interval whatever holds them (their
+	// own step then meets the new version and decides again).
+	if glance := append(rest, busy...); len(glance) > 0 {
+		r.glanceAll(ctx, glance, view)
 	}
 	r.watchFrom(servers)
 
@@ -355,33 +377,6 @@ func (r *Reconciler) Tick(ctx context.Context) (TickStats, error) {
 	}
 	r.report(start, stats)
 	return stats, ctx.Err()
-}
-
-// dispatch runs the expensive steps of servers, in order, on the workers
-// until the budget's deadline; it returns the servers it did not reach.
-func (r *Reconciler) dispatch(ctx context.Context, servers []*lifecycle.Server, b *bulk, deadline time.Time) []*lifecycle.Server {
-	jobs := make(chan *lifecycle.Server)
-	var wg sync.WaitGroup
-	for range min(r.cfg.Workers, len(servers)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for s := range jobs {
-				r.process(ctx, s, b, deadline)
-			}
-		}()
-	}
-	sent := 0
-	for _, s := range servers {
-		if ctx.Err() != nil || r.overBudget(deadline) {
-			break
-		}
-		jobs <- s
-		sent++
-	}
-	close(jobs)
-	wg.Wait()
-	return servers[sent:]
 }
 
 func (r *Reconciler) report(start time.Time, stats TickStats) {
