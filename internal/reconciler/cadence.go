@@ -172,6 +172,7 @@ func (r *Reconciler) FastTick(ctx context.Context) (TickStats, error) {
 		return TickStats{IronicUp: true}, nil
 	}
 	deadline := start.Add(r.budget(r.cfg.FastInterval))
+	ctx = r.readEpochs(ctx) // before the look at Ironic and the load (fenced.go)
 	nodes, changed := r.observe(ctx, w, deadline)
 	servers := r.loadChanged(ctx, changed)
 	stats := TickStats{Servers: len(servers), IronicUp: true}

@@ -349,11 +349,11 @@ func (k *Keeper) Status() LeaseStatus {
 	return st
 }
 
-// Epochs is the epoch of every lease held now, by shard: a tick takes it
-// before it reads its servers, so that a record read under one epoch is
-// never acted on under a later one (a replica paused between its read and
-// its step, and given the shard back meanwhile, would act on a stale
-// record with a fresh fence).
+// Epochs is the epoch of every lease held now, by shard: the reconciler
+// takes it before each read of servers it will act on (readEpochs), so
+// that a record read under one epoch is never acted on under a later one
+// (a replica paused between its read and its step, and given the shard
+// back meanwhile, would act on a stale record with a fresh fence).
 func (k *Keeper) Epochs() map[int]int64 {
 	k.mu.Lock()
 	defer k.mu.Unlock()

@@ -32,7 +32,7 @@ func (r *Reconciler) process(ctx context.Context, s *lifecycle.Server, b *bulk, 
 	log := r.log.With(logServer, s.ID)
 	ctx, ok := r.fenced(ctx, s.ID)
 	if !ok {
-		return false // the shard's lease lapsed since the load
+		return false // the shard's lease lapsed, or changed epoch, since the read
 	}
 	v, observed := r.nodeView(ctx, s, b)
 	defer func() { r.saw(s, v, observed) }()

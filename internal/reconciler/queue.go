@@ -305,6 +305,7 @@ func (r *Reconciler) runQueue(ctx context.Context) {
 // work is one item: the server as stored now, its node as Ironic shows it
 // now (an empty view makes process fetch it: a notification is a hint).
 func (r *Reconciler) work(ctx context.Context, id string) {
+	ctx = r.readEpochs(ctx) // before the read: a step acts only under these (fenced.go)
 	s, err := r.store.GetServer(ctx, id)
 	if err != nil {
 		return // deleted, or the store failed: the next tick looks again

@@ -307,9 +307,7 @@ func (r *Reconciler) Tick(ctx context.Context) (TickStats, error) {
 			r.log.Warn("lease renewal failed", "err", err)
 		}
 	}
-	if r.leases != nil {
-		ctx = context.WithValue(ctx, loadEpochsKey{}, r.leases.Epochs())
-	}
+	ctx = r.readEpochs(ctx) // before the load (fenced.go)
 	servers, err := r.loadWork(ctx)
 	if err != nil {
 		return TickStats{}, err
