@@ -125,7 +125,11 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 		return nil, err
 	}
 	a.Keystone = ident.keystone
-	ic, err := ironic.New(ironicConfig(cfg, a.IronicURL, ident, a.Metrics.IronicCall))
+	icfg := ironicConfig(cfg, a.IronicURL, ident, a.Metrics.IronicCall)
+	// The leases' last word on a change, as its bytes go out (a.Leases is
+	// set below, before anything runs).
+	icfg.BeforeSend = func(ctx context.Context) error { return a.Leases.Admit(ctx) }
+	ic, err := ironic.New(icfg)
 	if err != nil {
 		a.Close()
 		return nil, fmt.Errorf("ironic: %w", err)

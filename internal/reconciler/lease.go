@@ -303,6 +303,23 @@ func (k *Keeper) begin(ctx context.Context) (context.Context, func(), error) {
 	}, nil
 }
 
+// Admit is the Ironic client's last check before a change is written
+// (ironic.Config.BeforeSend): a call under a fence goes out only while its
+// lease is still held with margin, measured now (after a pause, before the
+// timer of the call's context has fired). A call without a fence is not
+// the reconciler's, and passes; so does every call on a nil Keeper (no
+// leases).
+func (k *Keeper) Admit(ctx context.Context) error {
+	if k == nil {
+		return nil
+	}
+	f, ok := store.FenceOf(ctx)
+	if !ok || k.Valid(f) {
+		return nil
+	}
+	return fmt.Errorf("%w: shard %d epoch %d, at the send", ErrLeaseLost, f.Shard, f.Epoch)
+}
+
 // Lost forgets f's lease at once (a write under it was fenced: another
 // replica holds the shard now).
 func (k *Keeper) Lost(f store.Fence) {

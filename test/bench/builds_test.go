@@ -67,6 +67,9 @@ func notified(t *testing.T, label, ironicURL, rc string, n int, busURL string) {
 		quantile(lat, 0.95).Round(time.Millisecond), g.ticks)
 	t.Logf("%s, %d builds: busiest routes %s", label, n, topRoutes(routes, 8))
 	t.Logf("%s, %d builds: slowest answer per route (ms) %s", label, n, c.slowRoutes(6))
+	if tr := c.traced(); len(tr) > 0 {
+		t.Logf("%s, %d builds: requests in order (create at +0ms):\n%s", label, n, strings.Join(tr, "\n"))
+	}
 }
 
 // TestBenchBuildsSim: INGOT_BENCH=1 [INGOT_BENCH_BUILDS=1,10,100,1000].
