@@ -142,7 +142,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	nets := cfg.NetworkList()
 	sched := scheduler.New(ic, opts.Clock, scheduler.Options{Logger: opts.Logger, Networks: nets,
 		Schedulable: schedulable(st), GroupMembers: st.GroupMembers, Background: true,
-		OnRefresh: func() { a.Reconciler.Kick() }})
+		OnRefresh: func() { a.Reconciler.InventoryListed() }})
 	a.Reconciler = reconciler.New(reconciler.Deps{
 		Store: st, Ironic: ic, Scheduler: sched, IPAM: network.NewIPAM(st, nets), Networks: nets, Clock: opts.Clock, Logger: opts.Logger,
 		Hooks:  reconciler.Hooks{Tick: tee(a.Metrics.Tick, opts.Tick, true), FastTick: tee(a.Metrics.FastTick, opts.Tick, false), Transition: a.Metrics.Transition, PastDue: a.Metrics.PastDue, Step: opts.Step},
@@ -252,11 +252,17 @@ func (a *App) claimLeases(ctx context.Context, opts Options) error {
 	return nil
 }
 
-// kick wakes this replica's loop after an API write and, when the store
-// can, every other replica's (the server's shard may be held elsewhere).
-// Never blocks: a burst of writes coalesces into one notification.
-func (a *App) kick() {
-	a.Reconciler.Kick()
+// kick wakes this replica's loop after an API write: the work items of the
+// servers written are due at once (no wait for a tick; a full tick when
+// none is named), and, when the store can, every other replica gets a
+// kick (the server's shard may be held elsewhere). Never blocks: a burst
+// of writes coalesces into one notification.
+func (a *App) kick(servers ...string) {
+	if len(servers) == 0 {
+		a.Reconciler.Kick()
+	} else {
+		a.Reconciler.Wake(servers...)
+	}
 	if a.kicks != nil {
 		select {
 		case a.kicks <- struct{}{}:

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/ingot-dev/ingot/internal/ironic"
 	"github.com/ingot-dev/ingot/internal/ironicnotify"
 )
 
@@ -24,7 +25,13 @@ func (a *App) newNotifications() (*ironicnotify.Consumer, error) {
 	a.Metrics.NotificationsConnected(false)
 	rec := a.Reconciler
 	c, err := ironicnotify.New(n.Consumer(), func(_ context.Context, e ironicnotify.Event) {
-		a.Metrics.NotificationEvent(e.NodeUUID != "" && rec.WakeNode(e.NodeUUID))
+		var shown *ironic.Node
+		if e.NodeEvent() {
+			shown = &ironic.Node{UUID: e.NodeUUID, InstanceUUID: e.InstanceUUID, ProvisionState: e.ProvisionState,
+				TargetProvisionState: e.TargetProvisionState, PowerState: e.PowerState,
+				TargetPowerState: e.TargetPowerState, Maintenance: e.Maintenance}
+		}
+		a.Metrics.NotificationEvent(e.NodeUUID != "" && rec.Notified(e.NodeUUID, shown))
 	}, a.Log, ironicnotify.Hooks{
 		Delivered: func(_ ironicnotify.Event, lag time.Duration) { a.Metrics.NotificationLag(lag) },
 		Connected: func(bool) {

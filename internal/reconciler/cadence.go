@@ -72,6 +72,7 @@ type watchSet map[string]watched
 // saw records the view process ended with: the server is watched while it
 // waits on Ironic.
 func (r *Reconciler) saw(s *lifecycle.Server, v lifecycle.NodeView, observed bool) {
+	r.q.look(s.ID, v, observed)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.touched != nil {
@@ -90,6 +91,14 @@ func (r *Reconciler) saw(s *lifecycle.Server, v lifecycle.NodeView, observed boo
 	}
 	if !observed {
 		v = lifecycle.NodeView{}
+	}
+	if _, ok := r.watch[s.ID]; !ok && r.touched == nil {
+		// Outside a full tick (which settles the cadence after it): Run
+		// may have planned its next tick before this wait began.
+		select {
+		case r.waits <- struct{}{}:
+		default:
+		}
 	}
 	r.watch[s.ID] = r.newWatched(s, v)
 }

@@ -220,6 +220,7 @@ func (r *Reconciler) fetchView(ctx context.Context, s *lifecycle.Server, b *bulk
 func (r *Reconciler) execute(ctx context.Context, s *lifecycle.Server, a lifecycle.Action) (lifecycle.Result, *ironic.Node) {
 	switch a.Kind {
 	case lifecycle.KindSchedule:
+		listed := r.q.listed()
 		node, err := r.sched.Pick(ctx, s)
 		if errors.Is(err, scheduler.ErrNoCandidate) {
 			res := lifecycle.Result{Outcome: lifecycle.NoCandidate, Returning: r.releasingIn(s.Spec.ResourceClass), Message: scheduler.Why(err)}
@@ -228,6 +229,9 @@ func (r *Reconciler) execute(ctx context.Context, s *lifecycle.Server, a lifecyc
 				res.Returning += nc.Returning
 			}
 			return res, nil
+		}
+		if errors.Is(err, scheduler.ErrRetryLater) {
+			r.q.awaitInventory(s.ID, listed, r.clock.Now())
 		}
 		if err != nil {
 			return resultOf(err), nil

@@ -6,7 +6,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ingot-dev/ingot/internal/ironic"
 	"github.com/ingot-dev/ingot/internal/lifecycle"
+	"github.com/ingot-dev/ingot/internal/nodeview"
 )
 
 // The work queue. Besides the ticks (the view and the resync: one bulk
@@ -15,8 +17,8 @@ import (
 // look at it again. Workers take the items that are due, read the server
 // and its node as they are now, and carry it as far as it goes. An item is
 // due at once when a step left the server more to do (its next step does
-// not wait for a tick), when Ironic notified a change on its node (Wake,
-// WakeNode) and after the loop ran out of budget for it.
+// not wait for a tick), when the API wrote it or Ironic notified a change
+// on its node (Wake, Notified) and after the loop ran out of budget for it.
 //
 // A server is processed by one goroutine at a time, whichever path took it
 // (busy); the workers of ticks and items share Workers slots (slots). Under
@@ -28,13 +30,21 @@ type queue struct {
 	due    map[string]time.Time // server -> look again at
 	busy   map[string]bool      // server -> being processed
 	byNode map[string]string    // node -> server holding it (the loaded set)
-	signal chan struct{}
+	// seen is each server's node as its last step ended, when it was
+	// looked at then (not after an action, whose effect is not seen yet):
+	// a notification that shows the node so brings nothing new.
+	seen map[string]lifecycle.NodeView
+	// inventory: servers told to retry once the scheduler has listed its
+	// inventory (InventoryListed wakes them).
+	inventory map[string]bool
+	listings  int // InventoryListed calls so far
+	signal    chan struct{}
 	slots  chan struct{}
 }
 
 func newQueue(workers int) *queue {
 	return &queue{due: map[string]time.Time{}, busy: map[string]bool{}, byNode: map[string]string{},
-		signal: make(chan struct{}, 1), slots: make(chan struct{}, workers)}
+		seen: map[string]lifecycle.NodeView{}, inventory: map[string]bool{}, signal: make(chan struct{}, 1), slots: make(chan struct{}, workers)}
 }
 
 func (q *queue) poke() {
@@ -131,6 +141,51 @@ func (q *queue) noteNodes(servers []*lifecycle.Server) {
 		}
 	}
 	q.byNode = m
+	for id := range q.seen {
+		if !in[id] {
+			delete(q.seen, id)
+		}
+	}
+}
+
+// listed is the count of inventory listings ended so far.
+func (q *queue) listed() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.listings
+}
+
+// awaitInventory has id wait for the next listing; since is listed() as
+// its pick began: a listing that ended meanwhile makes it due at once.
+func (q *queue) awaitInventory(id string, since int, now time.Time) {
+	q.mu.Lock()
+	again := q.listings != since
+	if !again {
+		q.inventory[id] = true
+	}
+	q.mu.Unlock()
+	if again {
+		q.at(id, now)
+	}
+}
+
+// look records how a step left the server's node: v when it was looked at
+// as the step ended (observed), nothing known otherwise.
+func (q *queue) look(id string, v lifecycle.NodeView, observed bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if observed && v.Observed() {
+		q.seen[id] = v
+	} else {
+		delete(q.seen, id)
+	}
+}
+
+// sameNode reports whether two views agree on everything a notification's
+// payload shows (it has no lock holder and may lack last_error).
+func sameNode(a, b lifecycle.NodeView) bool {
+	return a.State == b.State && a.Settling == b.Settling && a.Power == b.Power && a.PowerSettling == b.PowerSettling &&
+		a.Maintenance == b.Maintenance && a.Holder == b.Holder && a.Other == b.Other
 }
 
 // noteSaved follows a server's node across a save.
@@ -221,6 +276,11 @@ send:
 	return servers[sent:], busy
 }
 
+// DefaultNotifyDebounce is NotifyDebounce's default: Ironic sends a
+// transition's start and end, or an update's, within tens of milliseconds,
+// and waiting that long costs the user nothing visible.
+const DefaultNotifyDebounce = 20 * time.Millisecond
+
 // kickSpacing is the least time between two full ticks asked for by kicks:
 // the fast interval, but at most the default fast interval while
 // notifications are received (the fast interval may then be long).
@@ -231,24 +291,63 @@ func (r *Reconciler) kickSpacing() time.Duration {
 	return r.cfg.FastInterval
 }
 
-// Wake makes the server's item due now. Never blocks; a server this
-// replica does not hold (or that needs no work) is dropped when its item
-// is taken.
-func (r *Reconciler) Wake(serverID string) {
-	r.q.at(serverID, r.clock.Now())
+// Wake makes the servers' items due now (under Run). Never blocks; a
+// server this replica does not hold (or that needs no work) is dropped
+// when its item is taken.
+func (r *Reconciler) Wake(serverIDs ...string) {
+	now := r.clock.Now()
+	for _, id := range serverIDs {
+		r.q.at(id, now)
+	}
 }
 
-// WakeNode wakes the server that holds node, if this replica loaded one
-// (a notification's hint: no store or Ironic call). It reports whether
-// one was woken.
-func (r *Reconciler) WakeNode(node string) bool {
+// Notified takes a notification about node (a hint: no store or Ironic
+// call). It wakes the server holding it, if this replica loaded one, and
+// reports whether it did. The step reads the node from Ironic; the
+// payload (shown: the node's fields as the notification has them, nil
+// when it has none, as for a port's) only spares a look that would find
+// nothing to do: when it shows the node as the server's last step left
+// it (a change after that look is notified in turn), or a transition
+// still under way (a target state, out of maintenance: its end, success
+// or failure is notified; a lost one is seen by the resync). Wakes within
+// NotifyDebounce of the first make one step: Ironic notifies an update's
+// start and end moments apart.
+func (r *Reconciler) Notified(node string, shown *ironic.Node) bool {
 	r.q.mu.Lock()
 	id, ok := r.q.byNode[node]
-	r.q.mu.Unlock()
-	if ok {
-		r.Wake(id)
+	known := false
+	if ok && shown != nil {
+		last, seen := r.q.seen[id]
+		v := nodeview.Of(*shown, id)
+		known = (seen && sameNode(v, last)) || ((v.Settling || v.PowerSettling) && !v.Maintenance)
 	}
-	return ok
+	r.q.mu.Unlock()
+	woke := ok && !known
+	if woke {
+		r.q.at(id, r.clock.Now().Add(r.cfg.NotifyDebounce))
+	}
+	r.log.Debug("notification", logNode, node, logServer, id, "woken", woke)
+	return woke
+}
+
+// InventoryListed is the scheduler's word that a listing of its inventory
+// ended: the builds it told to retry are due at once (their next step does
+// not wait for a tick; with none, nothing is). A loop without work items
+// (Tick called alone) is asked for a full tick instead.
+func (r *Reconciler) InventoryListed() {
+	r.q.mu.Lock()
+	r.q.listings++
+	ids := make([]string, 0, len(r.q.inventory))
+	for id := range r.q.inventory {
+		ids = append(ids, id)
+	}
+	clear(r.q.inventory)
+	r.q.mu.Unlock()
+	if !r.async.Load() {
+		r.Kick()
+		return
+	}
+	r.Wake(ids...)
 }
 
 // Pending is the number of work items waiting (due or not).

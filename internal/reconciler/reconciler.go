@@ -89,6 +89,10 @@ type Config struct {
 	// FastInterval is the tick period while some server waits on Ironic
 	// (default 0.5s; see cadence.go). Never longer than Interval.
 	FastInterval time.Duration
+	// NotifyDebounce is how long a notification's wake waits for others
+	// about the same server, to take them in one step (default 20ms;
+	// queue.go).
+	NotifyDebounce time.Duration
 	// Decide replaces lifecycle.Decide; only tests that prove the invariant
 	// checks have teeth set it (to deliberately broken logic).
 	Decide func(lifecycle.Input, lifecycle.Config) lifecycle.Action
@@ -108,7 +112,10 @@ type Reconciler struct {
 	hooks  Hooks
 
 	kick chan struct{}
-	q    *queue // the work items (queue.go)
+	// waits: a step outside a tick left a server newly waiting on Ironic,
+	// so Run's next fast tick may be due sooner than it planned.
+	waits chan struct{}
+	q     *queue // the work items (queue.go)
 	// async: under Run a tick leaves a step still in flight at its budget's
 	// end to finish on its own (queue.go); Tick alone waits for every one.
 	async    atomic.Bool
@@ -166,6 +173,9 @@ func New(d Deps, cfg Config) *Reconciler {
 		cfg.FastInterval = DefaultFastInterval
 	}
 	cfg.FastInterval = min(cfg.FastInterval, cfg.Interval)
+	if cfg.NotifyDebounce <= 0 {
+		cfg.NotifyDebounce = DefaultNotifyDebounce
+	}
 	if cfg.Decide == nil {
 		cfg.Decide = lifecycle.Decide
 	}
@@ -180,7 +190,7 @@ func New(d Deps, cfg Config) *Reconciler {
 	}
 	r := &Reconciler{
 		store: d.Store, ironic: d.Ironic, sched: d.Scheduler, ipam: d.IPAM, nets: d.Networks, clock: d.Clock, log: d.Logger,
-		cfg: cfg, hooks: d.Hooks, kick: make(chan struct{}, 1), ironicDown: map[string]bool{},
+		cfg: cfg, hooks: d.Hooks, kick: make(chan struct{}, 1), waits: make(chan struct{}, 1), ironicDown: map[string]bool{},
 		watch: watchSet{}, q: newQueue(cfg.Workers),
 	}
 	if d.Leases != nil {
@@ -246,12 +256,24 @@ func (r *Reconciler) Run(ctx context.Context) error {
 			full, wait = false, 0
 		}
 		t.Reset(max(wait, 0))
+		at := time.Now().Add(wait) // when t fires
+		kicked := false
 		for waiting := true; waiting; {
 			select {
 			case <-ctx.Done():
 				return ctx.Err()
 			case <-t.C:
 				waiting = false
+			case <-r.waits:
+				// A work item left a server waiting on Ironic: its first
+				// fast look is due at the cadence from now, not at the
+				// next full tick (a kick's full tick is kept).
+				d := max(r.Cadence(), 2*fastTook)
+				if kicked || !time.Now().Add(d).Before(at) || d >= r.cfg.Interval-time.Since(lastFull) {
+					continue
+				}
+				full, at = false, time.Now().Add(d)
+				t.Reset(d)
 			case <-r.kick:
 				// Under a backlog (the last tick carried work) the new
 				// request joins the rotation at the next full tick, due
@@ -262,9 +284,10 @@ func (r *Reconciler) Run(ctx context.Context) error {
 				if r.backlogged() {
 					continue
 				}
-				full = true
+				full, kicked = true, true
 				if d := r.kickSpacing() - time.Since(lastFull); d > 0 {
 					t.Reset(d)
+					at = time.Now().Add(d)
 					continue
 				}
 				waiting = false

@@ -68,7 +68,7 @@ func notified(t *testing.T, label, ironicURL, rc string, n int, busURL string) {
 	t.Logf("%s, %d builds: busiest routes %s", label, n, topRoutes(routes, 8))
 	t.Logf("%s, %d builds: slowest answer per route (ms) %s", label, n, c.slowRoutes(6))
 	if tr := c.traced(); len(tr) > 0 {
-		t.Logf("%s, %d builds: requests in order (create at +0ms):\n%s", label, n, strings.Join(tr, "\n"))
+		t.Logf("%s, %d builds: requests in order (create at +0ms = %s):\n%s", label, n, start.UTC().Format("15:04:05.000"), strings.Join(tr, "\n"))
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -192,7 +193,11 @@ func startIngot(t *testing.T, ironicURL, rc string, mod func(*config.Config)) *i
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	k := newTicks()
-	a, err := app.New(ctx, cfg, app.Options{Tick: k.record})
+	opts := app.Options{Tick: k.record}
+	if tracing {
+		opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	a, err := app.New(ctx, cfg, opts)
 	if err != nil {
 		cancel()
 		t.Fatal(err)
