@@ -39,7 +39,7 @@ type queue struct {
 	inventory map[string]bool
 	listings  int // InventoryListed calls so far
 	signal    chan struct{}
-	slots  chan struct{}
+	slots     chan struct{}
 }
 
 func newQueue(workers int) *queue {
