@@ -2,6 +2,7 @@ package reconciler
 
 import (
 	"context"
+	"math"
 	"slices"
 	"sync"
 	"time"
@@ -38,13 +39,15 @@ type queue struct {
 	// inventory (InventoryListed wakes them).
 	inventory map[string]bool
 	listings  int // InventoryListed calls so far
-	signal    chan struct{}
+	// payload: the last notification's node per server (TrustPayload only).
+	payload map[string]ironic.Node
+	signal  chan struct{}
 	slots     chan struct{}
 }
 
 func newQueue(workers int) *queue {
 	return &queue{due: map[string]time.Time{}, busy: map[string]bool{}, byNode: map[string]string{},
-		seen: map[string]lifecycle.NodeView{}, inventory: map[string]bool{}, signal: make(chan struct{}, 1), slots: make(chan struct{}, workers)}
+		seen: map[string]lifecycle.NodeView{}, inventory: map[string]bool{}, payload: map[string]ironic.Node{}, signal: make(chan struct{}, 1), slots: make(chan struct{}, workers)}
 }
 
 func (q *queue) poke() {
@@ -323,6 +326,11 @@ func (r *Reconciler) Notified(node string, shown *ironic.Node) bool {
 	}
 	r.q.mu.Unlock()
 	woke := ok && !known
+	if r.cfg.TrustPayload && ok && shown != nil {
+		r.q.mu.Lock()
+		r.q.payload[id], woke = *shown, true
+		r.q.mu.Unlock()
+	}
 	if woke {
 		r.q.at(id, r.clock.Now().Add(r.cfg.NotifyDebounce))
 	}
@@ -412,9 +420,33 @@ func (r *Reconciler) work(ctx context.Context, id string) {
 	if len(r.owned([]*lifecycle.Server{s})) == 0 || !s.NeedsWork() {
 		return
 	}
-	if r.process(ctx, s, &bulk{up: true}, time.Time{}) {
+	b := &bulk{up: true}
+	if r.cfg.TrustPayload {
+		r.q.mu.Lock()
+		if n, ok := r.q.payload[id]; ok && n.UUID == s.NodeID {
+			b.nodes = map[string]ironic.Node{n.UUID: n} // the broken part: a hint taken for the node
+		}
+		delete(r.q.payload, id)
+		r.q.mu.Unlock()
+	}
+	if r.process(ctx, s, b, time.Time{}) {
 		r.q.at(id, r.clock.Now())
 	}
+}
+
+// RunDue takes the work items due now, one after the other in the
+// caller's goroutine, and returns how many it took: how the deterministic
+// simulation drives them (it never calls Run). Not concurrently with
+// Tick, FastTick or Run.
+func (r *Reconciler) RunDue(ctx context.Context) int {
+	ids, _ := r.q.take(r.clock.Now(), math.MaxInt)
+	for _, id := range ids {
+		if r.q.acquire(id) {
+			r.work(ctx, id)
+			r.q.release(id)
+		}
+	}
+	return len(ids)
 }
 
 // SetNotified says whether Ironic's notifications are being received (the

@@ -96,6 +96,10 @@ type Config struct {
 	// Decide replaces lifecycle.Decide; only tests that prove the invariant
 	// checks have teeth set it (to deliberately broken logic).
 	Decide func(lifecycle.Input, lifecycle.Config) lifecycle.Action
+	// TrustPayload is deliberately broken logic too (teeth only): a work
+	// item woken by a notification decides on its payload instead of the
+	// node as Ironic shows it.
+	TrustPayload bool
 }
 
 // Reconciler is the loop. Create with New, run with Run, or drive tick by
