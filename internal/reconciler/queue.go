@@ -42,7 +42,7 @@ type queue struct {
 	// payload: the last notification's node per server (TrustPayload only).
 	payload map[string]ironic.Node
 	signal  chan struct{}
-	slots     chan struct{}
+	slots   chan struct{}
 }
 
 func newQueue(workers int) *queue {

@@ -108,7 +108,7 @@ type world struct {
 
 	trace *tracer
 	bus   *bus // Ironic's notifications (notify_test.go), when params.notify
-	woken int // work items the notifications made run
+	woken int  // work items the notifications made run
 	errs  []string
 }
 
