@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"log/slog"
 	"net/http/httptest"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +19,21 @@ type notified struct {
 	a   *App
 	api *apitest.Client
 	cfg config.Config
+	log *logLines
+}
+
+// gauge reads a gauge from the app's registry (-1: not registered).
+func (n *notified) gauge(name string) float64 {
+	mfs, err := n.a.Metrics.Registry().Gather()
+	if err != nil {
+		return -1
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name && len(mf.GetMetric()) > 0 {
+			return mf.GetMetric()[0].GetGauge().GetValue()
+		}
+	}
+	return -1
 }
 
 func startNotified(t *testing.T, ir *ironictest.Env, bus *ironictest.Bus, poll, fast time.Duration) *notified {
@@ -34,7 +50,8 @@ func startNotified(t *testing.T, ir *ironictest.Env, bus *ironictest.Bus, poll, 
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	a, err := New(ctx, cfg, Options{})
+	logs := &logLines{}
+	a, err := New(ctx, cfg, Options{Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	if err != nil {
 		cancel()
 		t.Fatal(err)
@@ -50,7 +67,7 @@ func startNotified(t *testing.T, ir *ironictest.Env, bus *ironictest.Bus, poll, 
 		srv.Close()
 		a.Close()
 	})
-	n := &notified{a: a, api: apitest.New(t, srv.URL), cfg: cfg}
+	n := &notified{a: a, api: apitest.New(t, srv.URL), cfg: cfg, log: logs}
 	n.api.WaitFor("the notification consumer connected", 30*time.Second, func() bool { return a.Notifications.Status().Connected })
 	return n
 }
@@ -78,7 +95,8 @@ func TestNotificationsDriveABuild(t *testing.T) {
 // TestNotificationsLostMidBuildFallBackToPolling: the bus goes away (its
 // vhost deleted) while the node deploys; the consumer cannot reconnect, so
 // the reconciler goes back to its fast ticks and the build completes,
-// although the poll interval is an hour and no notification comes.
+// although the poll interval is an hour and no notification comes; the
+// loss is a warning and ingot_notifications_connected 0.
 func TestNotificationsLostMidBuildFallBackToPolling(t *testing.T) {
 	bus := ironictest.NewBus(t)
 	ir := ironictest.StartReal(t, ironictest.RealOptions{Notifications: bus.IronicURL, DeployDelay: 3 * time.Second})
@@ -89,11 +107,20 @@ func TestNotificationsLostMidBuildFallBackToPolling(t *testing.T) {
 		st, _ := ir.GetNode(t, node)["provision_state"].(string)
 		return st == "deploying" || st == "wait call-back"
 	})
+	if g := n.gauge("ingot_notifications_connected"); g != 1 {
+		t.Fatalf("ingot_notifications_connected %v while connected, want 1", g)
+	}
 	if out, err := exec.Command("/usr/sbin/rabbitmqctl", "-q", "delete_vhost", bus.Vhost).CombinedOutput(); err != nil {
 		t.Fatalf("rabbitmqctl delete_vhost: %v\n%s", err, out)
 	}
 	n.api.WaitFor("the consumer disconnected", 30*time.Second, func() bool { return !n.a.Notifications.Status().Connected })
 	n.api.WaitStatus(id, "ACTIVE", 60*time.Second)
+	if g := n.gauge("ingot_notifications_connected"); g != 0 {
+		t.Errorf("ingot_notifications_connected %v after the bus went away, want 0", g)
+	}
+	if n.log.count("level=WARN", "bus unavailable, relying on polling") == 0 {
+		t.Error("no warning that the bus went away")
+	}
 	if st := n.a.Notifications.Status(); st.Connected {
 		t.Fatalf("the consumer is connected to a deleted vhost: %+v", st)
 	}
