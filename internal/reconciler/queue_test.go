@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -28,6 +29,7 @@ type live struct {
 	rec  *reconciler.Reconciler
 	nets network.Networks
 	n    int
+	full atomic.Int64 // full ticks so far
 }
 
 func newLive(t *testing.T, nodes int, cfg reconciler.Config) *live {
@@ -51,6 +53,7 @@ func newLive(t *testing.T, nodes int, cfg reconciler.Config) *live {
 	l.rec = reconciler.New(reconciler.Deps{
 		Store: st, Ironic: ic, Scheduler: scheduler.New(ic, clock.Real{}, scheduler.Options{Networks: l.nets}),
 		IPAM: network.NewIPAM(st, l.nets), Networks: l.nets, Logger: slog.New(slog.DiscardHandler),
+		Hooks: reconciler.Hooks{Tick: func(time.Duration, int) { l.full.Add(1) }},
 	}, cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -116,4 +119,19 @@ func TestSlowCallDelaysOnlyItsServer(t *testing.T) {
 		t.Fatalf("%s is ACTIVE only after the slow deploy request was answered (its node is %s): it waited for it", fast, n.ProvisionState)
 	}
 	l.until("the slow build ACTIVE too", 30*time.Second, func() bool { return l.server(slow).Phase == lifecycle.PhaseActive })
+}
+
+// A build woken by its create (as the API's kick does) goes all the way
+// with no full tick after the first: its steps run as its work item, and
+// once it waits on Ironic the loop's next fast tick comes at the fast
+// interval, not at the poll interval planned before (an hour here).
+func TestWakeNeedsNoTick(t *testing.T) {
+	l := newLive(t, 1, reconciler.Config{Interval: time.Hour, FastInterval: 100 * time.Millisecond, Workers: 4})
+	l.until("the first full tick", 10*time.Second, func() bool { return l.full.Load() == 1 })
+	ids := createBuilds(t, l.st, l.nets[0].ID, "9000", 0, 1, time.Now())
+	l.rec.Wake(ids...)
+	l.until("the build ACTIVE", 20*time.Second, func() bool { return l.server(ids[0]).Phase == lifecycle.PhaseActive })
+	if n := l.full.Load(); n != 1 {
+		t.Fatalf("%d full ticks, want only the first", n)
+	}
 }
