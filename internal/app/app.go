@@ -141,7 +141,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	}
 	nets := cfg.NetworkList()
 	sched := scheduler.New(ic, opts.Clock, scheduler.Options{Logger: opts.Logger, Networks: nets,
-		Schedulable: schedulable(st), GroupMembers: st.GroupMembers, Background: true,
+		Schedulable: schedulable(st), GroupMembers: st.GroupMembers, NodeHost: nodeHosts(st), Background: true,
 		OnRefresh: func() { a.Reconciler.InventoryListed() }})
 	a.Reconciler = reconciler.New(reconciler.Deps{
 		Store: st, Ironic: ic, Scheduler: sched, IPAM: network.NewIPAM(st, nets), Networks: nets, Clock: opts.Clock, Logger: opts.Logger,
@@ -227,7 +227,8 @@ func (a *App) lockDatabase(ctx context.Context) error {
 		return fmt.Errorf("database %s: %w", db, err)
 	}
 	a.owner = o
-	a.closers = append(a.closers, func() { _ = o.Release() })
+	// Serve may take the ownership again after a lost session (reown.go).
+	a.closers = append(a.closers, func() { _ = a.owner.Release() })
 	return nil
 }
 
@@ -379,19 +380,17 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 		return slices.ContainsFunc(proxies, func(p netip.Prefix) bool { return p.Contains(addr) })
 	})
 	srv.ConnState = limited.ConnState
-	errc := make(chan error, 2)
-	go func() { errc <- srv.Serve(limited) }()
-	recCtx, stopRec := context.WithCancel(ctx)
-	defer stopRec()
-	recDone := make(chan struct{})
-	go func() { defer close(recDone); errc <- a.Reconciler.Run(recCtx) }()
-	leaseCtx, stopLeases := context.WithCancel(context.WithoutCancel(ctx))
-	defer stopLeases()
-	leaseDone := make(chan struct{})
-	go func() { defer close(leaseDone); a.Leases.Run(leaseCtx) }()
-	a.relayKicks(recCtx)
-	go a.RunNotifications(recCtx)
-	go a.heartbeat(recCtx)
+	srvErr := make(chan error, 1)
+	go func() { srvErr <- srv.Serve(limited) }()
+	// Run in its own loops: lost and taken again, the ownership pauses
+	// and resumes them (reown.go).
+	loops := a.startLoops(ctx)
+	defer func() { loops.stop() }()
+	a.relayKicks(ctx)
+	// The consumer only wakes work items: it goes on while the loops are
+	// paused (they take the items when they resume).
+	go a.RunNotifications(ctx)
+	go a.heartbeat(ctx)
 	var lost <-chan struct{}
 	if a.owner != nil {
 		if err := a.owner.SetListen(ctx, "http://"+ln.Addr().String()); err != nil {
@@ -399,38 +398,51 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 		}
 		lost = a.owner.Lost()
 	}
-	go a.diagnose(recCtx)
+	go a.diagnose(ctx)
 	a.Log.Info("ingot serving", "api", "http://"+ln.Addr().String()+"/v2.1", "console", "http://"+ln.Addr().String()+"/ui/",
 		"ironic", a.IronicURL, "database", config.RedactDSN(a.Config.Database))
-	select {
-	case <-ctx.Done():
-	case <-lost:
-		// Another ingot may own the database now: stop acting at once.
-		a.Log.Error("database ownership lost (the owner lock's session ended); stopping", "database", config.RedactDSN(a.Config.Database))
-		stopRec()
-		_ = srv.Close()
-		<-recDone
-		return errors.New("database ownership lost: the owner lock's session ended; start ingot again")
-	case err := <-errc:
-		if err != nil && !errors.Is(err, http.ErrServerClosed) && !errors.Is(err, context.Canceled) {
-			stopRec()
-			_ = srv.Close()
-			return err
+	for serving := true; serving; {
+		select {
+		case <-ctx.Done():
+			serving = false
+		case <-lost:
+			// Another ingot of this host may own the database now: stop
+			// acting at once, and go on only once the ownership is ours
+			// again. The API answers meanwhile (503 while the database is
+			// down: it records requests only where the database takes them).
+			a.Log.Error("database ownership lost (the owner lock's session ended); acting paused until it is taken again",
+				"database", config.RedactDSN(a.Config.Database))
+			loops.stop()
+			if err := a.reown(ctx, "http://"+ln.Addr().String()); err != nil {
+				_ = srv.Close()
+				return err
+			}
+			if ctx.Err() != nil {
+				serving = false
+				break
+			}
+			lost = a.owner.Lost()
+			loops = a.startLoops(ctx)
+		case err := <-srvErr:
+			if err != nil && !errors.Is(err, http.ErrServerClosed) && !errors.Is(err, context.Canceled) {
+				loops.stop()
+				return err
+			}
+			serving = false
 		}
 	}
 	a.Log.Info("shutting down")
-	stopRec()
+	loops.stopActing()
 	shutCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	err := srv.Shutdown(shutCtx)
 	// The reconciler's last step ends before Serve returns, so Close never
 	// pulls the store or the simulator from under it.
 	select {
-	case <-recDone:
+	case <-loops.recDone:
 		// Nothing acts any more: hand the shards over at once (a rolling
 		// restart does not wait for the leases to expire).
-		stopLeases()
-		<-leaseDone
+		loops.stop()
 		a.releaseLeases()
 	case <-shutCtx.Done():
 	}

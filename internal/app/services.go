@@ -72,3 +72,19 @@ func schedulable(st store.Store) func(ctx context.Context) (bool, error) {
 		return false, nil
 	}
 }
+
+// nodeHosts gives the scheduler each node's compute host (the affinity
+// policy), as the API shows it in OS-EXT-SRV-ATTR:host and hostId.
+func nodeHosts(st store.Store) func(ctx context.Context) (func(node string) string, error) {
+	return func(ctx context.Context) (func(node string) string, error) {
+		all, err := st.ListServices(ctx)
+		if err != nil {
+			return nil, err
+		}
+		computes := store.ComputeServices(all)
+		return func(node string) string {
+			sv, _ := store.ServiceOfNode(node, computes)
+			return sv.Host
+		}, nil
+	}
+}

@@ -59,7 +59,13 @@ func Main(m *testing.M) int {
 // run with.
 func Binary(t testing.TB, tags ...string) string {
 	t.Helper()
-	key := strings.Join(tags, ",")
+	return built(t, strings.Join(tags, ","), func(dir string) (string, error) { return goBuild(dir, tags) })
+}
+
+// built runs make once per key in this test binary (into Main's
+// directory) and gives its path to every caller.
+func built(t testing.TB, key string, make func(dir string) (string, error)) string {
+	t.Helper()
 	builds.mu.Lock()
 	dir := builds.dir
 	if builds.bins == nil {
@@ -74,7 +80,7 @@ func Binary(t testing.TB, tags ...string) string {
 	if dir == "" {
 		t.Fatal("ingottest: call ingottest.Main from the suite's TestMain")
 	}
-	b.once.Do(func() { b.path, b.err = goBuild(dir, tags) })
+	b.once.Do(func() { b.path, b.err = make(dir) })
 	if b.err != nil {
 		t.Fatalf("ingottest: %v", b.err)
 	}

@@ -14,15 +14,17 @@ const ReasonNoService = "no enabled compute service: every nova-compute service 
 
 // admit applies what is not about a node's fit: the compute services
 // (Options.Schedulable) and the server's group. It returns the nodes the
-// group keeps s off, or a *NoCandidateError when nothing can be chosen.
+// group keeps s off (refuse, nil: none), or a *NoCandidateError when nothing
+// can be chosen.
 //
-// Each Ironic node is its own host (as with Nova's Ironic driver, one
-// server per node), so: affinity places only a group's first member (any
-// later one would need the node the first holds: no_valid_host, unless
-// every older member failed without a node); anti-affinity keeps s off
-// the members' nodes, and max_server_per_host (>= 1) always holds; the
-// soft policies are best effort, met by any free node.
-func (sc *Scheduler) admit(ctx context.Context, s *lifecycle.Server) (map[string]bool, error) {
+// As with Nova's Ironic driver, a host is a compute service and its nodes
+// are spread over the services (Options.NodeHost): affinity keeps s on the
+// host of the members that hold a node (any node of it: one server per
+// node); anti-affinity keeps s off the members' nodes — stricter than
+// Nova's, whose filter would refuse every node of the members' host — and
+// max_server_per_host (>= 1) always holds; the soft policies are best
+// effort, met by any free node.
+func (sc *Scheduler) admit(ctx context.Context, s *lifecycle.Server) (refuse func(node string) bool, err error) {
 	if sc.opts.Schedulable != nil {
 		ok, err := sc.opts.Schedulable(ctx)
 		if err != nil {
@@ -40,30 +42,31 @@ func (sc *Scheduler) admit(ctx context.Context, s *lifecycle.Server) (map[string
 	if err != nil {
 		return nil, fmt.Errorf("scheduler: server group %s: %w", g.ID, err)
 	}
-	var self *store.ServerGroupMember
-	for i := range members {
-		if members[i].ServerID == s.ID {
-			self = &members[i]
-		}
-	}
-	avoid := map[string]bool{}
+	placed := map[string]bool{}
 	for _, m := range members {
-		if m.ServerID == s.ID {
-			continue
-		}
-		switch g.Policy {
-		case store.PolicyAffinity:
-			older := self != nil && (m.CreatedAt.Before(self.CreatedAt) ||
-				(m.CreatedAt.Equal(self.CreatedAt) && m.ServerID < self.ServerID))
-			if m.NodeID != "" || (older && m.Phase != lifecycle.PhaseError) {
-				return nil, &NoCandidateError{ResourceClass: s.Spec.ResourceClass,
-					Reason: fmt.Sprintf("server group %s (affinity) has server %s; a bare-metal node carries one server", g.ID, m.ServerID)}
-			}
-		case store.PolicyAntiAffinity, store.PolicySoftAntiAffinity:
-			if m.NodeID != "" {
-				avoid[m.NodeID] = true
-			}
+		if m.ServerID != s.ID && m.NodeID != "" {
+			placed[m.NodeID] = true
 		}
 	}
-	return avoid, nil
+	if len(placed) == 0 {
+		return nil, nil
+	}
+	switch g.Policy {
+	case store.PolicyAffinity:
+		if sc.opts.NodeHost == nil {
+			return nil, nil // one host: every node is on it
+		}
+		hostOf, err := sc.opts.NodeHost(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("scheduler: compute hosts: %w", err)
+		}
+		hosts := map[string]bool{}
+		for node := range placed {
+			hosts[hostOf(node)] = true
+		}
+		return func(node string) bool { return !hosts[hostOf(node)] }, nil
+	case store.PolicyAntiAffinity, store.PolicySoftAntiAffinity:
+		return func(node string) bool { return placed[node] }, nil
+	}
+	return nil, nil
 }

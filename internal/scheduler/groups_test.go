@@ -35,9 +35,10 @@ func member(t *testing.T, st store.Store, i int, g store.ServerGroup, at time.Ti
 	return s
 }
 
-// TestGroupAffinity: a node is a host, so an affinity group's second member
-// finds no node while the first holds one, and the first member of a group
-// whose older members all failed without a node is placed.
+// TestGroupAffinity: a host is a compute service (here two, "a" and "b",
+// each holding half the nodes), so an affinity group's members go to nodes
+// of the host where the placed members are — other nodes, one server per
+// node — and the first member goes anywhere.
 func TestGroupAffinity(t *testing.T) {
 	st := openStore(t)
 	ctx := context.Background()
@@ -46,34 +47,42 @@ func TestGroupAffinity(t *testing.T) {
 		t.Fatal(err)
 	}
 	t0 := time.Unix(1000, 0)
-	first, second := member(t, st, 1, g, t0), member(t, st, 2, g, t0.Add(time.Second))
-	sc := New(newInventory(t, 5), clock.NewManual(t0), Options{GroupMembers: st.GroupMembers})
-	// Before the first holds a node, the second already waits behind it.
-	if _, err := sc.Pick(ctx, second); !errors.Is(err, ErrNoCandidate) || Why(err) == "" {
-		t.Fatalf("second member before the first is placed: %v (%q)", err, Why(err))
-	}
+	hostOf := func(node string) string { return map[bool]string{true: "a", false: "b"}[node < "8"] }
+	nodeHost := func(context.Context) (func(string) string, error) { return hostOf, nil }
+	inv := newInventory(t, 16)
+	sc := New(inv, clock.NewManual(t0), Options{GroupMembers: st.GroupMembers, NodeHost: nodeHost})
+	first := member(t, st, 1, g, t0)
 	node, err := sc.Pick(ctx, first)
 	if err != nil {
 		t.Fatal(err)
 	}
+	sc.Taken(node)
 	first.NodeID = node
 	if err := st.SaveServer(ctx, first); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sc.Pick(ctx, second); !errors.Is(err, ErrNoCandidate) {
-		t.Fatalf("second member while the first holds %s: %v", node, err)
+	hosts := map[string]bool{}
+	for i := 2; i <= 6; i++ {
+		m := member(t, st, i, g, t0.Add(time.Duration(i)*time.Second))
+		n, err := sc.Pick(ctx, m)
+		if err != nil {
+			t.Fatalf("member %d: %v", i, err)
+		}
+		if n == node {
+			t.Fatalf("member %d got the first member's node %s", i, n)
+		}
+		sc.Taken(n)
+		hosts[hostOf(n)] = true
 	}
-	// The first failed and released its node: the second may go anywhere.
-	first.NodeID, first.Phase = "", lifecycle.PhaseError
-	if err := st.SaveServer(ctx, first); err != nil {
-		t.Fatal(err)
+	if len(hosts) != 1 || !hosts[hostOf(node)] {
+		t.Fatalf("members on hosts %v, the first on %s", hosts, hostOf(node))
 	}
-	if _, err := sc.Pick(ctx, second); err != nil {
-		t.Fatalf("second member after the first failed: %v", err)
-	}
-	// Without GroupMembers the hint is not enforced.
-	if _, err := New(newInventory(t, 5), clock.NewManual(t0), Options{}).Pick(ctx, second); err != nil {
-		t.Fatal(err)
+	// Without NodeHost every node is on one host; without GroupMembers the
+	// hint is not enforced.
+	for k, opts := range []Options{{GroupMembers: st.GroupMembers}, {}} {
+		if _, err := New(newInventory(t, 5), clock.NewManual(t0), opts).Pick(ctx, member(t, st, 10+k, g, t0)); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 

@@ -78,6 +78,9 @@ type Options struct {
 	// GroupMembers lists a server group's live members (nil: groups are
 	// not enforced), for the group policies (groups.go).
 	GroupMembers func(ctx context.Context, groupID string) ([]store.ServerGroupMember, error)
+	// NodeHost gives the compute host of each node, for the affinity policy
+	// (nil: one host holds every node).
+	NodeHost func(ctx context.Context) (func(node string) string, error)
 	// Background lists the inventory off the pick's path (background.go);
 	// OnRefresh is called after each background listing (the reconciler's
 	// Kick). Off in tests that need one goroutine (the deterministic
@@ -147,7 +150,7 @@ func New(inv Inventory, clk clock.Clock, opts Options) *Scheduler {
 // fits even after a fresh inventory; Ironic errors are returned as they come.
 func (sc *Scheduler) Pick(ctx context.Context, s *lifecycle.Server) (string, error) {
 	rc := s.Spec.ResourceClass
-	avoid, err := sc.admit(ctx, s)
+	refuse, err := sc.admit(ctx, s)
 	if err != nil {
 		return "", err
 	}
@@ -160,7 +163,7 @@ func (sc *Scheduler) Pick(ctx context.Context, s *lifecycle.Server) (string, err
 			return "", err
 		}
 	}
-	if node, ok := sc.pickCached(s, sc.opts.Background, avoid); ok {
+	if node, ok := sc.pickCached(s, sc.opts.Background, refuse); ok {
 		return node, nil
 	}
 	refreshed, err := sc.refresh(ctx, rc, true)
@@ -172,7 +175,7 @@ func (sc *Scheduler) Pick(ctx context.Context, s *lifecycle.Server) (string, err
 			return "", err
 		}
 	}
-	if node, ok := sc.pickCached(s, true, avoid); ok {
+	if node, ok := sc.pickCached(s, true, refuse); ok {
 		return node, nil
 	}
 	if !refreshed {
@@ -220,7 +223,7 @@ func (sc *Scheduler) logWait(ctx context.Context, s *lifecycle.Server) {
 	sc.opts.Logger.DebugContext(ctx, "build waits for a free node", "resource_class", rc, "server", s.ID)
 }
 
-func (sc *Scheduler) pickCached(s *lifecycle.Server, fresh bool, avoid map[string]bool) (string, bool) {
+func (sc *Scheduler) pickCached(s *lifecycle.Server, fresh bool, refuse func(node string) bool) (string, bool) {
 	now := sc.clock.Now()
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
@@ -246,7 +249,7 @@ func (sc *Scheduler) pickCached(s *lifecycle.Server, fresh bool, avoid map[strin
 		if cl, ok := sc.claims[n.UUID]; ok && cl.server != s.ID && now.Sub(cl.at) < sc.opts.ClaimTTL {
 			continue
 		}
-		if avoid[n.UUID] || slices.Contains(s.Excluded, n.UUID) || sc.misfit(n, s, physnets) != "" {
+		if (refuse != nil && refuse(n.UUID)) || slices.Contains(s.Excluded, n.UUID) || sc.misfit(n, s, physnets) != "" {
 			continue
 		}
 		sc.claims[n.UUID] = claim{server: s.ID, at: now}

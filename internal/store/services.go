@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"hash/fnv"
 	"time"
 )
 
@@ -49,4 +50,29 @@ type Services interface {
 	UpdateService(ctx context.Context, uuid string, u ServiceUpdate) (Service, error)
 	// DeleteService removes one service by UUID. ErrNotFound when unknown.
 	DeleteService(ctx context.Context, uuid string) error
+}
+
+// ComputeServices are the nova-compute services of all, in all's order
+// (by id): the hosts the Ironic nodes are spread over.
+func ComputeServices(all []Service) []Service {
+	var out []Service
+	for _, sv := range all {
+		if sv.Binary == BinaryCompute {
+			out = append(out, sv)
+		}
+	}
+	return out
+}
+
+// ServiceOfNode is the compute service a node belongs to: a stable hash of
+// the node over the compute services (one replica: all of them), as Nova
+// spreads Ironic nodes over its compute services with a hash ring. It is
+// the node's host for the API and for the affinity policy.
+func ServiceOfNode(node string, computes []Service) (Service, bool) {
+	if len(computes) == 0 {
+		return Service{}, false
+	}
+	h := fnv.New32a()
+	h.Write([]byte(node))
+	return computes[int(h.Sum32()%uint32(len(computes)))], true
 }

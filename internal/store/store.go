@@ -24,6 +24,19 @@ var (
 	ErrExists = errors.New("store: already exists")
 )
 
+// Classifier is implemented by a store whose database can be away (a
+// PostgreSQL server restarting or unreachable): it tells those errors,
+// which a retry may cure, from the others, in its driver's vocabulary.
+type Classifier interface {
+	Unavailable(err error) bool
+}
+
+// Unavailable reports whether err says st's database did not answer.
+func Unavailable(st any, err error) bool {
+	c, ok := st.(Classifier)
+	return ok && err != nil && c.Unavailable(err)
+}
+
 // Port is one network attachment of a server: an address on a network and
 // the VIF that carries it to the node.
 type Port struct {

@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -56,6 +57,12 @@ type cluster struct {
 	sim  string // the simulator's URL
 	reps []*replica
 	cfg  config.Config // what every replica's file says, parsed
+	bin  string        // the ingot the replicas start with
+	// retryUnavailable: a create answered 503 (the database away) is sent
+	// again, as a client would, and counted in unavailable; otherwise it
+	// fails the test.
+	retryUnavailable bool
+	unavailable      atomic.Int64
 }
 
 // replica is one `ingot serve` with its configuration and its proxy.
@@ -66,6 +73,10 @@ type replica struct {
 	proxy  *recorder
 	p      *ingottest.Proc
 	api    string
+	bin    string // the ingot it runs (the cluster's, until an upgrade)
+	// migrate: start with serve --migrate (an upgraded replica may find
+	// the database at the older release's schema).
+	migrate bool
 }
 
 // call is one request a replica sent to Ironic, as its proxy saw it.
@@ -126,12 +137,24 @@ func newCluster(t *testing.T, nodes, n int) *cluster {
 
 // newClusterPolling is newCluster with the replicas' poll_interval.
 func newClusterPolling(t *testing.T, nodes, n int, poll time.Duration) *cluster {
-	c := &cluster{t: t, dir: t.TempDir(), dsn: pgtest.DSN(t)}
+	return newClusterOf(t, ingottest.Binary(t), nodes, n, poll)
+}
+
+// newClusterOf is newClusterPolling with the replicas running bin (an
+// earlier release, for the upgrade test).
+func newClusterOf(t *testing.T, bin string, nodes, n int, poll time.Duration) *cluster {
+	return newClusterOn(t, bin, pgtest.DSN(t), nodes, n, poll)
+}
+
+// newClusterOn is newClusterOf on the database dsn (a private server the
+// test restarts).
+func newClusterOn(t *testing.T, bin, dsn string, nodes, n int, poll time.Duration) *cluster {
+	c := &cluster{t: t, dir: t.TempDir(), dsn: dsn, bin: bin}
 	sim := ingottest.Start(t, ingottest.Binary(t), ingottest.Options{}, "sim", "--nodes", fmt.Sprint(nodes), "--listen", "127.0.0.1:0",
 		"--deploy-time", deployTime.String(), "--undeploy-time", "500ms", "--vif-mode", "store", "--ports", "1", "--seed", "1")
 	c.sim = sim.WaitLog(simRe, 30*time.Second)
 	for i := range n {
-		r := &replica{c: c, host: fmt.Sprintf("replica-%d", i), proxy: newRecorder(t, c.sim)}
+		r := &replica{c: c, host: fmt.Sprintf("replica-%d", i), proxy: newRecorder(t, c.sim), bin: bin}
 		r.config = filepath.Join(c.dir, r.host+".yaml")
 		yaml := fmt.Sprintf(`database: %s
 host: %s
@@ -166,7 +189,11 @@ networks: [{name: provisioning, cidr: 10.0.0.0/22}]
 
 // start runs the replica's serve and waits until it answers.
 func (r *replica) start() {
-	r.p = ingottest.Serve(r.c.t, ingottest.Binary(r.c.t), r.config, ingottest.Options{})
+	args := []string{"serve", "--config", r.config, "--listen", "127.0.0.1:0"}
+	if r.migrate {
+		args = append(args, "--migrate")
+	}
+	r.p = ingottest.Start(r.c.t, r.bin, ingottest.Options{}, args...).Serving()
 	r.api = r.p.API
 }
 

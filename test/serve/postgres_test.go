@@ -2,9 +2,11 @@ package serve
 
 import (
 	"context"
+	"hash/fnv"
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -23,11 +25,12 @@ import (
 // simulator to ACTIVE, refuses a second serve on the same database naming
 // the first (S25, by PostgreSQL's advisory lock), and after a restart still
 // shows the server ACTIVE (it was in PostgreSQL, not in a file); when its
-// owner session ends under it, it stops.
+// owner session ends under it, it takes the lock again and goes on, unless
+// another session took it first.
 func TestServeOnPostgres(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	dir := t.TempDir()
-	yaml := "database: " + dsn + "\n" +
+	yaml := "database: " + dsn + "\nhost: " + pgHost + "\n" +
 		"poll_interval: 100ms\ndrift_interval: " + driftInterval.String() + "\n" +
 		"ironic: {url: sim, sim: {nodes: 4, deploy_time: 1s, undeploy_time: 200ms, state: " + filepath.Join(dir, "sim.json") + "}}\n" +
 		"flavors: [{name: bm.small, resource_class: baremetal, vcpus: 8, ram_mb: 16384, disk_gb: 100}]\n" +
@@ -76,14 +79,42 @@ func TestServeOnPostgres(t *testing.T) {
 	}
 
 	// The owner's session ends under it (a PostgreSQL restart, a broken
-	// connection, an admin): its lock is gone, so serve stops rather than
-	// go on acting beside whoever takes the database next.
+	// connection, an admin): acting pauses, the lock is taken again, and
+	// serve goes on — a build after it completes.
 	terminateOwner(t, dsn)
+	again.WaitLog(regexp.MustCompile(`(database ownership taken again)`), time.Minute)
+	id2 := c.Create(map[string]any{"name": "pg2", "flavorRef": "bm.small", "imageRef": cfg.Images[0].ID,
+		"networks": []map[string]string{{"uuid": cfg.Networks[0].ID}}})
+	c.WaitStatus(id2, "ACTIVE", 60*time.Second)
+
+	// Ended again, and another process takes the lock first: that one is
+	// this host now, so serve stops rather than act beside it.
+	terminateOwner(t, dsn)
+	holdOwnerLock(t, dsn, pgHost)
 	if !again.Exited(time.Minute) {
-		t.Fatalf("serve still runs a minute after its owner session ended:\n%s", again.Tail(20))
+		t.Fatalf("serve still runs a minute after another session took its owner lock:\n%s", again.Tail(20))
 	}
-	if out := again.Output(); again.ExitCode() == 0 || !strings.Contains(out, "database ownership lost") {
-		t.Fatalf("serve after losing its owner session: exit %d:\n%s", again.ExitCode(), ingottest.Tail(out, 20))
+	if out := again.Output(); again.ExitCode() == 0 || !strings.Contains(out, "taken by another ingot") {
+		t.Fatalf("serve after losing its owner lock to another session: exit %d:\n%s", again.ExitCode(), ingottest.Tail(out, 20))
+	}
+}
+
+// pgHost is the replica host of TestServeOnPostgres's serve.
+const pgHost = "pg-serve"
+
+// holdOwnerLock takes host's owner lock on dsn's database in a session of
+// the test's, held until the test ends (the key as the store computes it).
+func holdOwnerLock(t *testing.T, dsn, host string) {
+	t.Helper()
+	conn, err := pgx.Connect(t.Context(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	h := fnv.New64a()
+	h.Write([]byte("ingot owner " + host))
+	if _, err := conn.Exec(t.Context(), "SELECT pg_advisory_lock($1)", int64(h.Sum64())); err != nil {
+		t.Fatal(err)
 	}
 }
 

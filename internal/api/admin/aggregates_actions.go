@@ -131,7 +131,7 @@ func (s *Service) isComputeHost(r *core.Request, host string) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("list services: %w", err)
 	}
-	return slices.ContainsFunc(ComputeServices(all), func(sv store.Service) bool { return sv.Host == host }), nil
+	return slices.ContainsFunc(store.ComputeServices(all), func(sv store.Service) bool { return sv.Host == host }), nil
 }
 
 func (s *Service) addAggregateHost(w http.ResponseWriter, r *core.Request, id int64, host string) error {

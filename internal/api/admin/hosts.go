@@ -69,7 +69,7 @@ func (s *Service) hostCompute(r *core.Request, host string) (store.Service, []st
 	if err != nil {
 		return store.Service{}, nil, fmt.Errorf("list services: %w", err)
 	}
-	computes := ComputeServices(all)
+	computes := store.ComputeServices(all)
 	i := slices.IndexFunc(computes, func(sv store.Service) bool { return sv.Host == host })
 	if i < 0 {
 		return store.Service{}, nil, core.NotFound("Compute host %s could not be found.", host)
@@ -101,7 +101,7 @@ func (s *Service) showHost(w http.ResponseWriter, r *core.Request) error {
 	used := hostResource{Host: host, Project: "(used_max)"}
 	byProject := map[string]*hostResource{}
 	for node, id := range holders {
-		if on, _ := serviceOfNode(node, computes); on.ID != svc.ID {
+		if on, _ := store.ServiceOfNode(node, computes); on.ID != svc.ID {
 			continue
 		}
 		sv, err := s.Cfg.Store.GetServer(r.Context(), id)

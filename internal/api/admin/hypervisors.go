@@ -77,14 +77,14 @@ func (s *Service) hypervisors(r *core.Request) ([]hypervisor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list services: %w", err)
 	}
-	computes := ComputeServices(all)
+	computes := store.ComputeServices(all)
 	holders, err := s.Cfg.Store.NodeHolders(r.Context())
 	if err != nil {
 		return nil, fmt.Errorf("node holders: %w", err)
 	}
 	out := make([]hypervisor, 0, len(nodes))
 	for _, n := range nodes {
-		if svc, ok := serviceOfNode(n.UUID, computes); ok {
+		if svc, ok := store.ServiceOfNode(n.UUID, computes); ok {
 			out = append(out, hypervisor{node: n, service: svc, holder: holders[n.UUID]})
 		}
 	}

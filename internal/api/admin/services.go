@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"net/http"
 	"slices"
 	"strconv"
@@ -121,35 +120,11 @@ func (s *Service) listServices(w http.ResponseWriter, r *core.Request) error {
 	return nil
 }
 
-// ComputeServices are the nova-compute services, by id: the hosts the
-// Ironic nodes are spread over.
-func ComputeServices(all []store.Service) []store.Service {
-	var out []store.Service
-	for _, sv := range all {
-		if sv.Binary == store.BinaryCompute {
-			out = append(out, sv)
-		}
-	}
-	return out
-}
-
-// serviceOfNode is the compute service a node belongs to: a stable hash of
-// the node over the compute services (one replica: all of them), as Nova
-// spreads Ironic nodes over its compute services with a hash ring.
-func serviceOfNode(node string, computes []store.Service) (store.Service, bool) {
-	if len(computes) == 0 {
-		return store.Service{}, false
-	}
-	h := fnv.New32a()
-	h.Write([]byte(node))
-	return computes[int(h.Sum32()%uint32(len(computes)))], true
-}
-
 // NodeHost is the compute host a server on node reports (OS-EXT-SRV-ATTR:host,
 // the host filter): its node's compute service, or ingot's default name
 // before any service registered.
 func NodeHost(node string, computes []store.Service) string {
-	if svc, ok := serviceOfNode(node, computes); ok {
+	if svc, ok := store.ServiceOfNode(node, computes); ok {
 		return svc.Host
 	}
 	return core.HostName

@@ -58,7 +58,7 @@ func (z Zones) of(sv store.Service) string {
 // once; the default zone alone when there is no compute service yet.
 func (z Zones) compute() []string {
 	var out []string
-	for _, sv := range ComputeServices(z.Services) {
+	for _, sv := range store.ComputeServices(z.Services) {
 		if name := z.of(sv); !slices.Contains(out, name) {
 			out = append(out, name)
 		}
@@ -79,7 +79,7 @@ func (z Zones) Accepts(zone string) bool {
 // OfNode is the zone of the compute host a node belongs to; without a
 // node, the one zone of every compute host, or the default zone.
 func (z Zones) OfNode(node string) string {
-	if sv, ok := serviceOfNode(node, ComputeServices(z.Services)); ok && node != "" {
+	if sv, ok := store.ServiceOfNode(node, store.ComputeServices(z.Services)); ok && node != "" {
 		return z.of(sv)
 	}
 	if c := z.compute(); len(c) == 1 {

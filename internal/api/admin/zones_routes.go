@@ -5,6 +5,7 @@ import (
 
 	"github.com/ingot-dev/ingot/internal/api/core"
 	"github.com/ingot-dev/ingot/internal/policy"
+	"github.com/ingot-dev/ingot/internal/store"
 )
 
 // AvailabilityZones lists the zones of the compute hosts (zones.go), each
@@ -28,7 +29,7 @@ func (s *Service) AvailabilityZones(w http.ResponseWriter, r *core.Request) erro
 // zoneAvailable: the zone has an enabled compute service, or no compute
 // service has registered yet (the default zone of a starting replica).
 func zoneAvailable(z Zones, name string) bool {
-	computes := ComputeServices(z.Services)
+	computes := store.ComputeServices(z.Services)
 	if len(computes) == 0 {
 		return true
 	}
@@ -65,7 +66,7 @@ func (s *Service) AvailabilityZonesDetail(w http.ResponseWriter, r *core.Request
 	out := []zoneInfo{}
 	for _, name := range z.compute() {
 		hosts := map[string]map[string]zoneService{}
-		for _, sv := range ComputeServices(z.Services) {
+		for _, sv := range store.ComputeServices(z.Services) {
 			if z.of(sv) != name {
 				continue
 			}

@@ -225,6 +225,14 @@ func (s *Env) fail(w http.ResponseWriter, r *Request, err error) {
 		writeError(w, http.StatusServiceUnavailable, "request cancelled")
 		return
 	}
+	if store.Unavailable(s.Cfg.Store, err) {
+		// The database is away (restarting, unreachable): nothing was
+		// recorded, and the same request may be sent again.
+		s.Log.Warn("api: database unavailable", "request_id", r.ID, "method", r.Method, "path", r.URL.Path, "err", err)
+		w.Header().Set("Retry-After", "1")
+		writeError(w, http.StatusServiceUnavailable, "The database is unavailable; try again later.")
+		return
+	}
 	s.Log.Error("api: internal error", "request_id", r.ID, "method", r.Method, "path", r.URL.Path, "err", err)
 	writeError(w, http.StatusInternalServerError, "The server has either erred or is incapable of performing the requested operation.")
 }

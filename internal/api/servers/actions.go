@@ -174,13 +174,15 @@ func (s *Service) ShowAction(w http.ResponseWriter, r *core.Request) error {
 	return core.NotFound("Action for request_id %s on instance %s not found", reqID, sv.ID)
 }
 
-// eventView is one event; its host is the node the step acted on.
+// eventView is one event; its host is the node the step acted on, and its
+// hostId that node's (not its compute host's, as the server's is): the
+// console tells a member's attempts apart by it.
 func (s *Service) eventView(r *core.Request, sv *lifecycle.Server, e lifecycle.Event) eventView {
 	v := eventView{Event: e.Name, StartTime: usecTime(e.Start), FinishTime: usecTime(e.Finish),
 		Result: core.StrPtr(e.Result)}
 	t := core.Target(sv.ProjectID, sv.UserID)
 	if r.MV.AtLeast(mvEventHost) {
-		v.HostID = hostID(sv.ProjectID, e.Node)
+		v.HostID = nodeHostID(sv.ProjectID, e.Node)
 		if r.Can(policy.ActionsEvents, t) {
 			v.Host = core.OrNull(e.Node) // the node is for admins, as Nova's host
 		}

@@ -182,7 +182,7 @@ func (s *Service) specFilter(r *core.Request) (*listFilter, error) {
 		if err != nil {
 			return nil, fmt.Errorf("list services: %w", err)
 		}
-		f.computes = admin.ComputeServices(all)
+		f.computes = store.ComputeServices(all)
 	}
 	if img, ok := s.Cfg.Catalog.Image(f.image); ok {
 		f.image = img.ID

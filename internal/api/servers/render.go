@@ -101,13 +101,27 @@ type embeddedFlavor struct {
 	ExtraSpecs   map[string]string `json:"extra_specs"`
 }
 
-// hostID is Nova's opaque per-project host id: a hash of project and host
-// (here the node), "" while the server has none.
-func hostID(projectID, node string) string {
+// hostID is Nova's opaque per-project host id: a hash of project and the
+// compute host of the server's node (as Nova's Ironic driver, whose servers
+// under one nova-compute share it: affinity members show the same one), ""
+// while the server has no node.
+func hostID(projectID, node string, computes []store.Service) string {
 	if node == "" {
 		return ""
 	}
-	sum := sha256.Sum224([]byte(projectID + node))
+	return opaqueHost(projectID, admin.NodeHost(node, computes))
+}
+
+// nodeHostID is an event's hostId: the same hash over the node itself.
+func nodeHostID(projectID, node string) string {
+	if node == "" {
+		return ""
+	}
+	return opaqueHost(projectID, node)
+}
+
+func opaqueHost(projectID, host string) string {
+	sum := sha256.Sum224([]byte(projectID + host))
 	return hex.EncodeToString(sum[:])
 }
 
@@ -163,7 +177,7 @@ func (rd *renderer) server(sv *lifecycle.Server, ports []store.Port) *serverView
 		ID: sv.ID, Name: sv.Name, Status: st.Status,
 		TenantID: sv.ProjectID, UserID: sv.UserID,
 		Metadata:       sv.Spec.Metadata,
-		HostID:         hostID(sv.ProjectID, sv.NodeID),
+		HostID:         hostID(sv.ProjectID, sv.NodeID, store.ComputeServices(rd.zones().Services)),
 		Image:          refView{ID: sv.Spec.ImageID, Links: []core.Link{{Rel: "bookmark", Href: rd.base + "/images/" + sv.Spec.ImageID}}},
 		Flavor:         rd.flavor(sv.Spec.FlavorID),
 		Created:        core.FormatTime(sv.CreatedAt),
@@ -198,7 +212,7 @@ func (rd *renderer) server(sv *lifecycle.Server, ports []store.Port) *serverView
 	if extended {
 		v.InstanceName, v.Host, v.Hypervisor = "instance-"+sv.ID, core.OrNull(""), core.OrNull(sv.NodeID)
 		if sv.NodeID != "" {
-			v.Host = admin.NodeHost(sv.NodeID, admin.ComputeServices(rd.zones().Services))
+			v.Host = admin.NodeHost(sv.NodeID, store.ComputeServices(rd.zones().Services))
 		}
 	}
 	if !sv.LaunchedAt.IsZero() {

@@ -47,8 +47,12 @@ package postgres
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -169,4 +173,19 @@ func constraint(err error) (code, name string) {
 		return "", ""
 	}
 	return pe.Code, pe.ConstraintName
+}
+
+// Unavailable reports an error of a server that is away rather than one
+// that refused the statement: no connection (refused, reset, timed out,
+// closed under the call), or the server's own connection and shutdown
+// states (SQLSTATE class 08, 57P01–57P03, 53300). A retry may succeed.
+func (s *Store) Unavailable(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return strings.HasPrefix(pe.Code, "08") || pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03" || pe.Code == "53300"
+	}
+	var ce *pgconn.ConnectError
+	var ne net.Error
+	return errors.As(err, &ce) || errors.As(err, &ne) || errors.Is(err, driver.ErrBadConn) || errors.Is(err, sql.ErrConnDone) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || pgconn.SafeToRetry(err) || pgconn.Timeout(err)
 }
