@@ -118,7 +118,7 @@ func notifyParams(seed int64) params {
 // reordered, delayed and lost, every invariant holds (the work items they
 // wake read the node; the ticks are the resync).
 func TestDSTNotifications(t *testing.T) {
-	seeds := envInt(t, "INGOT_DST_SEEDS", ciSeeds/10)
+	seeds := envInt(t, "INGOT_DST_SEEDS", ciSeeds/20)
 	if testing.Short() {
 		seeds = 200
 	}
