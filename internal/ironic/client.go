@@ -127,7 +127,7 @@ func newClient(cfg Config, sc *gophercloud.ServiceClient) *Client {
 		if next == nil {
 			next = http.DefaultTransport
 		}
-		sc.HTTPClient.Transport = guardTransport{next: next, check: cfg.BeforeSend}
+		sc.HTTPClient.Transport = guardTransport{next: next, prefix: sc.Endpoint, check: cfg.BeforeSend}
 	}
 	c := &Client{sc: sc, timeout: cfg.Timeout, pageSize: cfg.PageSize, observe: cfg.Observer}
 	if c.timeout <= 0 {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 )
 
@@ -42,14 +43,17 @@ func (r *refusal) get() error {
 	return r.err
 }
 
-// guardTransport checks every request but GET and HEAD with check.
+// guardTransport checks every request to Ironic (under prefix: a shared
+// Keystone provider's client also carries other services' requests, which
+// it leaves alone) but GET and HEAD with check.
 type guardTransport struct {
-	next  http.RoundTripper
-	check func(context.Context) error
+	next   http.RoundTripper
+	prefix string
+	check  func(context.Context) error
 }
 
 func (g guardTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.Method == http.MethodGet || req.Method == http.MethodHead {
+	if req.Method == http.MethodGet || req.Method == http.MethodHead || !strings.HasPrefix(req.URL.String(), g.prefix) {
 		return g.next.RoundTrip(req)
 	}
 	ctx := req.Context()
