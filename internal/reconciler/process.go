@@ -36,6 +36,9 @@ func (r *Reconciler) process(ctx context.Context, s *lifecycle.Server, b *bulk, 
 	}
 	v, observed := r.nodeView(ctx, s, b)
 	defer func() { r.saw(s, v, observed) }()
+	// answered: v is the node as an action's answer showed it, whose lock
+	// is that action's own (Ironic answers a PATCH under its lock).
+	answered := false
 	for i := range r.cfg.StepsPerTick {
 		if ctx.Err() != nil || !r.leaseHeld(ctx) {
 			return false
@@ -44,12 +47,18 @@ func (r *Reconciler) process(ctx context.Context, s *lifecycle.Server, b *bulk, 
 			return true
 		}
 		if !observed && lifecycle.NeedsNode(s) {
-			v, observed = r.fetchView(ctx, s, b), true
+			v, observed, answered = r.fetchView(ctx, s, b), true, false
 		}
 		in := lifecycle.Input{Server: s, Node: v, Now: r.clock.Now(), IronicDown: r.isDown(s.ID) || !b.up}
 		a := r.cfg.Decide(in, r.cfg.Lifecycle)
 		switch a.Kind {
 		case lifecycle.KindWait:
+			if answered && v.Locked {
+				// Locked by the reservation's own PATCH, most likely gone
+				// by now: one look instead of a wait for the next one.
+				observed, answered = false, false
+				continue
+			}
 			return false
 		case lifecycle.KindSave:
 			next, err := r.save(ctx, s, a.Next, a.Events)
@@ -119,7 +128,7 @@ func (r *Reconciler) process(ctx context.Context, s *lifecycle.Server, b *bulk, 
 			s = next
 		}
 		if node != nil {
-			v, observed = nodeview.Of(*node, s.ID), true
+			v, observed, answered = nodeview.Of(*node, s.ID), true, true
 		}
 		if applied.Stop && a.Kind == lifecycle.KindPowerOn && s.Phase == lifecycle.PhaseDeploying && res.Outcome == lifecycle.OK {
 			// The power-on after a deploy that left the node off (Ironic's
