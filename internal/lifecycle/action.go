@@ -56,11 +56,15 @@ const (
 var kindNames = [...]string{"wait", "save", "schedule", "reserve", "network", "deploy", "undeploy", "unreserve", "free_ports",
 	"attach_volumes", "detach_volumes", "release_volumes", "reboot", "power_off", "power_on", "rebuild", "rescue", "unrescue"}
 
-func (k Kind) String() string {
-	if int(k) < len(kindNames) {
-		return kindNames[k]
+func (k Kind) String() string { return enumName(kindNames[:], int(k), "kind") }
+
+// enumName is the name of value i of an enum whose names are names (what(i)
+// for a value past them).
+func enumName(names []string, i int, what string) string {
+	if i >= 0 && i < len(names) {
+		return names[i]
 	}
-	return fmt.Sprintf("kind(%d)", int(k))
+	return fmt.Sprintf("%s(%d)", what, i)
 }
 
 // Action is Decide's answer.
@@ -82,20 +86,38 @@ func save(n *Server, now time.Time, why string, events ...Event) Action {
 	return Action{Kind: KindSave, Next: n, Events: events, Why: why}
 }
 
-// event builds an event of the action the server is in (create or delete).
-func event(s *Server, now time.Time, name, result, details string) Event {
-	e := Event{ServerID: s.ID, RequestID: s.CreateRequestID, Action: ActionCreate, Name: name, Node: s.NodeID,
-		Result: result, Details: details, Start: now}
-	if s.Desired == DesiredDeleted {
-		e.RequestID, e.Action = s.DeleteRequestID, ActionDelete
-	}
+// newEvent is an event of s's request id (an action of that name) at now;
+// one with a result has finished.
+func newEvent(s *Server, now time.Time, action, id, name, result, details string) Event {
+	e := Event{ServerID: s.ID, RequestID: id, Action: action, Name: name, Node: s.NodeID, Result: result, Details: details, Start: now}
 	if result != "" {
 		e.Finish = now
 	}
 	return e
 }
 
+// event builds an event of the action the server is in (create or delete).
+func event(s *Server, now time.Time, name, result, details string) Event {
+	if s.Desired == DesiredDeleted {
+		return newEvent(s, now, ActionDelete, s.DeleteRequestID, name, result, details)
+	}
+	return newEvent(s, now, ActionCreate, s.CreateRequestID, name, result, details)
+}
+
+// deleteEvent is an event of the user's delete itself.
+func deleteEvent(s *Server, now time.Time, result, details string) Event {
+	return newEvent(s, now, ActionDelete, s.DeleteRequestID, "compute_terminate_instance", result, details)
+}
+
+// opEvent is an event of the operation in progress.
+func opEvent(s *Server, now time.Time, result, details string) Event {
+	return newEvent(s, now, string(s.Op.Kind), s.Op.RequestID, opOf(s.Op.Kind).event, result, details)
+}
+
+// errorEvent tells the fault n went to ERROR with, on the node it names.
 func errorEvent(n *Server, now time.Time) Event {
-	return Event{ServerID: n.ID, RequestID: n.CreateRequestID, Action: ActionCreate, Name: "compute__do_build_and_run_instance",
-		Node: n.Fault.Node, Result: ResultError, Details: string(n.Fault.Reason) + ": " + n.Fault.Message, Start: now, Finish: now}
+	e := newEvent(n, now, ActionCreate, n.CreateRequestID, "compute__do_build_and_run_instance", ResultError,
+		string(n.Fault.Reason)+": "+n.Fault.Message)
+	e.Node = n.Fault.Node
+	return e
 }

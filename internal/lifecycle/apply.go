@@ -32,12 +32,7 @@ const (
 
 var outcomeNames = [...]string{"ok", "transient", "unreachable", "gone", "taken", "invalid_state", "rejected", "exhausted", "no_candidate"}
 
-func (o Outcome) String() string {
-	if int(o) < len(outcomeNames) {
-		return outcomeNames[o]
-	}
-	return fmt.Sprintf("outcome(%d)", int(o))
-}
+func (o Outcome) String() string { return enumName(outcomeNames[:], int(o), "outcome") }
 
 // Result is an effect's outcome.
 type Result struct {
@@ -115,9 +110,7 @@ func Apply(s *Server, a Action, r Result, now time.Time, cfg Config) Applied {
 		}
 	case KindUndeploy:
 		if r.Outcome == Gone {
-			a := released(s, now, fmt.Sprintf("node %s no longer exists", s.NodeID))
-			a.Stop = true
-			return a
+			return stop(released(s, now, fmt.Sprintf("node %s no longer exists", s.NodeID)))
 		}
 	case KindUnreserve:
 		if r.Outcome == OK || r.Outcome == Gone {
@@ -154,10 +147,8 @@ func applySchedule(s *Server, r Result, now time.Time, cfg Config) Applied {
 	if r.Outcome == NoCandidate && r.Returning > 0 {
 		switch {
 		case s.CapacityWaitSince.IsZero() && cfg.CapacityWait > 0:
-			a := applied(capacityWait(s, now), now, event(s, now, "conductor_schedule_and_build_instances", "",
-				fmt.Sprintf("no node of resource class %q is free; %d on the way back, waiting up to %s", s.Spec.ResourceClass, r.Returning, cfg.CapacityWait)))
-			a.Stop = true
-			return a
+			return stop(applied(capacityWait(s, now), now, event(s, now, "conductor_schedule_and_build_instances", "",
+				fmt.Sprintf("no node of resource class %q is free; %d on the way back, waiting up to %s", s.Spec.ResourceClass, r.Returning, cfg.CapacityWait))))
 		case now.Sub(s.CapacityWaitSince) < cfg.CapacityWait:
 			return Applied{Stop: true}
 		}
@@ -199,7 +190,8 @@ func applyReserve(s *Server, r Result, now time.Time) Applied {
 			return applied(n, now, ev)
 		case v.Holder != HeldByUs && r.Outcome == Transient && !fit:
 			// Refused because the node is busy with something else.
-			return rechoose(s, now, fmt.Sprintf("node %s could not be reserved: %s", s.NodeID, unfitReason(s, v)), false)
+			n, ev := rechosen(s, now, fmt.Sprintf("node %s could not be reserved: %s", s.NodeID, unfitReason(s, v)), false)
+			return applied(n, now, ev)
 		case v.Holder == HeldByUs && r.Outcome == Transient:
 			// An earlier reservation of ours went through; its answer was lost.
 			r.Outcome = OK
@@ -212,15 +204,10 @@ func applyReserve(s *Server, r Result, now time.Time) Applied {
 	case Taken, Gone, Rejected:
 		// The node was taken (or vanished) between the choice and the
 		// reservation: choose again without spending an attempt.
-		return rechoose(s, now, fmt.Sprintf("node %s could not be reserved (%s: %s)", s.NodeID, r.Outcome, r.Message), r.Outcome == Gone)
+		n, ev := rechosen(s, now, fmt.Sprintf("node %s could not be reserved (%s: %s)", s.NodeID, r.Outcome, r.Message), r.Outcome == Gone)
+		return applied(n, now, ev)
 	}
 	return Applied{Stop: true}
-}
-
-// rechoose sends a server whose reservation did not happen back to the
-// scheduler, without spending an attempt.
-func rechoose(s *Server, now time.Time, why string, exclude bool) Applied {
-	return applied(rechosen(s, now, exclude), now, event(s, now, "compute_reserve_node", ResultError, why+"; choosing another"))
 }
 
 func unfitReason(s *Server, v *NodeView) string {
@@ -236,11 +223,16 @@ func released(s *Server, now time.Time, details string) Applied {
 }
 
 func failed(s *Server, now time.Time, reason Reason, step Step, msg string) Applied {
-	a := fail(Input{Server: s, Now: now}, reason, step, msg)
-	return Applied{Next: a.Next, Events: a.Events}
+	return fromAction(fail(Input{Server: s, Now: now}, reason, step, msg))
 }
 
 func applied(n *Server, now time.Time, events ...Event) Applied {
 	n.UpdatedAt = now
 	return Applied{Next: n, Events: events}
+}
+
+// stop marks the node view of this tick stale after a (Applied.Stop).
+func stop(a Applied) Applied {
+	a.Stop = true
+	return a
 }

@@ -58,17 +58,8 @@ func PastDue(s *Server, cfg Config, now time.Time, grace time.Duration) bool {
 // NeedsNode reports whether Decide reads the node view for s, so the
 // reconciler knows when a node missing from its bulk view must be fetched.
 func NeedsNode(s *Server) bool {
-	if s.NodeID == "" {
-		return false
-	}
-	if s.Desired == DesiredDeleted || s.Phase == PhaseDeleting {
-		return true
-	}
-	switch s.Phase {
-	case PhasePending, PhaseReserving:
-		return false
-	}
-	return true
+	deleting := s.Desired == DesiredDeleted || s.Phase == PhaseDeleting
+	return s.NodeID != "" && (deleting || (s.Phase != PhasePending && s.Phase != PhaseReserving))
 }
 
 // Input is everything Decide looks at.
@@ -104,7 +95,7 @@ func Decide(in Input, cfg Config) Action {
 	case PhaseReserving:
 		return Action{Kind: KindReserve, Why: "node chosen"}
 	case PhaseNetworking:
-		if a, ok := notOurs(in, StepNetwork); ok {
+		if a, ok := notOurs(in, StepNetwork, "during networking"); ok {
 			return a
 		}
 		return Action{Kind: KindNetwork, Why: "node reserved"}
@@ -112,7 +103,7 @@ func Decide(in Input, cfg Config) Action {
 		if s.VolumesStrandedOn != "" {
 			return strandedError(in) // I8: never a second node while a target may remain on the first
 		}
-		if a, ok := notOurs(in, StepVolumes); ok {
+		if a, ok := notOurs(in, StepVolumes, "during volumes"); ok {
 			return a
 		}
 		return Action{Kind: KindAttachVolumes, Why: "networks wired"}
@@ -142,15 +133,16 @@ func Decide(in Input, cfg Config) Action {
 // notOurs stops a build step that would touch the reserved node unless
 // Ironic shows it as ours this tick (I7: an operator may have taken our
 // instance_uuid away, and another tenant the node, since the reservation).
-func notOurs(in Input, step Step) (Action, bool) {
+func notOurs(in Input, step Step, during string) (Action, bool) {
 	s, v := in.Server, in.Node
 	switch {
 	case !v.Observed():
 		return wait("node not observed"), true
 	case v.State == NodeGone:
-		return fail(in, ReasonNodeDeleted, step, fmt.Sprintf("node %s was deleted during %s", s.NodeID, step)), true
+		return fail(in, ReasonNodeDeleted, step, fmt.Sprintf("node %s was deleted %s", s.NodeID, during)), true
 	case v.Holder != HeldByUs:
-		return lostNode(in, step), true
+		reason, msg := lostReason(s, v)
+		return fail(in, reason, step, msg), true
 	}
 	return Action{}, false
 }
@@ -166,20 +158,14 @@ func buildTimedOut(in Input) Action {
 	if s.NodeID != "" {
 		msg += " on node " + s.NodeID
 	}
-	f := &Fault{Reason: reason, Message: msg, Node: s.NodeID, Step: phaseStep(s.Phase), At: in.Now}
-	n := toFailed(s, in.Now, f)
+	n := toFailed(s, in.Now, reason, phaseStep(s.Phase), msg)
 	return save(n, in.Now, "build deadline passed", errorEvent(n, in.Now))
 }
 
 func decideDeploying(in Input, cfg Config) Action {
 	s, v := in.Server, in.Node
-	switch {
-	case !v.Observed():
-		return wait("node not observed")
-	case v.State == NodeGone:
-		return fail(in, ReasonNodeDeleted, StepDeploy, fmt.Sprintf("node %s was deleted while deploying", s.NodeID))
-	case v.Holder != HeldByUs:
-		return lostNode(in, StepDeploy)
+	if a, ok := notOurs(in, StepDeploy, "while deploying"); ok {
+		return a
 	}
 	switch v.State {
 	case NodeActive:
@@ -239,12 +225,6 @@ func maintenance(in Input, cfg Config) Action {
 	return wait("node in maintenance")
 }
 
-// lostNode handles a node that no longer carries our instance_uuid.
-func lostNode(in Input, step Step) Action {
-	reason, msg := lostReason(in.Server, in.Node)
-	return fail(in, reason, step, msg)
-}
-
 // lostReason tells a teardown from a disassociation of the server's node.
 func lostReason(s *Server, v NodeView) (Reason, string) {
 	if v.Holder == HeldByNobody && v.State.undone() {
@@ -269,7 +249,7 @@ func afterRelease(in Input, cfg Config) Action {
 	}
 	if s.Fault != nil && s.Fault.Reason.Reschedulable() && len(s.Attempts) < cfg.MaxAttempts {
 		return save(toRescheduled(s, in.Now), in.Now, "rescheduling",
-			event(s, in.Now, "reschedule", ResultSuccess, fmt.Sprintf("attempt %d of %d failed (%s); rescheduling", len(s.Attempts), cfg.MaxAttempts, faultReason(s))))
+			event(s, in.Now, "reschedule", ResultSuccess, fmt.Sprintf("attempt %d of %d failed (%s); rescheduling", len(s.Attempts), cfg.MaxAttempts, s.Fault.Reason)))
 	}
 	f := s.Fault
 	if f == nil {
@@ -282,27 +262,17 @@ func afterRelease(in Input, cfg Config) Action {
 	return save(n, in.Now, "attempts exhausted", errorEvent(n, in.Now))
 }
 
-// strandedError ends a build that cannot go on with its volumes in ERROR.
+// strandedError ends a build that cannot go on with its volumes in ERROR,
+// saying why.
 func strandedError(in Input) Action {
-	n := toError(in.Server, in.Now, strandedFault(in.Server, in.Now))
-	return save(n, in.Now, "volumes stranded", errorEvent(n, in.Now))
-}
-
-// strandedFault explains why a build cannot go on with its volumes.
-func strandedFault(s *Server, now time.Time) *Fault {
+	s := in.Server
 	msg := fmt.Sprintf("the Ironic volume targets of this server's volumes were left on node %s, which another instance now holds; "+
 		"a volume cannot be attached to a second node while a target of it remains on another (remove the targets there, then delete the volumes)", s.VolumesStrandedOn)
 	if s.Fault != nil {
 		msg += "; the attempt had failed with " + string(s.Fault.Reason) + ": " + s.Fault.Message
 	}
-	return &Fault{Reason: ReasonVolumeStranded, Message: msg, Node: s.VolumesStrandedOn, Step: StepVolumes, At: now}
-}
-
-func faultReason(s *Server) Reason {
-	if s.Fault == nil {
-		return ""
-	}
-	return s.Fault.Reason
+	n := toError(s, in.Now, &Fault{Reason: ReasonVolumeStranded, Message: msg, Node: s.VolumesStrandedOn, Step: StepVolumes, At: in.Now})
+	return save(n, in.Now, "volumes stranded", errorEvent(n, in.Now))
 }
 
 func decideDelete(in Input, cfg Config) Action {
@@ -321,12 +291,9 @@ func decideDelete(in Input, cfg Config) Action {
 		if s.Holds() {
 			details = "delete deadline passed; releasing continues in the background"
 		}
-		return save(toDeleted(s, in.Now), in.Now, "delete done", Event{ServerID: s.ID, RequestID: s.DeleteRequestID,
-			Action: ActionDelete, Name: "compute_terminate_instance", Node: s.NodeID, Result: ResultSuccess, Details: details,
-			Start: in.Now, Finish: in.Now})
+		return save(toDeleted(s, in.Now), in.Now, "delete done", deleteEvent(s, in.Now, ResultSuccess, details))
 	}
-	return save(toDeleting(s, in.Now), in.Now, "delete accepted", Event{ServerID: s.ID, RequestID: s.DeleteRequestID, Action: ActionDelete,
-		Name: "compute_terminate_instance", Node: s.NodeID, Details: fmt.Sprintf("deleting from phase %s", s.Phase), Start: in.Now})
+	return save(toDeleting(s, in.Now), in.Now, "delete accepted", deleteEvent(s, in.Now, "", fmt.Sprintf("deleting from phase %s", s.Phase)))
 }
 
 // decideRelease picks the next release step for a server that holds something.

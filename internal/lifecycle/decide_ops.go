@@ -8,21 +8,19 @@ import (
 // timeout is the deadline length of an operation (defaults for a zero field).
 func (c Config) timeout(k OpKind) time.Duration {
 	d := DefaultConfig()
-	pick := func(v, def time.Duration) time.Duration {
-		if v > 0 {
-			return v
-		}
-		return def
-	}
+	v, def := c.RescueTimeout, d.RescueTimeout
 	switch k {
 	case OpReboot:
-		return pick(c.RebootTimeout, d.RebootTimeout)
+		v, def = c.RebootTimeout, d.RebootTimeout
 	case OpStop, OpStart:
-		return pick(c.PowerTimeout, d.PowerTimeout)
+		v, def = c.PowerTimeout, d.PowerTimeout
 	case OpRebuild:
-		return pick(c.RebuildTimeout, d.RebuildTimeout)
+		v, def = c.RebuildTimeout, d.RebuildTimeout
 	}
-	return pick(c.RescueTimeout, d.RescueTimeout)
+	if v > 0 {
+		return v
+	}
+	return def
 }
 
 // decideUp handles a built server at rest (active, stopped, rescued): a lost
@@ -65,9 +63,9 @@ func upLost(in Input) (Action, bool) {
 	}
 	step := StepActive
 	if s.OpPending() {
-		step = opStep(s.Op.Kind)
+		step = opOf(s.Op.Kind).step
 	}
-	n := toFailed(s, in.Now, &Fault{Reason: reason, Message: msg, Node: s.NodeID, Step: step, At: in.Now})
+	n := toFailed(s, in.Now, reason, step, msg)
 	return save(n, in.Now, "node lost while "+string(s.Phase), errorEvent(n, in.Now)), true
 }
 
@@ -98,47 +96,17 @@ func powerSync(in Input) Action {
 // when there is nothing to do (or it is no longer allowed: the API checked,
 // but the server may have changed since).
 func startOp(in Input, cfg Config) Action {
-	s := in.Server
-	p := s.Phase
-	var next Phase
-	switch s.Op.Kind {
-	case OpReset:
+	s, p := in.Server, in.Server.Phase
+	op := ops[s.Op.Kind]
+	switch {
+	case s.Op.Kind == OpReset:
 		return decideReset(in)
-	case OpReboot:
-		if p == PhaseActive || (s.Op.Hard && p == PhaseStopped) {
-			next = PhaseRebooting
-		}
-	case OpStop:
-		if p == PhaseActive {
-			next = PhasePoweringOff
-		} else if p == PhaseStopped {
-			return opFinished(in, p, ResultSuccess, "already stopped")
-		}
-	case OpStart:
-		if p == PhaseStopped {
-			next = PhasePoweringOn
-		} else if p == PhaseActive {
-			return opFinished(in, p, ResultSuccess, "already running")
-		}
-	case OpRebuild:
-		if p == PhaseActive || p == PhaseStopped || s.HeldInError() {
-			next = PhaseRebuilding
-		}
-	case OpRescue:
-		if p == PhaseActive || p == PhaseStopped {
-			next = PhaseRescuing
-		}
-	case OpUnrescue:
-		if p == PhaseRescued {
-			next = PhaseUnrescuing
-		} else if p == PhaseActive {
-			return opFinished(in, p, ResultSuccess, "not in rescue")
-		}
-	}
-	if next == "" {
+	case op.noop != "" && p == op.done:
+		return opFinished(in, p, ResultSuccess, op.noop)
+	case !startsFrom(s.Op.Kind, p, s.Op.Hard, s.HeldInError()):
 		return opFinished(in, p, ResultError, fmt.Sprintf("%s is not possible while the server is %s", s.Op.Kind, p))
 	}
-	return save(toOp(s, next, in.Now, in.Now.Add(cfg.timeout(s.Op.Kind))), in.Now, string(s.Op.Kind)+" started",
+	return save(toOp(s, op.phase, in.Now, in.Now.Add(cfg.timeout(s.Op.Kind))), in.Now, string(s.Op.Kind)+" started",
 		opEvent(s, in.Now, "", fmt.Sprintf("%s of node %s started (deadline %s)", s.Op.Kind, s.NodeID, cfg.timeout(s.Op.Kind))))
 }
 
@@ -154,8 +122,7 @@ func opFinished(in Input, p Phase, result, details string) Action {
 // holds is released in phase error.
 func opFailed(in Input, reason Reason, msg string) Action {
 	s := in.Server
-	step := opStep(s.Op.Kind)
-	n := toFailed(s, in.Now, &Fault{Reason: reason, Message: msg, Node: s.NodeID, Step: step, At: in.Now})
+	n := toFailed(s, in.Now, reason, opOf(s.Op.Kind).step, msg)
 	return save(n, in.Now, string(s.Op.Kind)+" failed: "+string(reason), opEvent(s, in.Now, ResultError, string(reason)+": "+msg),
 		errorEvent(n, in.Now))
 }
@@ -205,6 +172,7 @@ func decideOp(in Input, cfg Config) Action {
 		reason, msg := lostReason(s, v)
 		return opFailed(in, reason, msg+" during the "+string(s.Op.Kind))
 	}
+	// From here on the node is observed and ours.
 	switch s.Phase {
 	case PhaseRebooting:
 		return decidePower(in, KindReboot, PowerOn, PhaseActive)
@@ -225,17 +193,14 @@ func decideOp(in Input, cfg Config) Action {
 // decidePower sends a power change once and waits for the node to show it.
 func decidePower(in Input, kind Kind, want Power, done Phase) Action {
 	s, v := in.Server, in.Node
-	if v.Observed() && v.State != NodeActive {
+	if v.State != NodeActive {
 		return opFailed(in, ReasonNodeTornDown, fmt.Sprintf("node %s left active during the %s (%s)", s.NodeID, s.Op.Kind, v.Shown))
 	}
 	if !s.OpSent {
-		if kind != KindReboot && v.Observed() && v.Power == want && !v.PowerSettling {
+		if kind != KindReboot && v.Power == want && !v.PowerSettling {
 			return opFinished(in, done, ResultSuccess, fmt.Sprintf("node %s is already powered %s", s.NodeID, want))
 		}
 		return Action{Kind: kind, Hard: s.Op.Hard || s.OpFallback, Why: string(s.Op.Kind) + " to send"}
-	}
-	if !v.Observed() {
-		return wait("node not observed")
 	}
 	if v.Power == want && !v.PowerSettling && !v.Locked {
 		return opFinished(in, done, ResultSuccess, fmt.Sprintf("node %s is powered %s", s.NodeID, want))
@@ -247,14 +212,11 @@ func decidePower(in Input, kind Kind, want Power, done Phase) Action {
 func decideRebuild(in Input, cfg Config) Action {
 	s, v := in.Server, in.Node
 	if !s.OpSent {
-		if v.Observed() && (v.State == NodeDeploying || v.State == NodeDeployWaiting) {
+		if v.State == NodeDeploying || v.State == NodeDeployWaiting {
 			// Sent before a crash: Ironic is at it already.
 			return save(opSent(s), in.Now, "rebuild already under way")
 		}
 		return Action{Kind: KindRebuild, Why: "rebuild to send"}
-	}
-	if !v.Observed() {
-		return wait("node not observed")
 	}
 	switch v.State {
 	case NodeActive:
@@ -283,13 +245,10 @@ func decideRebuild(in Input, cfg Config) Action {
 func decideRescue(in Input, kind Kind, want NodeState, done Phase) Action {
 	s, v := in.Server, in.Node
 	if !s.OpSent {
-		if v.Observed() && v.State == want && !v.Settling {
+		if v.State == want && !v.Settling {
 			return opFinished(in, done, ResultSuccess, fmt.Sprintf("node %s is already there (%s)", s.NodeID, v.Shown))
 		}
 		return Action{Kind: kind, Why: string(s.Op.Kind) + " to send"}
-	}
-	if !v.Observed() {
-		return wait("node not observed")
 	}
 	switch {
 	case v.State == want && !v.Settling && !v.Locked:
@@ -300,7 +259,7 @@ func decideRescue(in Input, kind Kind, want NodeState, done Phase) Action {
 			msg += ": " + v.LastError
 		}
 		return opFailed(in, ReasonRescueFailed, msg)
-	case v.State == NodeTearingDown, v.State == NodeIdle, v.State == NodeAvailable, v.State == NodeCleanFailed:
+	case v.State.undone():
 		return opFailed(in, ReasonNodeTornDown, fmt.Sprintf("node %s was torn down during the %s (%s)", s.NodeID, s.Op.Kind, v.Shown))
 	}
 	return wait(fmt.Sprintf("%s under way (%s)", s.Op.Kind, v.Shown))
@@ -316,9 +275,7 @@ func applyOp(s *Server, a Action, r Result, now time.Time) Applied {
 		if a.Kind == KindReboot && a.Hard && !s.Op.Hard {
 			details += " (hard: the node cannot soft-reboot)"
 		}
-		ap := applied(n, now, opEvent(s, now, "", details))
-		ap.Stop = true
-		return ap
+		return stop(applied(n, now, opEvent(s, now, "", details)))
 	case Gone:
 		return fromAction(opFailed(in, ReasonNodeDeleted, fmt.Sprintf("node %s was deleted during the %s", s.NodeID, s.Op.Kind)))
 	case Taken:
@@ -332,10 +289,8 @@ func applyOp(s *Server, a Action, r Result, now time.Time) Applied {
 		if a.Kind == KindRebuild {
 			return fromAction(opFailed(in, ReasonInvalidRequest, fmt.Sprintf("Ironic refused to rebuild node %s: %s", s.NodeID, r.Message)))
 		}
-		ap := fromAction(opFinished(in, restingPhase(s, NodeView{}), ResultError,
-			fmt.Sprintf("Ironic refused the %s of node %s: %s", s.Op.Kind, s.NodeID, r.Message)))
-		ap.Stop = true
-		return ap
+		return stop(fromAction(opFinished(in, restingPhase(s, NodeView{}), ResultError,
+			fmt.Sprintf("Ironic refused the %s of node %s: %s", s.Op.Kind, s.NodeID, r.Message))))
 	}
 	return Applied{Stop: true}
 }

@@ -1,6 +1,9 @@
 package lifecycle
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // OpKind names a day-2 operation, as os-instance-actions spells it.
 type OpKind string
@@ -49,41 +52,53 @@ const (
 // OpPending reports whether an operation was asked for and not yet carried out.
 func (s *Server) OpPending() bool { return s.OpGen > s.OpDone }
 
-// opNames are an operation's step (its faults name it) and Nova's event name.
-var opNames = map[OpKind]struct {
-	step  Step
-	event string
-}{
-	OpReboot: {StepReboot, "compute_reboot_instance"}, OpStop: {StepStop, "compute_stop_instance"},
-	OpStart: {StepStart, "compute_start_instance"}, OpRebuild: {StepRebuild, "compute_rebuild_instance"},
-	OpRescue: {StepRescue, "compute_rescue_instance"}, OpUnrescue: {StepUnrescue, "compute_unrescue_instance"},
-	OpReset: {StepReset, "api_reset_state"},
+// opSpec is what a day-2 operation is.
+type opSpec struct {
+	step    Step    // the step its faults name
+	event   string  // Nova's event name
+	phase   Phase   // the phase it runs in ("" for a reset: a write, no Ironic action)
+	from    []Phase // the resting phases it starts from
+	done    Phase   // with noop: the phase in which there is nothing to do
+	noop    string  // the details of finishing at once in done
+	task    string  // Nova's task_state while it is pending or under way (reboot and rebuild: their own)
+	transit Transit // what Ironic carries out for it once it is sent
 }
 
-// opStep is the step an operation's faults name.
-func opStep(k OpKind) Step {
-	if n, ok := opNames[k]; ok {
-		return n.step
-	}
-	return StepActive
+// ops are the day-2 operations: step, event, phase, from, done, noop, task, transit.
+var ops = map[OpKind]opSpec{
+	OpReboot:   {StepReboot, "compute_reboot_instance", PhaseRebooting, []Phase{PhaseActive}, "", "", "", TransitPower},
+	OpStop:     {StepStop, "compute_stop_instance", PhasePoweringOff, []Phase{PhaseActive}, PhaseStopped, "already stopped", "powering-off", TransitPower},
+	OpStart:    {StepStart, "compute_start_instance", PhasePoweringOn, []Phase{PhaseStopped}, PhaseActive, "already running", "powering-on", TransitPower},
+	OpRebuild:  {StepRebuild, "compute_rebuild_instance", PhaseRebuilding, []Phase{PhaseActive, PhaseStopped}, "", "", "", TransitDeploy},
+	OpRescue:   {StepRescue, "compute_rescue_instance", PhaseRescuing, []Phase{PhaseActive, PhaseStopped}, "", "", "rescuing", TransitRescue},
+	OpUnrescue: {StepUnrescue, "compute_unrescue_instance", PhaseUnrescuing, []Phase{PhaseRescued}, PhaseActive, "not in rescue", "unrescuing", TransitUnrescue},
+	OpReset:    {step: StepReset, event: "api_reset_state"},
 }
 
-// opEventName is Nova's event name for an operation.
-func opEventName(k OpKind) string {
-	if n, ok := opNames[k]; ok {
-		return n.event
+// opIn is the operation phase p runs (false: p is no operation's phase).
+func opIn(p Phase) (opSpec, bool) {
+	for _, op := range ops {
+		if op.phase == p && p != "" {
+			return op, true
+		}
 	}
-	return "compute_" + string(k)
+	return opSpec{}, false
 }
 
-// opEvent is an event of the operation in progress.
-func opEvent(s *Server, now time.Time, result, details string) Event {
-	e := Event{ServerID: s.ID, RequestID: s.Op.RequestID, Action: string(s.Op.Kind), Name: opEventName(s.Op.Kind),
-		Node: s.NodeID, Result: result, Details: details, Start: now}
-	if result != "" {
-		e.Finish = now
+// startsFrom reports whether operation k starts from resting phase p: the
+// table's phases, a hard reboot from stopped too, and a rebuild of a server
+// held in error.
+func startsFrom(k OpKind, p Phase, hard, held bool) bool {
+	return slices.Contains(ops[k].from, p) || (k == OpReboot && hard && p == PhaseStopped) || (k == OpRebuild && held)
+}
+
+// opOf is operation k's spec; for a kind it does not know, the step and
+// event name its faults and events carry.
+func opOf(k OpKind) opSpec {
+	if op, ok := ops[k]; ok {
+		return op
 	}
-	return e
+	return opSpec{step: StepActive, event: "compute_" + string(k)}
 }
 
 // Allowed says whether the user may ask for op k on s now, as Nova's
@@ -91,25 +106,11 @@ func opEvent(s *Server, now time.Time, result, details string) Event {
 // refuses it (the API answers 409 with it).
 func Allowed(s *Server, k OpKind, hard bool) *StateConflict {
 	st := Nova(s)
-	ok := false
-	vm := st.VMState
-	switch k {
-	case OpReboot:
-		ok = vm == "active" || (hard && vm == "stopped")
-	case OpStop:
-		ok = vm == "active"
-	case OpStart:
-		ok = vm == "stopped"
-	case OpRebuild:
-		// Nova rebuilds in ERROR too; here only a server that still holds its
-		// deployed node (reset to error by an admin) can be.
-		ok = vm == "active" || vm == "stopped" || (vm == "error" && (s.HeldInError() || resetPending(s)))
-	case OpRescue:
-		ok = vm == "active" || vm == "stopped"
-	case OpUnrescue:
-		ok = vm == "rescued"
-	}
-	if !ok {
+	// Nova rebuilds in ERROR too; here only a server that still holds its
+	// deployed node (reset to error by an admin) can be. A server at rest
+	// shows its phase's name as vm_state.
+	held := st.VMState == "error" && (s.HeldInError() || resetPending(s))
+	if !startsFrom(k, Phase(st.VMState), hard, held) {
 		return &StateConflict{Op: k, Attr: "vm_state", State: st.VMState}
 	}
 	// Nova's reset is synchronous, so a rebuild may follow it at once: here

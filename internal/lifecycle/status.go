@@ -30,21 +30,20 @@ func Nova(s *Server) NovaState {
 	if st, ok := novaDay2(s); ok {
 		return st
 	}
-	switch s.Phase {
-	case PhaseActive:
-		return NovaState{Status: "ACTIVE", VMState: "active", Visible: true}
-	case PhaseError:
+	if s.Phase == PhaseError {
 		return NovaState{Status: "ERROR", VMState: "error", Visible: true}
-	case PhasePending, PhaseReserving:
-		return NovaState{Status: "BUILD", VMState: "building", TaskState: "scheduling", Visible: true}
-	case PhaseNetworking:
-		return NovaState{Status: "BUILD", VMState: "building", TaskState: "networking", Visible: true}
-	case PhaseVolumes: // Nova's task_state while it attaches volumes
-		return NovaState{Status: "BUILD", VMState: "building", TaskState: "block_device_mapping", Visible: true}
-	default: // deploying, releasing
-		return NovaState{Status: "BUILD", VMState: "building", TaskState: "spawning", Visible: true}
 	}
+	task, ok := buildTasks[s.Phase]
+	if !ok {
+		task = "spawning" // deploying, releasing
+	}
+	return NovaState{Status: "BUILD", VMState: "building", TaskState: task, Visible: true}
 }
+
+// buildTasks are Nova's task_states of the build phases before the deploy
+// (block_device_mapping: while it attaches volumes).
+var buildTasks = map[Phase]string{PhasePending: "scheduling", PhaseReserving: "scheduling", PhaseNetworking: "networking",
+	PhaseVolumes: "block_device_mapping"}
 
 // novaDeleting is Nova's view of a delete under way: the compute API sets
 // task_state deleting and leaves vm_state alone, and a vm_state shows its
@@ -96,12 +95,8 @@ func novaDay2(s *Server) (NovaState, bool) {
 	}
 	switch s.Phase {
 	case PhaseActive, PhaseStopped, PhaseRescued:
-		st.Status, st.VMState = "ACTIVE", "active"
-		if s.Phase == PhaseStopped {
-			st.Status, st.VMState = "SHUTOFF", "stopped"
-		} else if s.Phase == PhaseRescued {
-			st.Status, st.VMState = "RESCUE", "rescued"
-		}
+		st.VMState = string(s.Phase) // a resting phase is spelled as its vm_state
+		st.Status = vmStatus[st.VMState]
 		if !s.OpPending() {
 			return st, true
 		}
@@ -112,28 +107,23 @@ func novaDay2(s *Server) (NovaState, bool) {
 			} else {
 				st.TaskState = "reboot_pending_hard"
 			}
-		case OpStop:
-			st.TaskState = "powering-off"
-		case OpStart:
-			st.TaskState = "powering-on"
 		case OpRebuild:
 			st.Status, st.TaskState = "REBUILD", "rebuilding"
-		case OpRescue:
-			st.TaskState = "rescuing"
-		case OpUnrescue:
-			st.TaskState = "unrescuing"
 		case OpReset:
 			// Nova's reset is synchronous: show the state it sets at once.
 			st.Status, st.VMState = resetStatus(s.Op.ResetTo)
+		default:
+			st.TaskState = ops[s.Op.Kind].task
 		}
 		return st, true
 	case PhaseRebooting:
 		st.VMState = "active"
 		reboot(s.OpSent)
-	case PhasePoweringOff:
-		st.Status, st.VMState, st.TaskState = "ACTIVE", "active", "powering-off"
-	case PhasePoweringOn:
-		st.Status, st.VMState, st.TaskState = "SHUTOFF", "stopped", "powering-on"
+	case PhasePoweringOff, PhasePoweringOn, PhaseRescuing, PhaseUnrescuing:
+		// Shown as the phase it starts from (a rescue: active, whatever it started from).
+		op, _ := opIn(s.Phase)
+		st.VMState, st.TaskState = string(op.from[0]), op.task
+		st.Status = vmStatus[st.VMState]
 	case PhaseRebuilding:
 		st.Status, st.VMState, st.TaskState = "REBUILD", "active", "rebuilding"
 		if s.StopAfterRebuild {
@@ -142,10 +132,6 @@ func novaDay2(s *Server) (NovaState, bool) {
 		if s.OpSent {
 			st.TaskState = "rebuild_spawning"
 		}
-	case PhaseRescuing:
-		st.Status, st.VMState, st.TaskState = "ACTIVE", "active", "rescuing"
-	case PhaseUnrescuing:
-		st.Status, st.VMState, st.TaskState = "RESCUE", "rescued", "unrescuing"
 	case PhaseError:
 		if !s.HeldInError() || !s.OpPending() {
 			return NovaState{}, false
@@ -183,11 +169,12 @@ func PowerState(s *Server) int {
 	case PowerOff:
 		return PowerShutdown
 	}
-	switch s.Phase {
-	case PhaseActive, PhaseRescued, PhaseRebooting, PhasePoweringOff, PhaseRebuilding, PhaseRescuing, PhaseUnrescuing:
-		return PowerRunning
-	case PhaseStopped, PhasePoweringOn:
+	_, op := opIn(s.Phase)
+	switch {
+	case s.Phase == PhaseStopped || s.Phase == PhasePoweringOn:
 		return PowerShutdown
+	case s.Phase.Up() || op:
+		return PowerRunning
 	}
 	return PowerNoState
 }
@@ -204,11 +191,12 @@ type statusIndex struct {
 var statuses = sync.OnceValue(buildStatusIndex)
 
 func buildStatusIndex() statusIndex {
-	ops := []Op{{}}
-	for _, k := range []OpKind{OpReboot, OpStop, OpStart, OpRebuild, OpRescue, OpUnrescue} {
-		ops = append(ops, Op{Kind: k}, Op{Kind: k, Hard: true})
+	pending := []Op{{}, {Kind: OpReset, ResetTo: ResetError}, {Kind: OpReset, ResetTo: ResetActive}}
+	for k := range ops {
+		if k != OpReset {
+			pending = append(pending, Op{Kind: k}, Op{Kind: k, Hard: true})
+		}
 	}
-	ops = append(ops, Op{Kind: OpReset, ResetTo: ResetError}, Op{Kind: OpReset, ResetTo: ResetActive})
 	shows := map[Phase]map[string]bool{}
 	for _, p := range phases {
 		shows[p] = map[string]bool{}
@@ -217,7 +205,7 @@ func buildStatusIndex() statusIndex {
 			froms = phases[:]
 		}
 		for _, from := range froms {
-			for _, op := range ops {
+			for _, op := range pending {
 				for flags := range 1 << 5 {
 					s := &Server{Desired: DesiredActive, Phase: p, Op: op, NodeID: "node", DeleteFrom: from,
 						OpSent: flags&1 != 0, OpFallback: flags&2 != 0, StopAfterRebuild: flags&4 != 0, Held: flags&8 != 0}

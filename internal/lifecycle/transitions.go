@@ -157,9 +157,10 @@ func addAttempt(n *Server, f *Fault) {
 
 // toFailed is a failure that ends in ERROR at once, never rescheduled (a
 // build past its deadline, a built server's node lost, an operation
-// failed): the fault and its attempt recorded, an operation pending ended.
-func toFailed(s *Server, now time.Time, f *Fault) *Server {
-	n := toError(s, now, f)
+// failed): the fault (on the server's node) and its attempt recorded, an
+// operation pending ended.
+func toFailed(s *Server, now time.Time, reason Reason, step Step, msg string) *Server {
+	n := toError(s, now, &Fault{Reason: reason, Message: msg, Node: s.NodeID, Step: step, At: now})
 	addAttempt(n, n.Fault)
 	endOp(n, s)
 	return n
@@ -177,14 +178,14 @@ func capacityWait(s *Server, now time.Time) *Server {
 	return with(s, func(n *Server) { n.CapacityWaitSince = now })
 }
 
-// rechosen sends a server whose reservation did not happen back to the
-// scheduler without spending an attempt, excluding the node if asked.
-func rechosen(s *Server, now time.Time, exclude bool) *Server {
+// rechosen sends a server whose reservation did not happen (why) back to
+// the scheduler without spending an attempt, excluding the node if asked.
+func rechosen(s *Server, now time.Time, why string, exclude bool) (*Server, Event) {
 	n := toPhase(dropNode(s), PhasePending, now)
 	if exclude && !slices.Contains(n.Excluded, s.NodeID) {
 		n.Excluded = append(n.Excluded, s.NodeID)
 	}
-	return n
+	return n, event(s, now, "compute_reserve_node", ResultError, why+"; choosing another")
 }
 
 // volumesDetached records our volume targets removed from the node.

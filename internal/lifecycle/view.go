@@ -1,7 +1,5 @@
 package lifecycle
 
-import "fmt"
-
 // NodeState is a node's provision state as the lifecycle tells them apart.
 // The reconciler's view builder classifies Ironic's states into it once, at
 // the edge; nothing in this package knows how Ironic spells them. The set is
@@ -46,12 +44,7 @@ const (
 var nodeStateNames = [...]string{"unobserved", "gone", "available", "deploying", "deploy_waiting", "active", "deploy_failed", "failed",
 	"tearing_down", "clean_failed", "idle", "busy", "rescue", "unexpected"}
 
-func (s NodeState) String() string {
-	if int(s) < len(nodeStateNames) {
-		return nodeStateNames[s]
-	}
-	return fmt.Sprintf("node_state(%d)", int(s))
-}
+func (s NodeState) String() string { return enumName(nodeStateNames[:], int(s), "node_state") }
 
 // deployed reports whether the node carries (or was carrying) a deploy that
 // must be undone before the node can be given back.
@@ -140,18 +133,8 @@ func Awaits(s *Server) Transit {
 	case PhaseDeleting, PhaseReleasing:
 		return TransitTeardown
 	}
-	if !s.OpSent {
-		return NoTransit
-	}
-	switch s.Phase {
-	case PhaseRebooting, PhasePoweringOff, PhasePoweringOn:
-		return TransitPower
-	case PhaseRebuilding:
-		return TransitDeploy
-	case PhaseRescuing:
-		return TransitRescue
-	case PhaseUnrescuing:
-		return TransitUnrescue
+	if op, ok := opIn(s.Phase); ok && s.OpSent {
+		return op.transit
 	}
 	return NoTransit
 }
