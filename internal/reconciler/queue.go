@@ -35,6 +35,10 @@ type queue struct {
 	// looked at then (not after an action, whose effect is not seen yet):
 	// a notification that shows the node so brings nothing new.
 	seen map[string]lifecycle.NodeView
+	// saved is the version of each server's last save by this replica: a
+	// tick's copy older than it was loaded before a work item moved the
+	// server on, and is read again before its step.
+	saved map[string]int64
 	// inventory: servers told to retry once the scheduler has listed its
 	// inventory (InventoryListed wakes them).
 	inventory map[string]bool
@@ -47,7 +51,7 @@ type queue struct {
 
 func newQueue(workers int) *queue {
 	return &queue{due: map[string]time.Time{}, busy: map[string]bool{}, byNode: map[string]string{},
-		seen: map[string]lifecycle.NodeView{}, inventory: map[string]bool{}, payload: map[string]ironic.Node{}, signal: make(chan struct{}, 1), slots: make(chan struct{}, workers)}
+		seen: map[string]lifecycle.NodeView{}, saved: map[string]int64{}, inventory: map[string]bool{}, payload: map[string]ironic.Node{}, signal: make(chan struct{}, 1), slots: make(chan struct{}, workers)}
 }
 
 func (q *queue) poke() {
@@ -149,6 +153,19 @@ func (q *queue) noteNodes(servers []*lifecycle.Server) {
 			delete(q.seen, id)
 		}
 	}
+	for id := range q.saved {
+		if !in[id] {
+			delete(q.saved, id)
+		}
+	}
+}
+
+// stale reports whether s, as a tick loaded it, is older than this
+// replica's last save of it.
+func (q *queue) stale(s *lifecycle.Server) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.saved[s.ID] > s.Version
 }
 
 // listed is the count of inventory listings ended so far.
@@ -191,10 +208,11 @@ func sameNode(a, b lifecycle.NodeView) bool {
 		a.Maintenance == b.Maintenance && a.Holder == b.Holder && a.Other == b.Other
 }
 
-// noteSaved follows a server's node across a save.
+// noteSaved follows a server's node and version across a save.
 func (q *queue) noteSaved(before, next *lifecycle.Server) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	q.saved[next.ID] = next.Version
 	if before.NodeID != "" && before.NodeID != next.NodeID && q.byNode[before.NodeID] == before.ID {
 		delete(q.byNode, before.NodeID)
 	}
@@ -250,6 +268,15 @@ send:
 			defer wg.Done()
 			defer func() { <-r.q.slots }()
 			defer r.q.release(s.ID)
+			if r.q.stale(s) {
+				// A work item moved it on since the load: its step starts
+				// from the record as it is now, not from the old copy.
+				fresh, err := r.store.GetServer(ctx, s.ID)
+				if err != nil || !fresh.NeedsWork() {
+					return
+				}
+				s = fresh
+			}
 			if !async {
 				r.process(ctx, s, b, deadline)
 				return
