@@ -123,11 +123,7 @@ func newClient(cfg Config, sc *gophercloud.ServiceClient) *Client {
 		sc.Microversion = DefaultMicroversion
 	}
 	if cfg.BeforeSend != nil {
-		next := sc.HTTPClient.Transport
-		if next == nil {
-			next = http.DefaultTransport
-		}
-		sc.HTTPClient.Transport = guardTransport{next: next, prefix: sc.Endpoint, check: cfg.BeforeSend}
+		sc.HTTPClient.Transport = newGuardTransport(sc.HTTPClient.Transport, sc.Endpoint, cfg.BeforeSend)
 	}
 	c := &Client{sc: sc, timeout: cfg.Timeout, pageSize: cfg.PageSize, observe: cfg.Observer}
 	if c.timeout <= 0 {

@@ -52,7 +52,6 @@ func TestBeforeSendRefusesUnsent(t *testing.T) {
 		"vif detach (DEL)": func() error { return c.DetachVIF(ctx, node, "vif") },
 	} {
 		err := call()
-		t.Logf("%s: %v (asked %d)", name, err, asked.Load())
 		if !errors.Is(err, refuse) || errors.Is(err, ironic.ErrUnavailable) {
 			t.Errorf("%s = %v, want the refusal and no ErrUnavailable", name, err)
 		}
@@ -66,5 +65,45 @@ func TestBeforeSendRefusesUnsent(t *testing.T) {
 	}
 	if changes.Load() != 1 {
 		t.Fatalf("%d changes reached Ironic after the guard allowed one", changes.Load())
+	}
+}
+
+// A lease lost between the transport's first check and the write (a pause
+// there) is caught by the second, in the connection's write: nothing
+// reaches Ironic.
+func TestBeforeSendCheckedAtTheWrite(t *testing.T) {
+	sim := ironicsim.New(ironicsim.Options{Seed: 1})
+	node := sim.AddNodes(1, ironicsim.NodeSpec{ResourceClass: "bm"})[0]
+	var changes atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet {
+			changes.Add(1)
+		}
+		sim.Handler().ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	refuse := errors.New("lease gone at the write")
+	var asked atomic.Int64
+	c, err := ironic.New(ironic.Config{URL: srv.URL, BeforeSend: func(context.Context) error {
+		if asked.Add(1) == 1 {
+			return nil // the transport's first check passes, then the lease is gone
+		}
+		return refuse
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := c.GetNode(ctx, node); err != nil { // the connection the change reuses
+		t.Fatal(err)
+	}
+	if err := c.SetPowerOn(ctx, node); !errors.Is(err, refuse) {
+		t.Fatalf("power on = %v, want the refusal at the write", err)
+	}
+	if asked.Load() < 2 {
+		t.Fatalf("BeforeSend asked %d times: the write did not ask", asked.Load())
+	}
+	if n := changes.Load(); n != 0 {
+		t.Fatalf("%d changes refused at the write reached Ironic", n)
 	}
 }
