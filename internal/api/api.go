@@ -98,7 +98,11 @@ func (s *Service) routes() {
 	s.servers.UsageRoutes()
 	s.servers.SubresourceRoutes()
 	s.servers.UpdateRoutes()
-	s.volume.Register()
+	if s.Cfg.Cinder == nil {
+		s.volume.Register() // the embedded registry's /volume/v3
+	} else {
+		s.volume.CinderRoutes() // Nova's os-volumes proxy over Cinder
+	}
 
 	s.Plain("GET /ingot/v1/nodes", core.OwnRule(policy.NodesIndex, s.listNodes))
 	s.identityRoutes()

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/uuid"
+
 	"github.com/ingot-dev/ingot/internal/lifecycle"
 	"github.com/ingot-dev/ingot/internal/store"
 )
@@ -97,6 +99,13 @@ func TestCreateServerWithVolumes(t *testing.T) {
 		a0["attachment_id"] == nil || a0["id"] != nil || a1["volumeId"] != data || a1["device"] != nil {
 		t.Errorf("volumeAttachments at 2.90: %v", atts)
 	}
+	// One attachment, as Cinder asks it before deleting an attachment: the
+	// same body as the list's entry; 404 for a volume the server does not hold.
+	one := obj(t, f.do("GET", "/v2.1/servers/"+id+"/os-volume_attachments/"+boot, "2.90", nil).want(t, http.StatusOK).body, "volumeAttachment")
+	if one["volumeId"] != boot || one["serverId"] != id || one["attachment_id"] != a0["attachment_id"] || len(one) != len(a0) {
+		t.Errorf("volumeAttachment at 2.90: %v, the list's: %v", one, a0)
+	}
+	f.do("GET", "/v2.1/servers/"+id+"/os-volume_attachments/"+uuid.NewString(), "2.90", nil).novaError(t, http.StatusNotFound, "itemNotFound")
 	old := list(t, f.do("GET", "/v2.1/servers/"+id+"/os-volume_attachments", "2.1", nil).want(t, http.StatusOK).body, "volumeAttachments")
 	if o := old[0].(map[string]any); o["id"] != boot || o["volumeId"] != boot || len(o) != 4 {
 		t.Errorf("volumeAttachments at 2.1: %v", old)
@@ -149,7 +158,11 @@ func TestCreateServerVolumesBadInput(t *testing.T) {
 		body any
 		msg  []string // substrings of the message
 	}{
-		{"image source", createBody(true, map[string]any{"source_type": "image", "destination_type": "local", "uuid": imageID, "boot_index": 0}),
+		{"image to local not the boot disk", createBody(true, map[string]any{"source_type": "image", "destination_type": "local", "uuid": imageID, "boot_index": 1}),
+			[]string{"Mapping image to local is not supported"}},
+		{"image to local and a boot volume", createBody(false, map[string]any{"source_type": "image", "destination_type": "local", "uuid": imageID, "boot_index": 0},
+			bdm(free, 0, false)), []string{"boot_index 0"}},
+		{"image to volume", createBody(true, map[string]any{"source_type": "image", "destination_type": "volume", "uuid": imageID, "volume_size": 1}),
 			[]string{`source_type "image"`, `source_type "volume" with destination_type "volume"`}},
 		{"blank source", createBody(true, map[string]any{"source_type": "blank", "destination_type": "volume", "volume_size": 1}),
 			[]string{`"blank"`, "supported"}},
@@ -195,5 +208,28 @@ func TestCreateServerVolumesBadInput(t *testing.T) {
 	}
 	if v := f.volume(held); v.ServerID != holder {
 		t.Errorf("held volume now held by %q, want %s", v.ServerID, holder)
+	}
+}
+
+// TestCreateServerImageLocalBDM: {source_type image, destination_type
+// local, boot_index 0} is the image boot Nova makes of it (Terraform's
+// "boot from image, attach a data disk"): without imageRef its uuid is
+// the image, and a data volume beside it is held.
+func TestCreateServerImageLocalBDM(t *testing.T) {
+	f := newFixture(t)
+	data := f.newVolume("data")
+	r := f.do("POST", "/v2.1/servers", "2.90", createBody(false,
+		map[string]any{"source_type": "image", "destination_type": "local", "uuid": imageID, "boot_index": 0, "delete_on_termination": true},
+		bdm(data, nil, false))).want(t, http.StatusAccepted)
+	id := obj(t, r.body, "server")["id"].(string)
+	rec, err := f.store.GetServer(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Spec.ImageID != imageID || len(rec.Spec.Volumes) != 1 || rec.Spec.Volumes[0].ID != data {
+		t.Fatalf("image %q, volumes %+v", rec.Spec.ImageID, rec.Spec.Volumes)
+	}
+	if v := f.volume(data); v.ServerID != id {
+		t.Errorf("data volume held by %q", v.ServerID)
 	}
 }

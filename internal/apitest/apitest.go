@@ -25,6 +25,8 @@ type Client struct {
 	Microversion string
 	// Poll is how often the Wait methods look (default 20 ms).
 	Poll time.Duration
+	// Token, when set, is sent as X-Auth-Token (an API behind Keystone).
+	Token string
 }
 
 // New returns a client of the API at url.
@@ -82,6 +84,9 @@ func (c *Client) Call(method, path string, body, out any) int {
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-OpenStack-Nova-API-Version", c.Microversion)
 	req.Header.Set("X-Ingot-Extensions", "true") // ingot:fault and ingot:attempts
+	if c.Token != "" {
+		req.Header.Set("X-Auth-Token", c.Token)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		c.T.Fatalf("%s %s: %v", method, path, err)

@@ -58,7 +58,9 @@ type App struct {
 	// ironic.auth: keystone); nil in noauth.
 	Keystone *auth.Keystone
 
-	owner   backend.Owner // this process owns the database
+	owner backend.Owner // this process owns the database
+	// notify publishes Nova's notifications (outbox.go; off: zero).
+	notify  outbox
 	closers []func()
 	// kicks carries API writes to the other replicas (store.Kicker).
 	kicks  chan struct{}
@@ -119,6 +121,10 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 		}
 	}
 	a.Metrics = metrics.New(st.CountByPhase)
+	if err := a.setupOutbox(ctx, cfg, opts.Step); err != nil {
+		a.Close()
+		return nil, err
+	}
 	ident, err := newIdentity(ctx, cfg, opts.Clock, opts.Logger)
 	if err != nil {
 		a.Close()
@@ -139,6 +145,11 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 		a.Close()
 		return nil, err
 	}
+	vc, err := newCinder(ctx, cfg, ident, opts.Clock)
+	if err != nil {
+		a.Close()
+		return nil, err
+	}
 	nets := cfg.NetworkList()
 	sched := scheduler.New(ic, opts.Clock, scheduler.Options{Logger: opts.Logger, Networks: nets,
 		Schedulable: schedulable(st), GroupMembers: st.GroupMembers, NodeHost: nodeHosts(st), Background: true,
@@ -146,7 +157,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	a.Reconciler = reconciler.New(reconciler.Deps{
 		Store: st, Ironic: ic, Scheduler: sched, IPAM: network.NewIPAM(st, nets), Networks: nets, Clock: opts.Clock, Logger: opts.Logger,
 		Hooks:  reconciler.Hooks{Tick: tee(a.Metrics.Tick, opts.Tick, true), FastTick: tee(a.Metrics.FastTick, opts.Tick, false), Transition: a.Metrics.Transition, PastDue: a.Metrics.PastDue, Step: opts.Step},
-		Leases: a.Leases,
+		Leases: a.Leases, Cinder: reconcilerCinder(vc), CinderHost: cfg.Host,
 	}, reconciler.Config{
 		Interval: cfg.PollInterval, FastInterval: cfg.FastPollInterval, TickBudget: cfg.TickBudget,
 		DriftInterval: cfg.DriftInterval, Workers: cfg.Workers,
@@ -165,6 +176,11 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 		}
 		return nil
 	}
+	images, err := imageBackend(cfg, ident, opts.Logger)
+	if err != nil {
+		a.Close()
+		return nil, err
+	}
 	cat := cfg.Catalog()
 	cat.Flavors = nil // seeded above
 	hosts := allowedHosts(cfg)
@@ -172,10 +188,10 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 		Store: st, Catalog: cat, Networks: nets, Clock: opts.Clock, BuildTimeout: cfg.BuildTimeout,
 		Kick: a.kick, Nodes: ic.ListNodes, Logger: opts.Logger, Metrics: a.Metrics.Handler(),
 		RescueInterface: ic.NodeRescueInterface, DisableInstancePassword: !cfg.API.EnableInstancePassword,
-		Auth: ident.authn, AuthURL: ident.authURL, Policy: ident.policy, Quotas: QuotaLimits(cfg),
+		Auth: ident.authn, AuthURL: ident.authURL, Policy: ident.policy, Quotas: QuotaLimits(cfg), Images: images,
 		PublicURL: cfg.API.PublicURL, TrustedProxies: cfg.TrustedProxyPrefixes(), Hosts: hosts.api,
 		Ready: ready, Host: cfg.Host, ServiceDownTime: ServiceDownTime, Inventory: sched.Nodes,
-		Replica: func() any { return a.Leases.Status() },
+		Replica: func() any { return a.Leases.Status() }, Cinder: vc, Embedded: embeddedVolumes(cfg),
 	})
 	if a.Console, err = newConsole(cfg, a, ident, ready, hosts.console, opts); err != nil {
 		a.Close()

@@ -4,6 +4,8 @@ import (
 	"context"
 	"log/slog"
 	"time"
+
+	"github.com/ingot-dev/ingot/internal/config"
 )
 
 // diagnose warns at start-up about what makes every create fail later
@@ -20,7 +22,7 @@ func (a *App) diagnose(ctx context.Context) {
 	case len(flavors) == 0:
 		log.Warn("no flavors: every create fails with \"Flavor … could not be found\"; add flavors[] to the configuration or create one (openstack flavor create)")
 	}
-	if len(a.Config.Images) == 0 {
+	if len(a.Config.Images) == 0 && a.Config.Image.Backend != config.ImageGlance {
 		log.Warn("no images configured (images[]): every create with an imageRef fails with \"Image … could not be found\"")
 	}
 	if len(a.Config.Networks) == 0 {

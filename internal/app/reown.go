@@ -10,13 +10,15 @@ import (
 	"github.com/ingot-dev/ingot/internal/store/backend"
 )
 
-// loops are what acts on the servers: the reconciler and the lease keeper,
+// loops are what acts on the servers: the reconciler and the lease keeper
+// (and the notifications' publisher, which stops with the reconciler),
 // started together and stopped together when the database's ownership is
 // lost (a PostgreSQL restart ends the owner's session), so that nothing
 // acts while another process of this host could own the database.
 type loops struct {
 	stopRec, stopLeases context.CancelFunc
 	recDone, leaseDone  chan struct{}
+	pubDone             chan struct{}
 }
 
 func (a *App) startLoops(ctx context.Context) *loops {
@@ -24,7 +26,8 @@ func (a *App) startLoops(ctx context.Context) *loops {
 	// The keeper outlives ctx until the reconciler's last step is done, so
 	// that step runs under a held lease (Serve's shutdown).
 	leaseCtx, stopLeases := context.WithCancel(context.WithoutCancel(ctx))
-	l := &loops{stopRec: stopRec, stopLeases: stopLeases, recDone: make(chan struct{}), leaseDone: make(chan struct{})}
+	l := &loops{stopRec: stopRec, stopLeases: stopLeases, recDone: make(chan struct{}), leaseDone: make(chan struct{}),
+		pubDone: make(chan struct{})}
 	go func() {
 		defer close(l.recDone)
 		if err := a.Reconciler.Run(recCtx); err != nil && !errors.Is(err, context.Canceled) {
@@ -32,6 +35,7 @@ func (a *App) startLoops(ctx context.Context) *loops {
 		}
 	}()
 	go func() { defer close(l.leaseDone); a.Leases.Run(leaseCtx) }()
+	go func() { defer close(l.pubDone); a.publish(recCtx) }()
 	return l
 }
 
@@ -42,6 +46,7 @@ func (l *loops) stopActing() { l.stopRec() }
 func (l *loops) stop() {
 	l.stopRec()
 	<-l.recDone
+	<-l.pubDone
 	l.stopLeases()
 	<-l.leaseDone
 }

@@ -162,7 +162,7 @@ func (c *Client) ListAttachments(ctx context.Context, serverID, volumeID string)
 	if err != nil {
 		return nil, err
 	}
-	pages, err := attachments.List(sc, attachments.ListOpts{InstanceID: serverID, VolumeID: volumeID}).AllPages(ctx)
+	pages, err := attachments.List(sc, attachments.ListOpts{InstanceID: serverID, VolumeID: volumeID, AllTenants: c.all}).AllPages(ctx)
 	if err != nil {
 		return nil, classify(op, err, nil)
 	}

@@ -69,6 +69,9 @@ type Config struct {
 	Service TokenSource
 	// HTTPClient (default http.DefaultClient).
 	HTTPClient *http.Client
+	// AllProjects lists attachments of every project (all_tenants: an
+	// admin's calls, as ingot's own are for its users' volumes).
+	AllProjects bool
 }
 
 // Client calls Cinder with one user's token. It is cheap to copy.
@@ -77,12 +80,13 @@ type Client struct {
 	user     TokenSource
 	service  TokenSource
 	hc       *http.Client
+	all      bool
 }
 
 // New makes a Client; with no Endpoint it reads the catalog once
 // (block-storage, else volumev3).
 func New(ctx context.Context, cfg Config) (*Client, error) {
-	c := &Client{endpoint: cfg.Endpoint, user: cfg.User, service: cfg.Service, hc: cfg.HTTPClient}
+	c := &Client{endpoint: cfg.Endpoint, user: cfg.User, service: cfg.Service, hc: cfg.HTTPClient, all: cfg.AllProjects}
 	if c.hc == nil {
 		c.hc = http.DefaultClient
 	}

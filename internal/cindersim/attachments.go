@@ -73,7 +73,9 @@ func (s *Sim) listAttachments(w http.ResponseWriter, r *http.Request, c call) {
 	defer s.mu.Unlock()
 	out := []map[string]any{}
 	for _, a := range s.attachments {
-		if a.project != c.id.ProjectID || q.Get("instance_id") != "" && a.instance != q.Get("instance_id") ||
+		// all_tenants: an admin lists every project's (ingot's own calls).
+		every := q.Get("all_tenants") != "" && c.id.has("admin")
+		if !every && a.project != c.id.ProjectID || q.Get("instance_id") != "" && a.instance != q.Get("instance_id") ||
 			q.Get("volume_id") != "" && a.volumeID != q.Get("volume_id") {
 			continue
 		}

@@ -64,10 +64,18 @@ type Config struct {
 	// every replica must use the same shard count.
 	Shards   int           `yaml:"shards"`
 	LeaseTTL time.Duration `yaml:"lease_ttl"`
+	// Image chooses where images come from (image.go); with Glance the
+	// images list is not used.
+	Image ImageBackend `yaml:"image"`
 	// Identity and tenancy (identity.go).
 	Auth   Auth   `yaml:"auth"`
 	API    API    `yaml:"api"`
 	Quotas Quotas `yaml:"quotas"`
+	// Volume chooses where volumes live (volume.go).
+	Volume Volume `yaml:"volume"`
+	// Notifications is where ingot publishes Nova's versioned
+	// notifications (publish.go); off unless its url is set.
+	Notifications Publish `yaml:"notifications"`
 }
 
 // Ironic says where Ironic is.
@@ -173,6 +181,7 @@ func Default() Config {
 	}
 	identityDefaults(&c)
 	notificationDefaults(&c)
+	publishDefaults(&c)
 	return c
 }
 
@@ -228,6 +237,7 @@ func (c *Config) Normalize() error {
 		errs = append(errs, fmt.Errorf("config: %s: %s", key, fmt.Sprintf(format, args...)))
 	}
 	c.resolveSecrets(os.LookupEnv, bad)
+	c.normalizeImage(bad)
 	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
 		bad("listen", "want host:port, got %q", c.Listen)
 	}
@@ -284,7 +294,9 @@ func (c *Config) Normalize() error {
 	}
 	c.normalizeIdentity(bad)
 	c.normalizeNotifications(bad)
+	c.normalizePublish(bad)
 	c.normalizeReplicas(bad)
+	c.normalizeVolume(bad)
 	seen := map[string]bool{}
 	for i := range c.Flavors {
 		f := &c.Flavors[i]

@@ -45,16 +45,7 @@ func (c *Config) normalizeNotifications(bad func(key, format string, args ...any
 		return
 	}
 	const key = "ironic.notifications."
-	if u, err := url.Parse(n.URL); err != nil {
-		// url's error quotes the URL, password included.
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		bad(key+"url", "want amqp://user:password@host:port/vhost: %v", err)
-	} else if (u.Scheme != "amqp" && u.Scheme != "amqps") || u.Hostname() == "" {
-		bad(key+"url", "want amqp://user:password@host:port/vhost (or amqps://), got %s", u.Redacted())
-	}
+	checkAMQP(bad, key+"url", n.URL)
 	if n.Exchange == "" {
 		bad(key+"exchange", "must not be empty (Ironic's default is %s)", ironicnotify.DefaultExchange)
 	}
@@ -77,4 +68,18 @@ func (c *Config) normalizeNotifications(bad func(key, format string, args ...any
 // Consumer is the consumer's configuration (after Normalize).
 func (n Notifications) Consumer() ironicnotify.Config {
 	return ironicnotify.Config{URL: n.URL, Exchange: n.Exchange, Topic: n.Topic, Queue: n.Queue, Durable: n.Durable}
+}
+
+// checkAMQP checks a broker URL, never quoting its password.
+func checkAMQP(bad func(key, format string, args ...any), key, raw string) {
+	if u, err := url.Parse(raw); err != nil {
+		// url's error quotes the URL, password included.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		bad(key, "want amqp://user:password@host:port/vhost: %v", err)
+	} else if (u.Scheme != "amqp" && u.Scheme != "amqps") || u.Hostname() == "" {
+		bad(key, "want amqp://user:password@host:port/vhost (or amqps://), got %s", u.Redacted())
+	}
 }

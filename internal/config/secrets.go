@@ -26,6 +26,8 @@ const (
 	EnvKeystonePassword = "INGOT_KEYSTONE_PASSWORD"
 	// EnvNotificationsURL overrides ironic.notifications.url (and url_file).
 	EnvNotificationsURL = "INGOT_NOTIFICATIONS_URL"
+	// EnvPublishURL overrides notifications.url (and url_file).
+	EnvPublishURL = "INGOT_NOTIFICATIONS_PUBLISH_URL"
 )
 
 func (c *Config) secrets() []secret {
@@ -33,6 +35,7 @@ func (c *Config) secrets() []secret {
 		{key: "database", inline: &c.Database, file: c.DatabaseFile, env: EnvDatabase, defaulted: true},
 		{key: "auth.keystone.password", inline: &c.Auth.Keystone.Password, file: c.Auth.Keystone.PasswordFile, env: EnvKeystonePassword},
 		{key: "ironic.notifications.url", inline: &c.Ironic.Notifications.URL, file: c.Ironic.Notifications.URLFile, env: EnvNotificationsURL},
+		{key: "notifications.url", inline: &c.Notifications.URL, file: c.Notifications.URLFile, env: EnvPublishURL},
 	}
 }
 

@@ -37,6 +37,9 @@ var (
 	ErrBadRequest           = errors.New("glance: bad request")
 	// ErrUnavailable: no answer, or a 5xx: transient.
 	ErrUnavailable = errors.New("glance: unavailable")
+	// ErrFlavorDiskSmallerThanImage: the image's data is larger than the
+	// flavor's disk (Nova's FlavorDiskSmallerThanImage).
+	ErrFlavorDiskSmallerThanImage = errors.New("glance: flavor's disk is smaller than the image")
 )
 
 // DefaultTimeout bounds each HTTP call.
@@ -54,8 +57,13 @@ type Image struct {
 	MinDiskGB       int
 	MinRAMMB        int
 	SizeBytes       int64
+	VirtualSize     int64
 	Checksum        string
 	Tags            []string
+	Protected       bool
+	Hidden          bool // os_hidden
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
 	// Properties are the image's other top-level keys with string values
 	// (hw_*, img_*, trait:*, kernel_id, …).
 	Properties map[string]string
@@ -84,14 +92,21 @@ func (i Image) Traits() (required, forbidden []string) {
 	return required, forbidden
 }
 
-// CheckFlavor refuses a flavor below the image's minimums, as Nova does
-// (a flavor disk of 0 skips the disk check: the root is a volume).
+// CheckFlavor refuses a flavor below the image's minimums in Nova's order
+// (memory, then the image's size, then min_disk); a flavor disk of 0 skips
+// the disk checks, as Nova's does.
 func (i Image) CheckFlavor(diskGB, ramMB int) error {
-	if diskGB > 0 && diskGB < i.MinDiskGB {
-		return fmt.Errorf("%w: image %s needs %d GiB, the flavor has %d", ErrFlavorDiskTooSmall, i.ID, i.MinDiskGB, diskGB)
-	}
 	if ramMB < i.MinRAMMB {
 		return fmt.Errorf("%w: image %s needs %d MiB, the flavor has %d", ErrFlavorMemoryTooSmall, i.ID, i.MinRAMMB, ramMB)
+	}
+	if diskGB <= 0 {
+		return nil
+	}
+	if i.SizeBytes > int64(diskGB)<<30 {
+		return fmt.Errorf("%w: image %s is %d bytes, the flavor's disk %d GiB", ErrFlavorDiskSmallerThanImage, i.ID, i.SizeBytes, diskGB)
+	}
+	if diskGB < i.MinDiskGB {
+		return fmt.Errorf("%w: image %s needs %d GiB, the flavor has %d", ErrFlavorDiskTooSmall, i.ID, i.MinDiskGB, diskGB)
 	}
 	return nil
 }
@@ -177,7 +192,8 @@ func convert(img *images.Image) Image {
 	return Image{ID: img.ID, Name: img.Name, Status: string(img.Status), Visibility: string(img.Visibility),
 		Owner: img.Owner, DiskFormat: img.DiskFormat, ContainerFormat: img.ContainerFormat,
 		MinDiskGB: img.MinDiskGigabytes, MinRAMMB: img.MinRAMMegabytes, SizeBytes: img.SizeBytes,
-		Checksum: img.Checksum, Tags: img.Tags, Properties: props}
+		VirtualSize: img.VirtualSize, Checksum: img.Checksum, Tags: img.Tags, Protected: img.Protected,
+		Hidden: img.Hidden, CreatedAt: img.CreatedAt, UpdatedAt: img.UpdatedAt, Properties: props}
 }
 
 // classify maps a gophercloud error to a kind, keeping Glance's text.

@@ -97,3 +97,13 @@ func (e *Env) CreateQueued(t testing.TB, user, name string) string {
 	}
 	return img.ID
 }
+
+// Deactivate makes an active image deactivated (as Glance's admin: the
+// owner may not), for "image not active" checks.
+func (e *Env) Deactivate(t testing.TB, id string) {
+	t.Helper()
+	if err := testproc.Call(e.hc, e.Keystone.Token(t, "admin"), http.MethodPost,
+		e.URL+"/v2/images/"+id+"/actions/deactivate", nil, nil); err != nil {
+		t.Fatalf("glancetest: deactivate %s: %v", id, err)
+	}
+}

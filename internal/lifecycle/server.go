@@ -188,6 +188,10 @@ type Spec struct {
 	RequiredTraits  []string          `json:"required_traits,omitempty"`
 	ForbiddenTraits []string          `json:"forbidden_traits,omitempty"`
 	Capabilities    map[string]string `json:"capabilities,omitempty"`
+	// ImageTraits are the required traits the image (a Glance image's
+	// trait:NAME=required properties) added to the flavor's, so that a
+	// rebuild with another image replaces them.
+	ImageTraits []string `json:"image_traits,omitempty"`
 	// VCPUs and RAMMB are the flavor's sizes at create, counted against
 	// the project's cores and ram quotas.
 	VCPUs int `json:"vcpus,omitempty"`
@@ -367,6 +371,7 @@ func (s *Server) Clone() *Server {
 	c.Spec.Volumes = slices.Clone(s.Spec.Volumes)
 	c.Spec.RequiredTraits = slices.Clone(s.Spec.RequiredTraits)
 	c.Spec.ForbiddenTraits = slices.Clone(s.Spec.ForbiddenTraits)
+	c.Spec.ImageTraits = slices.Clone(s.Spec.ImageTraits)
 	c.Spec.Capabilities = maps.Clone(s.Spec.Capabilities)
 	c.Spec.Tags = slices.Clone(s.Spec.Tags)
 	if s.Spec.Description != nil {

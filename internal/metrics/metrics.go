@@ -38,6 +38,10 @@ type Metrics struct {
 	notifyEvents   *prometheus.CounterVec
 	notifyLag      prometheus.Histogram
 	notifyOnce     sync.Once
+	outboxDepth    prometheus.Gauge
+	outboxAge      prometheus.Gauge
+	published      prometheus.Counter
+	publishErrors  prometheus.Counter
 	countByPhaseFn func(ctx context.Context) (map[lifecycle.Phase]int, error)
 	// pastDue mirrors pastDeadline for readers that should not gather the
 	// registry (the console's fleet page).
@@ -69,8 +73,17 @@ func New(countByPhase func(ctx context.Context) (map[lifecycle.Phase]int, error)
 		Help: "Ironic notifications received, by whether they woke a server of this replica (woken, ignored) or were malformed (dropped)."}, []string{"outcome"})
 	m.notifyLag = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "ingot_notification_lag_seconds",
 		Help: "From Ironic's timestamp of a notification to its receipt (clocks of two hosts).", Buckets: []float64{.01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}})
+	m.outboxDepth = prometheus.NewGauge(prometheus.GaugeOpts{Name: "ingot_notifications_outbox",
+		Help: "Notifications recorded and not yet confirmed by the message bus (this replica's last look; 0 where another drains)."})
+	m.outboxAge = prometheus.NewGauge(prometheus.GaugeOpts{Name: "ingot_notifications_outbox_oldest_seconds",
+		Help: "Age of the oldest notification waiting in the outbox (0: none waits)."})
+	m.published = prometheus.NewCounter(prometheus.CounterOpts{Name: "ingot_notifications_published_total",
+		Help: "Notifications the message bus confirmed."})
+	m.publishErrors = prometheus.NewCounter(prometheus.CounterOpts{Name: "ingot_notifications_publish_errors_total",
+		Help: "Failed connections, publishes and confirms of notifications (each retried)."})
 	m.reg.MustRegister(m.servers, m.buildSeconds, m.deleteSeconds, m.ironicCalls, m.ironicSeconds, m.tickSeconds, m.fastTick,
 		m.tickServers, m.pastDeadline, m.transitions, m.faults, m.leasesHeld, m.leaseTakeovers,
+		m.outboxDepth, m.outboxAge, m.published, m.publishErrors,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -157,6 +170,18 @@ func (m *Metrics) LeasesHeld(n int) { m.leasesHeld.Set(float64(n)) }
 
 // LeaseTakeovers counts leases taken over from another holder.
 func (m *Metrics) LeaseTakeovers(n int) { m.leaseTakeovers.Add(float64(n)) }
+
+// OutboxDepth records the notifications waiting and the oldest one's age.
+func (m *Metrics) OutboxDepth(n int, oldest time.Duration) {
+	m.outboxDepth.Set(float64(n))
+	m.outboxAge.Set(oldest.Seconds())
+}
+
+// Published counts notifications the bus confirmed.
+func (m *Metrics) Published(n int) { m.published.Add(float64(n)) }
+
+// PublishError counts a failed attempt to publish notifications.
+func (m *Metrics) PublishError(error) { m.publishErrors.Inc() }
 
 // Registry exposes the registry (tests read values from it).
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }

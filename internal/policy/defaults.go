@@ -60,6 +60,12 @@ const (
 	ServerTagsDelete       = "os_compute_api:os-server-tags:delete"
 	ServerTagsDeleteAll    = "os_compute_api:os-server-tags:delete_all"
 	VolumeAttachmentsIndex = "os_compute_api:os-volumes-attachments:index"
+	VolumeAttachmentsShow  = "os_compute_api:os-volumes-attachments:show"
+	NovaVolumesList        = "os_compute_api:os-volumes:list"
+	NovaVolumesDetail      = "os_compute_api:os-volumes:detail"
+	NovaVolumesShow        = "os_compute_api:os-volumes:show"
+	NovaVolumesCreate      = "os_compute_api:os-volumes:create"
+	NovaVolumesDelete      = "os_compute_api:os-volumes:delete"
 	NovaNetworksList       = "os_compute_api:os-networks:list"
 	NovaNetworksShow       = "os_compute_api:os-networks:show"
 	ServerPasswordShow     = "os_compute_api:os-server-password:show"
@@ -202,6 +208,12 @@ var Defaults = []Rule{
 	{ServerTagsDelete, ProjectMemberOrAdmin, "Delete one tag of a server."},
 	{ServerTagsDeleteAll, ProjectMemberOrAdmin, "Delete every tag of a server."},
 	{VolumeAttachmentsIndex, ProjectReaderOrAdmin, "List a server's volume attachments."},
+	{VolumeAttachmentsShow, ProjectReaderOrAdmin, "Show one volume attachment of a server (Cinder asks it before deleting an attachment)."},
+	{NovaVolumesList, ProjectReaderOrAdmin, "List volumes through Nova's volume proxy (os-volumes, up to 2.35; the cinder backend)."},
+	{NovaVolumesDetail, ProjectReaderOrAdmin, "List volumes in detail through Nova's volume proxy (up to 2.35)."},
+	{NovaVolumesShow, ProjectReaderOrAdmin, "Show a volume through Nova's volume proxy (up to 2.35)."},
+	{NovaVolumesCreate, ProjectMemberOrAdmin, "Create a volume through Nova's volume proxy (up to 2.35)."},
+	{NovaVolumesDelete, ProjectMemberOrAdmin, "Delete a volume through Nova's volume proxy (up to 2.35)."},
 	{NovaNetworksList, ProjectReaderOrAdmin, "List networks through Nova's network proxy (os-networks, up to 2.35)."},
 	{NovaNetworksShow, ProjectReaderOrAdmin, "Show a network through Nova's network proxy (os-networks, up to 2.35)."},
 	{ServerDiagnostics, Admin, "Show a server's diagnostics (what ingot knows of its machine)."},

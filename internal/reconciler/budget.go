@@ -44,6 +44,23 @@ func (r *Reconciler) budget(interval time.Duration) time.Duration {
 	return b - min(time.Duration(r.slowStep.Load()), b/2)
 }
 
+// stepsDeadline is when the expensive steps of a tick that began at start
+// must stop: the budget from start, but never less than half a budget from
+// now — a view of Ironic that took the whole budget (a slow link) still
+// leaves time for steps, so the servers progress on any Ironic, one
+// rotation at a time, instead of every tick spending itself on the view.
+func (r *Reconciler) stepsDeadline(start time.Time, interval time.Duration) time.Time {
+	b := r.budget(interval)
+	return later(start.Add(b), r.clock.Now().Add(b/2))
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
 // timeStep notes how long one step took, for budget.
 func (r *Reconciler) timeStep(d time.Duration) {
 	for {

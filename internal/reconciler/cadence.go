@@ -186,7 +186,7 @@ func (r *Reconciler) FastTick(ctx context.Context) (TickStats, error) {
 	servers := r.loadChanged(ctx, changed)
 	stats := TickStats{Servers: len(servers), IronicUp: true}
 	if len(servers) > 0 {
-		rest, _ := r.dispatch(ctx, servers, &bulk{up: true, nodes: nodes}, deadline)
+		rest, _ := r.dispatch(ctx, servers, &bulk{up: true, nodes: nodes}, later(deadline, r.stepsDeadline(start, r.cfg.FastInterval)))
 		stats.Carried = len(rest)
 	}
 	if r.hooks.FastTick != nil {

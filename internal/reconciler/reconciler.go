@@ -109,6 +109,7 @@ type Reconciler struct {
 	ironic Ironic
 	sched  Scheduler
 	ipam   IPAM
+	cinder Cinder // nil: the embedded registry
 	nets   network.Networks
 	clock  clock.Clock
 	log    *slog.Logger
@@ -142,6 +143,7 @@ type Reconciler struct {
 	watch      watchSet                     // servers waiting on Ironic -> last view (cadence.go)
 	touched    map[string]bool              // servers process saw during the current full tick
 	loaded     map[string]*lifecycle.Server // records as last read, by id (load.go; Tick's goroutine only)
+	cinderHost string                       // the connectors' host (cindervolumes.go)
 }
 
 // Deps are the reconciler's collaborators.
@@ -157,6 +159,10 @@ type Deps struct {
 	// Leases shares the servers with other replicas (nil: this one acts on
 	// every server, unfenced).
 	Leases *Keeper
+	// Cinder, when set, is where the volumes live (cindervolumes.go), and
+	// CinderHost the host its attachments' connectors name.
+	Cinder     Cinder
+	CinderHost string
 }
 
 // New builds a reconciler.
@@ -195,11 +201,14 @@ func New(d Deps, cfg Config) *Reconciler {
 	r := &Reconciler{
 		store: d.Store, ironic: d.Ironic, sched: d.Scheduler, ipam: d.IPAM, nets: d.Networks, clock: d.Clock, log: d.Logger,
 		cfg: cfg, hooks: d.Hooks, kick: make(chan struct{}, 1), waits: make(chan struct{}, 1), ironicDown: map[string]bool{},
-		watch: watchSet{}, q: newQueue(cfg.Workers),
+		watch: watchSet{}, q: newQueue(cfg.Workers), cinder: d.Cinder, cinderHost: d.CinderHost,
 	}
 	if d.Leases != nil {
 		r.leases = d.Leases
 		r.ironic = guardedIronic{Ironic: d.Ironic, k: d.Leases}
+		if d.Cinder != nil {
+			r.cinder = guardedCinder{Cinder: d.Cinder, k: d.Leases}
+		}
 		d.Leases.OnGain(func() { r.driftNow.Store(true); r.Kick() })
 	}
 	return r
@@ -375,7 +384,7 @@ func (r *Reconciler) Tick(ctx context.Context) (TickStats, error) {
 	r.mu.Lock()
 	r.touched = map[string]bool{}
 	r.mu.Unlock()
-	deadline := start.Add(r.budget(r.cfg.Interval))
+	deadline := r.stepsDeadline(start, r.cfg.Interval)
 	r.decaySteps()
 	rest, busy := r.dispatch(ctx, servers, view, deadline)
 	stats.Carried = len(rest)

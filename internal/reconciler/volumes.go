@@ -48,20 +48,31 @@ func (r *Reconciler) attachVolumes(ctx context.Context, s *lifecycle.Server) lif
 				"volume %s may still have a target on node %q (status %s): not attaching it to node %s", v.ID, v.NodeID, v.Status, s.NodeID)}
 		}
 	}
-	conns, err := r.ironic.ListVolumeConnectors(ctx, s.NodeID)
-	if err != nil {
-		return resultOf(err)
+	if r.cinder != nil {
+		return r.attachCinder(ctx, s, vols)
 	}
-	haveConn := false
-	for _, c := range conns {
-		haveConn = haveConn || c.ConnectorID == connectorID(s.NodeID)
+	if res := r.ensureConnector(ctx, s.NodeID); res.Outcome != lifecycle.OK {
+		return res
 	}
-	if !haveConn {
-		if _, err := r.ironic.CreateVolumeConnector(ctx, s.NodeID, "iqn", connectorID(s.NodeID)); err != nil {
-			return resultOf(err)
+	return r.eachVolume(ctx, s.NodeID, vols, func(v store.Volume, bootIndex int, hasTarget bool) lifecycle.Result {
+		if hasTarget {
+			return lifecycle.Result{Outcome: lifecycle.OK}
 		}
-	}
-	tgts, err := r.ironic.ListVolumeTargets(ctx, s.NodeID)
+		_, err := r.ironic.CreateVolumeTarget(ctx, ironic.VolumeTarget{NodeID: s.NodeID, VolumeType: "iscsi", VolumeID: v.ID,
+			BootIndex: bootIndex, Properties: map[string]any{"target_iqn": v.TargetIQN, "target_lun": v.TargetLUN,
+				"target_portal": v.TargetPortal, "auth_method": "none"}})
+		return resultOf(err)
+	})
+}
+
+// eachVolume lists node's volume targets, calls step for each volume with
+// its target's boot index and whether the node has a target of it, and
+// then, when one is the boot volume, sets the node's storage interface to
+// external (the targets are managed outside Ironic: by ingot, or by the
+// Cinder attachments it made, so Ironic's own Cinder calls stay off).
+func (r *Reconciler) eachVolume(ctx context.Context, node string, vols []store.Volume,
+	step func(v store.Volume, bootIndex int, hasTarget bool) lifecycle.Result) lifecycle.Result {
+	tgts, err := r.ironic.ListVolumeTargets(ctx, node)
 	if err != nil {
 		return resultOf(err)
 	}
@@ -73,22 +84,31 @@ func (r *Reconciler) attachVolumes(ctx context.Context, s *lifecycle.Server) lif
 	boot := false
 	for _, v := range vols {
 		boot = boot || v.BootIndex == 0
-		if have[v.ID] {
-			continue
-		}
-		_, err := r.ironic.CreateVolumeTarget(ctx, ironic.VolumeTarget{NodeID: s.NodeID, VolumeType: "iscsi", VolumeID: v.ID,
-			BootIndex: idx[v.ID], Properties: map[string]any{"target_iqn": v.TargetIQN, "target_lun": v.TargetLUN,
-				"target_portal": v.TargetPortal, "auth_method": "none"}})
-		if err != nil {
-			return resultOf(err)
+		if res := step(v, idx[v.ID], have[v.ID]); res.Outcome != lifecycle.OK {
+			return res
 		}
 	}
 	if boot {
-		if err := r.ironic.SetStorageInterface(ctx, s.NodeID, "external"); err != nil {
+		if err := r.ironic.SetStorageInterface(ctx, node, "external"); err != nil {
 			return resultOf(err)
 		}
 	}
 	return lifecycle.Result{Outcome: lifecycle.OK}
+}
+
+// ensureConnector creates the node's iqn volume connector unless it has it.
+func (r *Reconciler) ensureConnector(ctx context.Context, node string) lifecycle.Result {
+	conns, err := r.ironic.ListVolumeConnectors(ctx, node)
+	if err != nil {
+		return resultOf(err)
+	}
+	for _, c := range conns {
+		if c.ConnectorID == connectorID(node) {
+			return lifecycle.Result{Outcome: lifecycle.OK}
+		}
+	}
+	_, err = r.ironic.CreateVolumeConnector(ctx, node, "iqn", connectorID(node))
+	return resultOf(err)
 }
 
 // detachVolumes powers the node off (Ironic removes targets only then) and
@@ -150,6 +170,10 @@ func (r *Reconciler) detachVolumes(ctx context.Context, s *lifecycle.Server) lif
 			return resultOf(err)
 		}
 	}
+	if r.cinder != nil {
+		// The targets are gone: now the attachments may go.
+		return r.dropAttachments(ctx, s, vols)
+	}
 	return lifecycle.Result{Outcome: lifecycle.OK}
 }
 
@@ -159,6 +183,9 @@ func (r *Reconciler) releaseVolumes(ctx context.Context, s *lifecycle.Server) li
 	vols, err := r.store.ServerVolumes(ctx, s.ID)
 	if err != nil {
 		return resultOf(err)
+	}
+	if r.cinder != nil {
+		return r.releaseCinder(ctx, s, vols)
 	}
 	for _, v := range vols {
 		destroy := s.Desired == lifecycle.DesiredDeleted && v.DeleteOnTermination

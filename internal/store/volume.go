@@ -45,8 +45,12 @@ type Volume struct {
 	// StatusReason says why a volume is still in-use or deleting (e.g.
 	// "waiting for Ironic to remove the volume target").
 	StatusReason string
-	CreatedAt    time.Time
-	UpdatedAt    time.Time
+	// AttachmentID is the holder's Cinder attachment of the volume (the
+	// cinder backend), made for AttachmentNode's volume connector; both
+	// "" when none is known.
+	AttachmentID, AttachmentNode string
+	CreatedAt                    time.Time
+	UpdatedAt                    time.Time
 }
 
 // Volumes is the volume registry, part of Store's implementations.
@@ -76,6 +80,10 @@ type Volumes interface {
 	// and StatusReason, with no server. Idempotent: nil when the volume is
 	// gone or held by another server.
 	ReleaseVolume(ctx context.Context, id, serverID string, destroy bool) error
+	// SetVolumeAttachment records the Cinder attachment of a volume
+	// serverID holds and the node it was made for ("", "": none).
+	// ErrNotFound when the volume is not held by that server.
+	SetVolumeAttachment(ctx context.Context, id, serverID, attachmentID, nodeID string) error
 }
 
 // DefaultTargetPortal is the iSCSI portal the embedded backend gives its
@@ -86,12 +94,25 @@ const DefaultTargetPortal = "127.0.0.1:3260"
 // description: IQN iqn.2026-11.io.ingot:volume-<id>, LUN 0, and portal (""
 // means DefaultTargetPortal).
 func NewVolume(id, name string, sizeGB int, portal string, now time.Time) Volume {
+	return NewVolumeAt(id, name, sizeGB, portal, "", now)
+}
+
+// DefaultIQNPrefix is the prefix of the embedded backend's target IQNs
+// when no other is configured.
+const DefaultIQNPrefix = "iqn.2026-11.io.ingot"
+
+// NewVolumeAt is NewVolume with the target's IQN prefix ("" means
+// DefaultIQNPrefix): IQN <prefix>:volume-<id>.
+func NewVolumeAt(id, name string, sizeGB int, portal, iqnPrefix string, now time.Time) Volume {
 	if portal == "" {
 		portal = DefaultTargetPortal
 	}
+	if iqnPrefix == "" {
+		iqnPrefix = DefaultIQNPrefix
+	}
 	return Volume{
 		ID: id, Name: name, SizeGB: sizeGB, Status: VolumeAvailable, BootIndex: -1,
-		TargetIQN: "iqn.2026-11.io.ingot:volume-" + id, TargetLUN: 0, TargetPortal: portal,
+		TargetIQN: iqnPrefix + ":volume-" + id, TargetLUN: 0, TargetPortal: portal,
 		CreatedAt: now, UpdatedAt: now,
 	}
 }

@@ -94,6 +94,8 @@ type ingot struct {
 	nodes  []string
 	p      *ingottest.Proc
 	runs   int
+	// token, when set, is sent as X-Auth-Token (an ingot behind Keystone).
+	token string
 }
 
 func newIngot(t testing.TB, ir *ironicSide, rc string, nodes []string) *ingot {
@@ -148,6 +150,9 @@ func (in *ingot) call(method, path string, body any, out any) (int, error) {
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-OpenStack-Nova-API-Version", "2.90")
 	req.Header.Set("X-Ingot-Extensions", "true")
+	if in.token != "" {
+		req.Header.Set("X-Auth-Token", in.token)
+	}
 	resp, err := hc.Do(req)
 	if err != nil {
 		return 0, err

@@ -9,7 +9,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -18,6 +17,7 @@ import (
 	"time"
 
 	"github.com/ingot-dev/ingot/internal/app"
+	"github.com/ingot-dev/ingot/internal/apptest"
 	"github.com/ingot-dev/ingot/internal/config"
 	"github.com/ingot-dev/ingot/internal/keystonetest"
 	"github.com/ingot-dev/ingot/internal/pgtest"
@@ -91,31 +91,8 @@ func startStackOpts(t testing.TB, ks *keystonetest.Env, edit func(*config.Config
 	if edit != nil {
 		edit(&cfg)
 	}
-	if err := cfg.Normalize(); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	a, err := app.New(ctx, cfg, opts)
-	if err != nil {
-		cancel()
-		t.Fatalf("app: %v", err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		cancel()
-		a.Close()
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- a.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-		a.Close()
-	})
-	s := &stack{t: t, app: a, url: "http://" + ln.Addr().String(), ks: ks, toks: map[string]string{},
+	a, url := apptest.Serve(t, cfg, opts)
+	s := &stack{t: t, app: a, url: url, ks: ks, toks: map[string]string{},
 		hc: &http.Client{Timeout: 30 * time.Second}}
 	if ks != nil {
 		for name := range people {

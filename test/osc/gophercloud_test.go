@@ -3,7 +3,6 @@ package osc
 import (
 	"context"
 	"errors"
-	"net"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
 
 	"github.com/ingot-dev/ingot/internal/app"
+	"github.com/ingot-dev/ingot/internal/apptest"
 	"github.com/ingot-dev/ingot/internal/config"
 	"github.com/ingot-dev/ingot/internal/ironicsim"
 )
@@ -42,33 +42,13 @@ networks:
 		t.Fatalf("config: %v", err)
 	}
 	cfg.Database = filepath.Join(t.TempDir(), "ingot.db")
-	ctx, cancel := context.WithCancel(context.Background())
-	a, err := app.New(ctx, cfg, app.Options{})
-	if err != nil {
-		cancel()
-		t.Fatalf("app: %v", err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		cancel()
-		a.Close()
-		t.Fatalf("listen: %v", err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- a.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-		a.Close()
-	})
+	a, url := apptest.Serve(t, cfg, app.Options{})
 	for _, n := range a.Sim.Nodes() {
 		if err := a.Sim.HoldDeploy(n.UUID); err != nil {
 			t.Fatalf("hold %s: %v", n.UUID, err)
 		}
 	}
-	return a, "http://" + ln.Addr().String()
+	return a, url
 }
 
 // driveSim is stack.drive in process: nodes of building (or rebuilding) servers named

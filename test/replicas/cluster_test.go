@@ -143,12 +143,13 @@ func newClusterPolling(t *testing.T, nodes, n int, poll time.Duration) *cluster 
 // newClusterOf is newClusterPolling with the replicas running bin (an
 // earlier release, for the upgrade test).
 func newClusterOf(t *testing.T, bin string, nodes, n int, poll time.Duration) *cluster {
-	return newClusterOn(t, bin, pgtest.DSN(t), nodes, n, poll)
+	return newClusterOn(t, bin, pgtest.DSN(t), nodes, n, poll, nil)
 }
 
 // newClusterOn is newClusterOf on the database dsn (a private server the
-// test restarts).
-func newClusterOn(t *testing.T, bin, dsn string, nodes, n int, poll time.Duration) *cluster {
+// test restarts), replica i reaching it at via(i, dsn) when via is set (a
+// link through a fault proxy).
+func newClusterOn(t *testing.T, bin, dsn string, nodes, n int, poll time.Duration, via func(i int, dsn string) string) *cluster {
 	c := &cluster{t: t, dir: t.TempDir(), dsn: dsn, bin: bin}
 	sim := ingottest.Start(t, ingottest.Binary(t), ingottest.Options{}, "sim", "--nodes", fmt.Sprint(nodes), "--listen", "127.0.0.1:0",
 		"--deploy-time", deployTime.String(), "--undeploy-time", "500ms", "--vif-mode", "store", "--ports", "1", "--seed", "1")
@@ -167,7 +168,7 @@ ironic: {url: %s, timeout: 10s}
 flavors: [{name: bm, resource_class: baremetal, vcpus: 8, ram_mb: 16384, disk_gb: 100}]
 images: [{name: debian-12, url: "http://images.example/debian-12.qcow2"}]
 networks: [{name: provisioning, cidr: 10.0.0.0/22}]
-`, c.dsn, r.host, shards, leaseTTL, poll, max(2*time.Second, poll), r.proxy.url)
+`, r.dsn(i, via), r.host, shards, leaseTTL, poll, max(2*time.Second, poll), r.proxy.url)
 		if err := os.WriteFile(r.config, []byte(yaml), 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -185,6 +186,14 @@ networks: [{name: provisioning, cidr: 10.0.0.0/22}]
 	}
 	c.waitBalanced(c.reps)
 	return c
+}
+
+// dsn is the database as replica i reaches it.
+func (r *replica) dsn(i int, via func(i int, dsn string) string) string {
+	if via == nil {
+		return r.c.dsn
+	}
+	return via(i, r.c.dsn)
 }
 
 // start runs the replica's serve and waits until it answers.

@@ -16,7 +16,7 @@ import (
 // create ends ACTIVE on its own node.
 func TestPostgresRestartRideThrough(t *testing.T) {
 	pg := pgtest.Private(t)
-	c := newClusterOn(t, ingottest.Binary(t), pg.DSN, 200, 2, 200*time.Millisecond)
+	c := newClusterOn(t, ingottest.Binary(t), pg.DSN, 200, 2, 200*time.Millisecond, nil)
 	c.retryUnavailable = true
 	idsc := make(chan []string)
 	go func() { idsc <- c.createAll("ride", 80, 4, c.all) }()

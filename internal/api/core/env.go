@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/ingot-dev/ingot/internal/auth"
 	"github.com/ingot-dev/ingot/internal/catalog"
+	"github.com/ingot-dev/ingot/internal/cinder"
 	"github.com/ingot-dev/ingot/internal/clock"
 	"github.com/ingot-dev/ingot/internal/hostcheck"
 	"github.com/ingot-dev/ingot/internal/ironic"
@@ -49,6 +50,10 @@ type Config struct {
 	// rebuild and leaves adminPass out of the create, rescue and rebuild
 	// answers (Nova's enable_instance_password = false).
 	DisableInstancePassword bool
+	// Images, when set, is Glance (image.backend glance): image look-ups
+	// and imageRef are resolved there with the caller's token, and Catalog's
+	// images are not used.
+	Images Images
 	// Logger receives request logs (nil: discarded).
 	Logger *slog.Logger
 	// Ready reports whether the database and Ironic answer (nil: Store.Ping).
@@ -87,6 +92,21 @@ type Config struct {
 	// Inventory lists every Ironic node for os-hypervisors from a cache
 	// (nil: Nodes).
 	Inventory func(ctx context.Context) ([]ironic.Node, error)
+	// Cinder, when set, is where volumes live (volume.backend: cinder):
+	// the API calls it with each caller's token, and /volume/v3 (the
+	// embedded registry's) is not served.
+	Cinder *cinder.Client
+	// Embedded says where the embedded registry's volumes are served
+	// (with no Cinder).
+	Embedded EmbeddedVolumes
+}
+
+// EmbeddedVolumes is the embedded registry's target description: portal
+// and IQN prefix of new volumes ("" each: the store's defaults), or
+// RecordsOnly (no target server: a server asking for a volume is 400).
+type EmbeddedVolumes struct {
+	Portal, IQNPrefix string
+	RecordsOnly       bool
 }
 
 // Env is what every service shares: the configuration, the logger, the

@@ -24,13 +24,15 @@ import (
 // image_endpoint_override / network_endpoint_override, and /v2.1/v2.0/… where
 // the network proxy appends its version to the shared endpoint.
 func (s *Service) Register() {
-	s.Plain("GET /image/v2/images", core.OwnRule(policy.Images, s.listImages))
-	s.Plain("GET /image/v2/images/{id}", core.OwnRule(policy.Images, s.showImage))
+	// Over the configured images or Glance (novaglance.go).
+	list, show, index, detail, novaShow := s.imageHandlers()
+	s.Plain("GET /image/v2/images", core.OwnRule(policy.Images, list))
+	s.Plain("GET /image/v2/images/{id}", core.OwnRule(policy.Images, show))
 	// The compute root's images are Glance's for the CLI, Nova's proxy for
 	// a compute client (novaimages.go).
-	s.Plain("GET /v2.1/images", core.OwnRule(policy.Images, s.novaProxy(s.listImages, s.novaImagesIndex)))
-	s.Plain("GET /v2.1/images/{id}", core.OwnRule(policy.Images, s.novaProxy(s.showImage, s.novaImageShow)))
-	s.NovaImageRoutes()
+	s.Plain("GET /v2.1/images", core.OwnRule(policy.Images, s.novaProxy(list, index)))
+	s.Plain("GET /v2.1/images/{id}", core.OwnRule(policy.Images, s.novaProxy(show, novaShow)))
+	s.Compute("GET /v2.1/images/detail", core.OwnRule(policy.Images, detail))
 	for _, prefix := range []string{"/v2.1", "/v2.1/v2.0", "/network/v2.0"} {
 		s.Plain("GET "+prefix+"/networks", core.OwnRule(policy.Networks, s.listNetworks))
 		s.Plain("GET "+prefix+"/networks/{id}", core.OwnRule(policy.Networks, s.showNetwork))

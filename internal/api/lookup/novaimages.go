@@ -6,7 +6,6 @@ import (
 
 	"github.com/ingot-dev/ingot/internal/api/core"
 	"github.com/ingot-dev/ingot/internal/catalog"
-	"github.com/ingot-dev/ingot/internal/policy"
 )
 
 // Nova's image proxy (GET /images, /images/detail, /images/{id}) until
@@ -17,11 +16,6 @@ import (
 
 // mvNoImageProxy is 2.36: the image proxy gone.
 const mvNoImageProxy = 36
-
-// NovaImageRoutes registers /v2.1/images/detail (a compute route).
-func (s *Service) NovaImageRoutes() {
-	s.Compute("GET /v2.1/images/detail", core.OwnRule(policy.Images, s.novaImagesDetail))
-}
 
 // novaProxy answers with Nova's proxy when the request names a compute
 // microversion, else with glance (the CLI's Glance look-ups).
@@ -123,35 +117,45 @@ func (s *Service) novaImages(r *core.Request) ([]catalog.Image, error) {
 	return out, nil
 }
 
-func (s *Service) novaImagesDetail(w http.ResponseWriter, r *core.Request) error {
+// novaImageList is the proxy's list, over the configured images or Glance.
+func (s *Service) novaImageList(r *core.Request) ([]novaImage, error) {
 	if err := proxyGone(r); err != nil {
-		return err
+		return nil, err
+	}
+	var out []novaImage
+	if s.Cfg.Images != nil {
+		imgs, err := s.novaGlanceImages(r)
+		for _, img := range imgs {
+			out = append(out, s.novaGlanceImage(r, img))
+		}
+		return out, err
 	}
 	imgs, err := s.novaImages(r)
-	if err != nil {
-		return err
-	}
-	out := make([]novaImage, 0, len(imgs))
 	for _, img := range imgs {
 		out = append(out, s.novaImage(r, img))
 	}
+	return out, err
+}
+
+func (s *Service) novaImagesDetail(w http.ResponseWriter, r *core.Request) error {
+	imgs, err := s.novaImageList(r)
+	if err != nil {
+		return err
+	}
 	core.WriteJSON(w, http.StatusOK, struct {
 		Images []novaImage `json:"images"`
-	}{out})
+	}{append([]novaImage{}, imgs...)})
 	return nil
 }
 
 func (s *Service) novaImagesIndex(w http.ResponseWriter, r *core.Request) error {
-	if err := proxyGone(r); err != nil {
-		return err
-	}
-	imgs, err := s.novaImages(r)
+	imgs, err := s.novaImageList(r)
 	if err != nil {
 		return err
 	}
 	out := make([]novaImageRef, 0, len(imgs))
 	for _, img := range imgs {
-		out = append(out, novaImageRef{ID: img.ID, Name: img.Name, Links: novaLinks(r, img.ID)})
+		out = append(out, novaImageRef{ID: img.ID, Name: img.Name, Links: img.Links})
 	}
 	core.WriteJSON(w, http.StatusOK, struct {
 		Images []novaImageRef `json:"images"`

@@ -82,6 +82,10 @@ type attachedVolume struct {
 	ID                  string `json:"id"`
 }
 
+type volumeAttachmentBody struct {
+	VolumeAttachment serverVolumeAttachment `json:"volumeAttachment"`
+}
+
 type volumeAttachmentsBody struct {
 	VolumeAttachments []serverVolumeAttachment `json:"volumeAttachments"`
 }

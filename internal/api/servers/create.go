@@ -42,6 +42,11 @@ type createRequest struct {
 	multi                  multiCreate
 	group                  *lifecycle.GroupRef // the group scheduler hint (servergroups.go)
 	files                  []lifecycle.File    // personality (below 2.57)
+	// glanceRef is imageRef, resolved against Glance once the flavor is
+	// known, and imageTraits the Glance image's required traits
+	// (glanceimage.go).
+	glanceRef   string
+	imageTraits []string
 }
 
 // Fields of the server object that ingot accepts only in the form it would
@@ -136,7 +141,7 @@ func (s *Service) parseCreate(r *core.Request) (*createRequest, error) {
 	if c.group, err = s.resolveGroup(r, top); err != nil {
 		return nil, err
 	}
-	if err := s.resolveBoot(r.Context(), r.Ident.ProjectID, fields, c); err != nil {
+	if err := s.resolveBoot(r, fields, c); err != nil {
 		return nil, err
 	}
 	if c.networks, err = s.resolveNetworks(fields["networks"]); err != nil {
@@ -199,6 +204,9 @@ func (s *Service) parseCreate(r *core.Request) (*createRequest, error) {
 			return nil, core.BadRequest("The requested availability zone is not available")
 		}
 	}
+	if err := s.resolveGlanceImage(r, c); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 
@@ -251,6 +259,10 @@ func (s *Service) resolveImage(fields map[string]json.RawMessage, c *createReque
 	ref = refID(ref)
 	if ref == "" {
 		return core.BadRequest("Missing imageRef attribute: ingot boots from images only.")
+	}
+	if s.Cfg.Images != nil {
+		c.glanceRef = ref
+		return nil
 	}
 	img, ok := s.Cfg.Catalog.Image(ref)
 	if !ok {

@@ -19,7 +19,11 @@ import (
 // rebuildRequest is a validated rebuild body. A nil pointer leaves the
 // server's value as it is; a pointer to "" clears it.
 type rebuildRequest struct {
-	image       catalog.Image
+	image catalog.Image
+	// glance: image is a Glance image, whose required traits replace the
+	// previous image's (glanceimage.go).
+	glance      bool
+	imageTraits []string
 	name        *string
 	description **string // 2.19: set to nil to clear
 	metadata    map[string]string
@@ -87,11 +91,13 @@ func (s *Service) parseRebuild(r *core.Request, raw json.RawMessage) (*rebuildRe
 		return nil, core.BadRequest("Invalid input for field/attribute imageRef. Value: %s. It is not a 'uuid'.", ref)
 	}
 	rb := &rebuildRequest{diskConfig: dc, setDiskConfig: setDC, personality: fields["personality"]}
-	img, ok := s.Cfg.Catalog.Image(ref)
-	if !ok {
+	if s.Cfg.Images != nil {
+		rb.image.ID = ref // read from Glance once the server is known (rebuildGlanceImage)
+	} else if img, ok := s.Cfg.Catalog.Image(ref); ok {
+		rb.image = img
+	} else {
 		return nil, core.BadRequest("Cannot find image for rebuild")
 	}
-	rb.image = img
 	if v, ok := fields["adminPass"]; ok && json.Unmarshal(v, &rb.password) != nil {
 		return nil, core.BadRequest("Invalid input for field/attribute adminPass. Value: %s. It is not of type 'string'.", v)
 	}
@@ -213,6 +219,9 @@ func (s *Service) rebuild(w http.ResponseWriter, r *core.Request, raw json.RawMe
 	if sv.Spec.ImageID == "" {
 		return core.BadRequest("Image %s is unacceptable: Unable to rebuild with a different image for a volume-backed server.", rb.image.ID)
 	}
+	if err := s.rebuildGlanceImage(r, sv, rb); err != nil {
+		return err
+	}
 	publicKey, keyType := "", ""
 	if rb.keyName != nil && *rb.keyName != "" {
 		// The caller's keypair (as Nova: users own keys, projects own servers).
@@ -248,6 +257,9 @@ func (s *Service) rebuild(w http.ResponseWriter, r *core.Request, raw json.RawMe
 	op.change = func(cur *lifecycle.Server) {
 		spec := &cur.Spec
 		spec.ImageID, spec.ImageSource, spec.ImageChecksum = rb.image.ID, rb.image.URL, rb.image.Checksum
+		if rb.glance {
+			replaceImageTraits(spec, rb.imageTraits)
+		}
 		if rb.name != nil {
 			cur.Name = *rb.name
 		}

@@ -71,6 +71,7 @@ func (s *Service) CreateServer(w http.ResponseWriter, r *core.Request) error {
 	for i, sv := range servers {
 		sv.Name = multiName(c.name, i, n)
 		resolveGuest(sv, c.flavor)
+		addImageTraits(&sv.Spec, c.imageTraits)
 	}
 	if err := s.createAll(r, servers); err != nil {
 		var qe *store.QuotaExceededError

@@ -19,6 +19,7 @@ func (s *Service) SubresourceRoutes() {
 	s.Compute("GET /v2.1/servers/{id}/ips", s.serverIPs)
 	s.Compute("GET /v2.1/servers/{id}/os-interface", s.serverInterfaces)
 	s.Compute("GET /v2.1/servers/{id}/os-volume_attachments", s.serverVolumeAttachments)
+	s.Compute("GET /v2.1/servers/{id}/os-volume_attachments/{volume}", s.serverVolumeAttachment)
 	s.Compute("GET /v2.1/os-availability-zone", s.admin.AvailabilityZones)
 	s.Compute("GET /v2.1/os-availability-zone/detail", s.admin.AvailabilityZonesDetail)
 	for _, prefix := range []string{"/v2.1", "/v2.1/v2.0", "/network/v2.0"} {

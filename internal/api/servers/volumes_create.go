@@ -1,7 +1,6 @@
 package servers
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,36 +19,50 @@ import (
 var bdmFields = []string{"source_type", "destination_type", "uuid", "boot_index", "delete_on_termination",
 	"device_name", "disk_bus", "device_type", "tag", "volume_size", "guest_format"}
 
-const bdmSupported = `ingot attaches existing volumes only: source_type "volume" with destination_type "volume"`
+const bdmSupported = `ingot attaches existing volumes (source_type "volume" with destination_type "volume") and boots an image given as source_type "image" with destination_type "local" at boot_index 0`
 
 // parseBlockDevices maps block_device_mapping_v2 to volume references:
 // each entry an existing volume by uuid, boot_index absent, null or
 // negative for a data volume (-1). Boot indexes that are set must be
 // 0, 1, … without gaps or repeats, as Nova requires (and Ironic refuses
 // two targets with one boot index on a node, docs/ironic.md §5).
-func parseBlockDevices(raw json.RawMessage) ([]lifecycle.VolumeRef, error) {
+func parseBlockDevices(raw json.RawMessage) ([]lifecycle.VolumeRef, string, error) {
 	if raw == nil || string(raw) == "null" {
-		return nil, nil
+		return nil, "", nil
 	}
 	var list []map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &list); err != nil {
-		return nil, core.BadRequest("Invalid input for field/attribute block_device_mapping_v2. Value: %s. It must be a list of objects.", raw)
+		return nil, "", core.BadRequest("Invalid input for field/attribute block_device_mapping_v2. Value: %s. It must be a list of objects.", raw)
 	}
 	var refs []lifecycle.VolumeRef
+	image := ""
 	for i, item := range list {
 		if item == nil {
-			return nil, core.BadRequest("Invalid input for field/attribute block_device_mapping_v2: entry %d is not an object.", i)
+			return nil, "", core.BadRequest("Invalid input for field/attribute block_device_mapping_v2: entry %d is not an object.", i)
+		}
+		if id, ok, err := imageLocal(item); err != nil || ok {
+			if err != nil {
+				return nil, "", err
+			}
+			if image != "" {
+				return nil, "", core.BadRequest("Invalid block device mapping: more than one image has boot_index 0; a server boots from one image.")
+			}
+			image = id
+			continue
 		}
 		ref, err := parseBlockDevice(item)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		if slices.ContainsFunc(refs, func(r lifecycle.VolumeRef) bool { return r.ID == ref.ID }) {
-			return nil, core.BadRequest("Invalid block device mapping: volume %s is requested twice.", ref.ID)
+			return nil, "", core.BadRequest("Invalid block device mapping: volume %s is requested twice.", ref.ID)
 		}
 		refs = append(refs, ref)
 	}
 	var boots []int
+	if image != "" {
+		boots = append(boots, 0) // the image is the boot disk
+	}
 	for _, r := range refs {
 		if r.BootIndex >= 0 {
 			boots = append(boots, r.BootIndex)
@@ -62,13 +75,39 @@ func parseBlockDevices(raw json.RawMessage) ([]lifecycle.VolumeRef, error) {
 		}
 		if i > 0 && boots[i-1] == b {
 			if b == 0 {
-				return nil, core.BadRequest("Invalid block device mapping: more than one volume has boot_index 0; a server boots from one volume.")
+				return nil, "", core.BadRequest("Invalid block device mapping: more than one volume has boot_index 0; a server boots from one volume.")
 			}
-			return nil, core.BadRequest("Invalid block device mapping: more than one volume has boot_index %d.", b)
+			return nil, "", core.BadRequest("Invalid block device mapping: more than one volume has boot_index %d.", b)
 		}
-		return nil, core.BadRequest("Boot sequence for the instance and image/block device mapping combination is not valid: boot_index values must be 0, 1, … without gaps (got %d).", b)
+		return nil, "", core.BadRequest("Boot sequence for the instance and image/block device mapping combination is not valid: boot_index values must be 0, 1, … without gaps (got %d).", b)
 	}
-	return refs, nil
+	return refs, image, nil
+}
+
+// imageLocal reads an entry {source_type: image, destination_type: local,
+// uuid, boot_index: 0}: the image to boot, as Nova treats it for Ironic
+// (ok false for any other entry). At another boot index it is Nova's 400.
+func imageLocal(item map[string]json.RawMessage) (string, bool, error) {
+	src, _ := core.OptionalString(item, "source_type", 255)
+	dst, _ := core.OptionalString(item, "destination_type", 255)
+	if src != "image" || dst != "local" {
+		return "", false, nil
+	}
+	boot, err := bootIndex(item["boot_index"])
+	if err != nil {
+		return "", false, err
+	}
+	if boot != 0 {
+		return "", false, core.BadRequest("Block Device Mapping is Invalid: Mapping image to local is not supported.")
+	}
+	id, err := core.OptionalString(item, "uuid", 255)
+	if err != nil {
+		return "", false, err
+	}
+	if id == "" {
+		return "", false, core.BadRequest("Block Device Mapping is Invalid: an image entry needs a uuid.")
+	}
+	return id, true, nil
 }
 
 func parseBlockDevice(item map[string]json.RawMessage) (lifecycle.VolumeRef, error) {
@@ -143,13 +182,19 @@ func bootIndex(raw json.RawMessage) (int, error) {
 // the Spec's image fields stay empty); otherwise the image is required.
 // It checks the volumes exist and are free, so the common mistakes get a
 // message naming the volume; CreateServer's reservation stays the fence.
-func (s *Service) resolveBoot(ctx context.Context, project string, fields map[string]json.RawMessage, c *createRequest) error {
+func (s *Service) resolveBoot(r *core.Request, fields map[string]json.RawMessage, c *createRequest) error {
+	ctx, project := r.Context(), r.Ident.ProjectID
 	if _, ok := fields["block_device_mapping"]; ok {
 		return core.BadRequest("The legacy block_device_mapping is not supported: use block_device_mapping_v2 (%s).", bdmSupported)
 	}
-	refs, err := parseBlockDevices(fields["block_device_mapping_v2"])
+	refs, image, err := parseBlockDevices(fields["block_device_mapping_v2"])
 	if err != nil {
 		return err
+	}
+	if ref, _ := core.OptionalString(fields, "imageRef", 2048); image != "" && refID(ref) == "" {
+		// An image→local boot device is the image boot Nova makes of it:
+		// its uuid is the imageRef.
+		fields["imageRef"], _ = json.Marshal(image)
 	}
 	c.volumes = refs
 	ref, err := core.OptionalString(fields, "imageRef", 2048)
@@ -159,6 +204,15 @@ func (s *Service) resolveBoot(ctx context.Context, project string, fields map[st
 	bootVolume := slices.ContainsFunc(refs, func(r lifecycle.VolumeRef) bool { return r.BootIndex == 0 })
 	if refID(ref) != "" || !bootVolume {
 		if err := s.resolveImage(fields, c); err != nil {
+			return err
+		}
+	}
+	if len(refs) > 0 && s.Cfg.Cinder == nil && s.Cfg.Embedded.RecordsOnly {
+		return core.BadRequest("Block Device Mapping is Invalid: this cloud's volumes are records only " +
+			"(volume.embedded.records_only): no iSCSI target serves them, so no server can boot from or attach one.")
+	}
+	if s.Cfg.Cinder != nil {
+		if err := s.holdCinderVolumes(r, refs); err != nil {
 			return err
 		}
 	}

@@ -1,6 +1,7 @@
 package servers
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 
@@ -66,22 +67,55 @@ func (s *Service) serverVolumeAttachments(w http.ResponseWriter, r *core.Request
 	}
 	out := make([]serverVolumeAttachment, 0, len(vols))
 	for _, v := range vols {
-		a := serverVolumeAttachment{ServerID: sv.ID, VolumeID: v.ID, Device: volume.Device(v.BootIndex)}
-		if !r.MV.AtLeast(mvAttachmentID) {
-			a.ID = &v.ID
-		}
-		if r.MV.AtLeast(mvAttachmentTag) {
-			a.Tag = core.JSONNull
-		}
-		if r.MV.AtLeast(mvAttachmentDeleteFlag) {
-			a.DeleteOnTermination = &v.DeleteOnTermination
-		}
-		if r.MV.AtLeast(mvAttachmentID) {
-			attachment, bdm := volume.AttachmentID(v.ID, sv.ID), volume.AttachmentID(v.ID, sv.ID+"/bdm")
-			a.AttachmentID, a.BDMUUID = &attachment, &bdm
-		}
-		out = append(out, a)
+		out = append(out, volumeAttachmentView(r, sv.ID, v))
 	}
 	core.WriteJSON(w, http.StatusOK, volumeAttachmentsBody{VolumeAttachments: out})
+	return nil
+}
+
+// volumeAttachmentView is one volume of a server in os-volume_attachments'
+// shape at the request's microversion. attachment_id (2.89) is the Cinder
+// attachment when there is one (Cinder compares it before it deletes an
+// attachment a user asks it to).
+func volumeAttachmentView(r *core.Request, serverID string, v store.Volume) serverVolumeAttachment {
+	a := serverVolumeAttachment{ServerID: serverID, VolumeID: v.ID, Device: volume.Device(v.BootIndex)}
+	if !r.MV.AtLeast(mvAttachmentID) {
+		a.ID = &v.ID
+	}
+	if r.MV.AtLeast(mvAttachmentTag) {
+		a.Tag = core.JSONNull
+	}
+	if r.MV.AtLeast(mvAttachmentDeleteFlag) {
+		a.DeleteOnTermination = &v.DeleteOnTermination
+	}
+	if r.MV.AtLeast(mvAttachmentID) {
+		attachment, bdm := volume.AttachmentID(v.ID, serverID), volume.AttachmentID(v.ID, serverID+"/bdm")
+		if v.AttachmentID != "" {
+			attachment = v.AttachmentID
+		}
+		a.AttachmentID, a.BDMUUID = &attachment, &bdm
+	}
+	return a
+}
+
+// serverVolumeAttachment answers GET
+// /servers/{id}/os-volume_attachments/{volume} as Nova: the attachment
+// when the server holds the volume, 404 otherwise. Cinder asks it, with
+// the user's token, before it deletes an attachment that a call without a
+// service token asks it to delete.
+func (s *Service) serverVolumeAttachment(w http.ResponseWriter, r *core.Request) error {
+	sv, err := s.visibleServer(r, r.PathValue("id"), policy.VolumeAttachmentsShow)
+	if err != nil {
+		return err
+	}
+	volID := r.PathValue("volume")
+	v, err := s.Cfg.Store.GetVolume(r.Context(), volID)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && v.ServerID != sv.ID) {
+		return core.NotFound("Instance %s is not attached to volume %s.", sv.ID, volID)
+	}
+	if err != nil {
+		return fmt.Errorf("volume %s: %w", volID, err)
+	}
+	core.WriteJSON(w, http.StatusOK, volumeAttachmentBody{VolumeAttachment: volumeAttachmentView(r, sv.ID, v)})
 	return nil
 }

@@ -162,7 +162,8 @@ func (s *Service) createVolume(w http.ResponseWriter, r *core.Request) error {
 		return core.BadRequest("Invalid input for field/attribute multiattach. Value: %s. A volume attaches to one server.", v)
 	}
 	now := s.Cfg.Clock.Now().UTC()
-	v := store.NewVolume(uuid.NewString(), name, size, "", now)
+	e := s.Cfg.Embedded
+	v := store.NewVolumeAt(uuid.NewString(), name, size, e.Portal, e.IQNPrefix, now)
 	v.ProjectID, v.UserID = r.Ident.ProjectID, r.Ident.UserID
 	if err := s.Cfg.Store.CreateVolume(r.Context(), v); err != nil {
 		return fmt.Errorf("create volume %s: %w", v.ID, err)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ingot-dev/ingot/internal/lifecycle"
+	"github.com/ingot-dev/ingot/internal/novanotify"
 	"github.com/ingot-dev/ingot/internal/pgtest"
 	"github.com/ingot-dev/ingot/internal/store"
 	"github.com/ingot-dev/ingot/internal/store/sqlite"
@@ -46,6 +47,10 @@ func populate(t testing.TB, st store.Store, n int) {
 	must(st.(store.ServerGroups).CreateServerGroup(ctx, store.ServerGroup{ID: "group-1", Name: "g", ProjectID: "project-1",
 		UserID: "user-1", Policy: "anti-affinity", MaxServerPerHost: 2, CreatedAt: storetest.T0}, 10))
 	must(st.(store.Volumes).CreateVolume(ctx, store.Volume{ID: "vol-1", Name: "v", ProjectID: "project-1", SizeGB: 10, Status: "available"}))
+	// Notifications waiting in the outbox are moved with the rest.
+	st.(store.Outbox).SetNotifier((&novanotify.Builder{Host: "host-1", PublisherID: "nova-compute:host-1",
+		Now: func() time.Time { return storetest.T0 }}).Notices)
+	defer st.(store.Outbox).SetNotifier(nil)
 	for i := range n {
 		s := storetest.FullServer(fmt.Sprintf("srv-%05d", i))
 		s.Spec.Tags = []string{"t" + fmt.Sprint(i%3), "x"}

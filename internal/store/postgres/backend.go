@@ -149,8 +149,8 @@ func (backend) CheckFence(ctx context.Context, tx sqlstore.Tx) error {
 	return nil
 }
 
-func (backend) Save(ctx context.Context, tx sqlstore.Tx, s *lifecycle.Server, events []lifecycle.Event) error {
-	return saveServer(ctx, tx, s, events)
+func (b backend) Save(ctx context.Context, tx sqlstore.Tx, s *lifecycle.Server, events []lifecycle.Event) error {
+	return b.st.Noticed(ctx, tx, s, func() error { return saveServer(ctx, tx, s, events) })
 }
 
 // autocommit runs statements on the pool, each on its own (unfenced

@@ -10,7 +10,7 @@ import (
 // TestMigratesVersion9: a database at schema 0009 (main before the shard
 // column: 0006_schema to 0009) holding servers opens, takes 0010, keeps its
 // records and gets every server's shard hash. The 0009 state is made by
-// undoing 0010 on a database written by the store.
+// undoing 0010 (and the later ones) on a database written by the store.
 func TestMigratesVersion9(t *testing.T) {
 	ctx := t.Context()
 	dsn := pgtest.DSN(t)
@@ -28,6 +28,7 @@ func TestMigratesVersion9(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, q := range []string{"DROP INDEX servers_work_shard", "ALTER TABLE servers DROP COLUMN shard_hash",
+		"ALTER TABLE volumes DROP COLUMN attachment_id", "ALTER TABLE volumes DROP COLUMN attachment_node", // 0012
 		"DELETE FROM schema_migrations WHERE version > 9"} {
 		if _, err := st.pool.Exec(ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)

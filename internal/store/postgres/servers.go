@@ -44,8 +44,12 @@ const (
 // is unchanged.
 func (st *Store) SaveServer(ctx context.Context, s *lifecycle.Server, events ...lifecycle.Event) error {
 	var err error
-	if _, fenced := store.FenceOf(ctx); fenced {
-		err = st.Store.B.Write(ctx, func(tx sqlstore.Tx) error { return saveServer(ctx, tx, s, events) })
+	if _, fenced := store.FenceOf(ctx); fenced || st.Notifying() {
+		// The notices need the record before the write, read in its
+		// transaction (sqlstore.Noticed).
+		err = st.Store.B.Write(ctx, func(tx sqlstore.Tx) error {
+			return st.Noticed(ctx, tx, s, func() error { return saveServer(ctx, tx, s, events) })
+		})
 	} else {
 		err = saveServer(ctx, autocommit{st.db}, s, events) // one statement, one round trip
 	}

@@ -65,7 +65,7 @@ func (b backend) Snapshot(ctx context.Context, fn func(sqlstore.Tx) error) error
 func (backend) LockRow(context.Context, sqlstore.Tx, string, any) error { return nil }
 
 func (b backend) Save(ctx context.Context, tx sqlstore.Tx, s *lifecycle.Server, events []lifecycle.Event) error {
-	return saveServer(ctx, tx, s, events)
+	return b.st.save(ctx, tx, s, events)
 }
 
 func (b backend) CheckFence(ctx context.Context, tx sqlstore.Tx) error {

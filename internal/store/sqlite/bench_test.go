@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ingot-dev/ingot/internal/lifecycle"
+	"github.com/ingot-dev/ingot/internal/novanotify"
 	"github.com/ingot-dev/ingot/internal/store"
 	"github.com/ingot-dev/ingot/internal/store/storetest"
 )
@@ -62,6 +63,11 @@ func BenchmarkSaveServer(b *testing.B) {
 			}
 			i++
 		}
+	})
+	b.Run("notifying", func(b *testing.B) {
+		st, ss := seed(b, benchRows, benchRows)
+		defer cpuPerOp(b)()
+		storetest.BenchSaveNotifying(b, st, ss, novanotify.Builder{Host: "h", PublisherID: "nova-compute:h"}.Notices)
 	})
 	b.Run("parallel", func(b *testing.B) {
 		st, ss := seed(b, benchRows, benchRows)

@@ -37,11 +37,17 @@ const (
 // an unknown id, ErrNodeTaken when s.NodeID is held by another server; on
 // any error nothing is written and s is unchanged.
 func (st *Store) SaveServer(ctx context.Context, s *lifecycle.Server, events ...lifecycle.Event) error {
-	if err := st.write(ctx, func(tx txn) error { return saveServer(ctx, tx, s, events) }); err != nil {
+	if err := st.write(ctx, func(tx txn) error { return st.save(ctx, tx, s, events) }); err != nil {
 		return err
 	}
 	s.Version++
 	return nil
+}
+
+// save is SaveServer's write inside tx with the notices of the change
+// (sqlstore.Noticed); s.Version is left to the caller.
+func (st *Store) save(ctx context.Context, tx sqlstore.Tx, s *lifecycle.Server, events []lifecycle.Event) error {
+	return st.Noticed(ctx, tx, s, func() error { return saveServer(ctx, tx, s, events) })
 }
 
 // saveServer is SaveServer's write inside tx; s.Version is left to the caller.

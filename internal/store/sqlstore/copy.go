@@ -16,14 +16,14 @@ import (
 var CopyTables = []string{
 	"servers", "actions", "events", "ports", "volumes", "keypairs", "quotas",
 	"flavors", "flavor_access", "server_groups", "server_group_members",
-	"services", "aggregates", "aggregate_hosts", "quota_classes",
+	"services", "aggregates", "aggregate_hosts", "quota_classes", "outbox",
 }
 
 // transientTables are not copied: leases and replicas are the running
 // replicas' (a replica claims its shards afresh at start, the epochs
 // starting over on a database no replica has served), and each database
 // records its own dialect's migrations.
-var transientTables = []string{"leases", "replicas", "schema_migrations"}
+var transientTables = []string{"leases", "replicas", "schema_migrations", "outbox_drainer"}
 
 // derived are columns one dialect has and the other computes from another
 // column: PostgreSQL's servers.tags is the spec's tags (TagsColumn).

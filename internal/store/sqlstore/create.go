@@ -133,6 +133,9 @@ func (st *Store) createServers(ctx context.Context, servers []*lifecycle.Server,
 			if err := st.insertServer(ctx, tx, row); err != nil {
 				return err
 			}
+			if err := st.insertNotices(ctx, tx, nil, &row.c); err != nil {
+				return err
+			}
 		}
 		return nil
 	})

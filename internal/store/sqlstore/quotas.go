@@ -23,7 +23,8 @@ func (st *Store) qUsage() string {
 // WriterQueries are the statements the shared code runs in write
 // transactions, for a store that prepares them (SQLite).
 func (st *Store) WriterQueries() []string {
-	return []string{st.insertSQL(), qInsertAction, st.qUsage(), qOverrides, QInsertPort, QSetPortVIF, QBindPort, QDeletePort}
+	return []string{st.insertSQL(), qInsertAction, st.qUsage(), qOverrides, QInsertPort, QSetPortVIF, QBindPort, QDeletePort,
+		st.qBefore(), qInsertNotice}
 }
 
 func (st *Store) usage(ctx context.Context, q Tx, projectID string) (store.Usage, error) {

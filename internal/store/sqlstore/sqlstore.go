@@ -80,6 +80,8 @@ type Store struct {
 	// TagsColumn: servers.tags holds a copy of the spec's tags (PostgreSQL,
 	// JSONB with a GIN index for the tag filters); SQLite reads the spec.
 	TagsColumn bool
+
+	notify store.Notifier // SetNotifier (outbox.go)
 }
 
 // errorf is fmt.Errorf with the store's name in front.

@@ -42,11 +42,25 @@ func (st *Store) RequestDelete(ctx context.Context, id, requestID string, at tim
 		if s.Desired == lifecycle.DesiredDeleted {
 			return nil // already requested: nothing changes
 		}
+		var before *lifecycle.Server
+		if st.notify != nil {
+			if before, err = codec.ScanServer(tx.QueryRowContext(ctx, "SELECT "+codec.ServerCols+" FROM servers WHERE id = ?", id)); err != nil {
+				return st.errorf("request delete %s: %w", id, err)
+			}
+		}
 		s.Desired = lifecycle.DesiredDeleted
 		if _, err := tx.ExecContext(ctx, `UPDATE servers SET desired = ?, delete_requested_at = ?, delete_request_id = ?,
 			updated_at = ?, version = version + 1, needs_work = ? WHERE id = ?`,
 			string(lifecycle.DesiredDeleted), codec.Time(at), requestID, codec.Time(at), s.NeedsWork(), id); err != nil {
 			return st.errorf("request delete %s: %w", id, err)
+		}
+		if before != nil {
+			after := before.Clone()
+			after.Desired, after.DeleteRequestedAt, after.DeleteRequestID, after.UpdatedAt = lifecycle.DesiredDeleted, at, requestID, at
+			after.Version++
+			if err := st.insertNotices(ctx, tx, before, after); err != nil {
+				return err
+			}
 		}
 		return st.InsertAction(ctx, tx, store.ActionRecord{
 			ServerID: id, RequestID: requestID, Action: lifecycle.ActionDelete,
@@ -71,6 +85,10 @@ func (st *Store) UpdateServer(ctx context.Context, id string, act *store.ActionR
 		}
 		if err != nil {
 			return st.errorf("update server %s: %w", id, err)
+		}
+		var before *lifecycle.Server
+		if st.notify != nil {
+			before = s.Clone()
 		}
 		if err := mutate(s); err != nil {
 			return err
@@ -100,6 +118,11 @@ func (st *Store) UpdateServer(ctx context.Context, id string, act *store.ActionR
 			return st.errorf("update server %s: %w", id, err)
 		}
 		s.Version++
+		if before != nil {
+			if err := st.insertNotices(ctx, tx, before, s); err != nil {
+				return err
+			}
+		}
 		if act != nil {
 			a := *act
 			a.ServerID, a.ProjectID, a.UserID = id, s.ProjectID, s.UserID

@@ -14,11 +14,16 @@ import (
 const (
 	volumeCols = `id, name, size_gb, status, server_id, node_id, boot_index, delete_on_termination,
 	target_iqn, target_lun, target_portal, status_reason, created_at, updated_at, project_id, user_id`
+	// volumeReadCols are what scanVolume reads: volumeCols and the Cinder
+	// attachment (never written by an insert).
+	volumeReadCols = volumeCols + ", attachment_id, attachment_node"
 	// A stranded volume (status error) keeps its status, node and reason.
 	qFreeVolume = `UPDATE volumes SET
 		status = CASE WHEN status = 'error' THEN 'error' ELSE 'available' END,
 		node_id = CASE WHEN status = 'error' THEN node_id ELSE '' END,
 		status_reason = CASE WHEN status = 'error' THEN status_reason ELSE '' END,
+		attachment_id = CASE WHEN status = 'error' THEN attachment_id ELSE '' END,
+		attachment_node = CASE WHEN status = 'error' THEN attachment_node ELSE '' END,
 		server_id = '', boot_index = -1, delete_on_termination = FALSE, updated_at = ?
 		WHERE id = ? AND server_id = ? AND server_id <> ''`
 	// volumeOrder: boot volumes by boot index, then data volumes (-1), id breaking ties.
@@ -32,7 +37,7 @@ func scanVolume(sc codec.Scanner) (store.Volume, error) {
 	)
 	err := sc.Scan(&v.ID, &v.Name, &v.SizeGB, &v.Status, &v.ServerID, &v.NodeID, &v.BootIndex,
 		&v.DeleteOnTermination, &v.TargetIQN, &v.TargetLUN, &v.TargetPortal, &v.StatusReason, &created, &updated,
-		&v.ProjectID, &v.UserID)
+		&v.ProjectID, &v.UserID, &v.AttachmentID, &v.AttachmentNode)
 	if err != nil {
 		return v, err
 	}
@@ -97,7 +102,7 @@ func (st *Store) CreateVolume(ctx context.Context, v store.Volume) error {
 
 // GetVolume returns one volume. ErrNotFound when unknown.
 func (st *Store) GetVolume(ctx context.Context, id string) (store.Volume, error) {
-	v, err := scanVolume(st.B.QueryRow(ctx, "SELECT "+volumeCols+" FROM volumes WHERE id = ?", id))
+	v, err := scanVolume(st.B.QueryRow(ctx, "SELECT "+volumeReadCols+" FROM volumes WHERE id = ?", id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.Volume{}, fmt.Errorf("volume %s: %w", id, store.ErrNotFound)
 	}
@@ -113,7 +118,7 @@ func (st *Store) ListVolumes(ctx context.Context, after string, limit int) ([]st
 	if limit <= 0 || limit > maxLimit {
 		limit = defaultLimit
 	}
-	return st.queryVolumes(ctx, "list volumes", "SELECT "+volumeCols+" FROM volumes WHERE id > ? ORDER BY id LIMIT ?", after, limit)
+	return st.queryVolumes(ctx, "list volumes", "SELECT "+volumeReadCols+" FROM volumes WHERE id > ? ORDER BY id LIMIT ?", after, limit)
 }
 
 // ListProjectVolumes is ListVolumes for one project's volumes.
@@ -122,7 +127,7 @@ func (st *Store) ListProjectVolumes(ctx context.Context, projectID, after string
 		limit = defaultLimit
 	}
 	return st.queryVolumes(ctx, "list volumes of "+projectID,
-		"SELECT "+volumeCols+" FROM volumes WHERE project_id = ? AND id > ? ORDER BY id LIMIT ?", projectID, after, limit)
+		"SELECT "+volumeReadCols+" FROM volumes WHERE project_id = ? AND id > ? ORDER BY id LIMIT ?", projectID, after, limit)
 }
 
 // lockedVolume is a volume row read inside a write transaction (FOR UPDATE
@@ -169,7 +174,7 @@ func (st *Store) ServerVolumes(ctx context.Context, serverID string) ([]store.Vo
 		return nil, nil
 	}
 	return st.queryVolumes(ctx, "volumes of server "+serverID,
-		"SELECT "+volumeCols+" FROM volumes WHERE server_id = ? ORDER BY "+volumeOrder, serverID)
+		"SELECT "+volumeReadCols+" FROM volumes WHERE server_id = ? ORDER BY "+volumeOrder, serverID)
 }
 
 // VolumesOn lists the volumes of many servers, ServerVolumes' order for
@@ -183,7 +188,7 @@ func (st *Store) VolumesOn(ctx context.Context, serverIDs []string) (map[string]
 		for i, id := range chunk {
 			args[i] = id
 		}
-		rows, err := st.B.QueryOnce(ctx, "SELECT "+volumeCols+" FROM volumes WHERE server_id IN ("+
+		rows, err := st.B.QueryOnce(ctx, "SELECT "+volumeReadCols+" FROM volumes WHERE server_id IN ("+
 			marks(len(chunk))+") AND server_id <> '' ORDER BY server_id, "+volumeOrder, args...)
 		if err != nil {
 			return nil, st.errorf("volumes on servers: %w", err)
@@ -237,4 +242,14 @@ func (st *Store) ReleaseVolume(ctx context.Context, id, serverID string, destroy
 		}
 		return nil
 	})
+}
+
+// SetVolumeAttachment records the Cinder attachment of a volume held by
+// serverID and the node it was made for ("" and "" forget it).
+// ErrNotFound when the volume is not held by that server.
+func (st *Store) SetVolumeAttachment(ctx context.Context, id, serverID, attachmentID, nodeID string) error {
+	return st.ExecOne(ctx, fmt.Sprintf("volume %s held by server %q", id, serverID),
+		`UPDATE volumes SET attachment_id = ?, attachment_node = ?, updated_at = ?
+		WHERE id = ? AND server_id = ? AND server_id <> ''`,
+		attachmentID, nodeID, codec.Time(time.Now()), id, serverID)
 }

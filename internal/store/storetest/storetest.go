@@ -66,6 +66,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"VolumeHolds", testVolumeHolds},
 		{"VolumeStranded", testVolumeStranded},
 		{"CreateServerReservesVolumes", testVolumesServer},
+		{"VolumeAttachment", testVolumeAttachment},
 		{"CreateServerVolumeRace", testVolumeRace},
 		{"Concurrency", testConcurrency},
 		{"ListProject", testListProject},
@@ -84,6 +85,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Services", testServices},
 		{"Aggregates", testAggregates},
 		{"QuotaClasses", testQuotaClasses},
+		{"Outbox", testOutbox},
+		{"OutboxClaim", testOutboxClaim},
 		{"Ping", func(t *testing.T, st store.Store) {
 			if err := st.Ping(t.Context()); err != nil {
 				t.Fatal(err)

@@ -1,0 +1,48 @@
+package storetest
+
+import (
+	"testing"
+
+	"github.com/ingot-dev/ingot/internal/lifecycle"
+	"github.com/ingot-dev/ingot/internal/store"
+)
+
+// testVolumeAttachment: SetVolumeAttachment records the holder's Cinder
+// attachment and node, refuses a server that does not hold the volume,
+// and a release forgets them (a stranded volume keeps them: its
+// attachment is still on the node another instance holds).
+func testVolumeAttachment(t *testing.T, st store.Store) {
+	mustCreateVolume(t, st, "va-1")
+	mustCreateVolume(t, st, "va-2")
+	s := MinimalServer("sa", T0)
+	s.Spec.Volumes = []lifecycle.VolumeRef{{ID: "va-1", BootIndex: 0}, {ID: "va-2", BootIndex: -1}}
+	mustCreate(t, st, s)
+	if err := st.SetVolumeAttachment(ctx(t), "va-1", "sa", "att-1", "node-1"); err != nil {
+		t.Fatal(err)
+	}
+	wantErr(t, "SetVolumeAttachment by a server that does not hold it",
+		st.SetVolumeAttachment(ctx(t), "va-1", "other", "att-x", "node-x"), store.ErrNotFound)
+	v, err := st.GetVolume(ctx(t), "va-1")
+	if err != nil || v.AttachmentID != "att-1" || v.AttachmentNode != "node-1" {
+		t.Fatalf("after SetVolumeAttachment: %+v, %v", v, err)
+	}
+	if err := st.SetVolumeAttachment(ctx(t), "va-2", "sa", "att-2", "node-1"); err != nil {
+		t.Fatal(err)
+	}
+	v2, _ := st.GetVolume(ctx(t), "va-2")
+	v2.Status, v2.NodeID, v2.StatusReason = store.VolumeError, "node-1", "stranded"
+	if err := st.UpdateVolume(ctx(t), v2); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"va-1", "va-2"} {
+		if err := st.ReleaseVolume(ctx(t), id, "sa", false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if v, _ := st.GetVolume(ctx(t), "va-1"); v.AttachmentID != "" || v.AttachmentNode != "" || v.Status != store.VolumeAvailable {
+		t.Fatalf("released volume keeps its attachment: %+v", v)
+	}
+	if v, _ := st.GetVolume(ctx(t), "va-2"); v.AttachmentID != "att-2" || v.Status != store.VolumeError {
+		t.Fatalf("stranded volume after release: %+v", v)
+	}
+}

@@ -1,0 +1,101 @@
+package crash
+
+import (
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ingot-dev/ingot/internal/cindertest"
+	"github.com/ingot-dev/ingot/internal/keystonetest"
+	"github.com/ingot-dev/ingot/internal/poll"
+)
+
+// TestKill9Cinder: ingot with volume.backend: cinder (the real Keystone
+// and Cinder, the simulated Ironic) is killed with SIGKILL around Cinder's
+// attachment create — before it, and after Cinder answered but before
+// ingot recorded the attachment — and at the end of the volume step;
+// restarted, the build becomes ACTIVE with exactly one attachment (the
+// unrecorded one found by server and volume and replaced, not doubled),
+// and after the delete Cinder's attachments and the node's targets are as
+// many as before: none.
+func TestKill9Cinder(t *testing.T) {
+	cin := cindertest.Start(t)
+	ir, nodes := simSide(t, 1, "rc-cinder")
+	member := cin.Keystone.Token(t, "member-a")
+	for _, point := range []string{"before:cinder_attachment_create:1", "after:cinder_attachment_create:1", "after:attach_volumes:1"} {
+		t.Run(strings.ReplaceAll(point, ":", "#"), func(t *testing.T) {
+			in := newIngot(t, ir, "rc-cinder", nodes)
+			in.token = member
+			cfg, err := os.ReadFile(in.config)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg = append(cfg, []byte("auth: {strategy: keystone, keystone: {auth_url: "+cin.Keystone.URL+
+				", username: ingot, password: "+keystonetest.Password+", project_name: service}}\n"+
+				"volume: {backend: cinder, cinder: {url: "+cin.URL+"}}\n")...)
+			if err := os.WriteFile(in.config, cfg, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			vol := cinderVolume(t, cin, member)
+			a0, t0 := cinderCounts(t, cin, ir, nodes)
+			p := in.run("INGOT_CRASH_AT=" + point)
+			var out struct {
+				Server struct{ ID string } `json:"server"`
+			}
+			body := map[string]any{"server": map[string]any{"name": "crash-cinder", "flavorRef": "bm", "imageRef": imageID,
+				"networks":                []map[string]string{{"uuid": networkID}},
+				"block_device_mapping_v2": []map[string]any{{"source_type": "volume", "destination_type": "volume", "uuid": vol}}}}
+			if code, err := in.call("POST", "/v2.1/servers", body, &out); err != nil || code != http.StatusAccepted {
+				t.Fatalf("create: %d %v", code, err)
+			}
+			if !killedBy9(t, p, ir.timeout) {
+				t.Fatalf("ingot was not killed at %s", point)
+			}
+			a1, _ := cinderCounts(t, cin, ir, nodes)
+			t.Logf("%s: killed with %d attachments in Cinder", point, a1-a0)
+			in.run()
+			in.waitActive(out.Server.ID)
+			if a, tg := cinderCounts(t, cin, ir, nodes); a != a0+1 || tg != t0+1 {
+				t.Errorf("ACTIVE after the crash at %s: %d attachments, %d targets, want 1 and 1", point, a-a0, tg-t0)
+			}
+			in.deleteAndCheck(out.Server.ID)
+			a, tg := cinderCounts(t, cin, ir, nodes)
+			t.Logf("%s: attachments %d -> %d, targets %d -> %d", point, a0, a, t0, tg)
+			if a != a0 || tg != t0 {
+				t.Errorf("crash at %s: attachments %d -> %d, targets %d -> %d", point, a0, a, t0, tg)
+			}
+		})
+	}
+}
+
+// cinderVolume creates a volume as the member and waits until available.
+func cinderVolume(t *testing.T, cin *cindertest.Env, token string) string {
+	t.Helper()
+	var v struct {
+		Volume struct{ ID, Status string } `json:"volume"`
+	}
+	if st := cin.Do(t, token, http.MethodPost, "/volumes", map[string]any{"volume": map[string]any{"size": 1}}, &v); st != http.StatusAccepted {
+		t.Fatalf("create volume: %d", st)
+	}
+	poll.Until(t, time.Minute, "volume available", func() (bool, string) {
+		cin.Do(t, token, http.MethodGet, "/volumes/"+v.Volume.ID, nil, &v)
+		return v.Volume.Status == "available", v.Volume.Status
+	})
+	return v.Volume.ID
+}
+
+// cinderCounts are Cinder's attachments and the volume targets on nodes.
+func cinderCounts(t *testing.T, cin *cindertest.Env, ir *ironicSide, nodes []string) (attachments, targets int) {
+	t.Helper()
+	_, attachments = cin.Counts(t)
+	for _, n := range nodes {
+		var out struct {
+			Targets []struct{ UUID string } `json:"targets"`
+		}
+		ir.get(t, "/v1/volume/targets?node="+n, &out)
+		targets += len(out.Targets)
+	}
+	return attachments, targets
+}
