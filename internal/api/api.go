@@ -29,7 +29,7 @@ func New(cfg Config) http.Handler {
 		cfg.Catalog = &catalog.Catalog{}
 	}
 	if cfg.Kick == nil {
-		cfg.Kick = func() {}
+		cfg.Kick = func(...string) {}
 	}
 	if cfg.Ready == nil {
 		cfg.Ready = cfg.Store.Ping

@@ -98,7 +98,7 @@ func newFixtureWith(t testing.TB, configure func(*api.Config)) *fixture {
 	cfg := api.Config{
 		Store: st, Catalog: testCatalog(), Networks: testNetworks(), Clock: f.clock,
 		BuildTimeout: buildLimit,
-		Kick: func() {
+		Kick: func(...string) {
 			list, err := st.ListServers(context.Background(), store.ListOptions{Limit: 1})
 			if err != nil {
 				t.Errorf("kick: list: %v", err)

@@ -23,6 +23,7 @@ import (
 	"github.com/ingot-dev/ingot/internal/connlimit"
 	"github.com/ingot-dev/ingot/internal/hostcheck"
 	"github.com/ingot-dev/ingot/internal/ironic"
+	"github.com/ingot-dev/ingot/internal/ironicnotify"
 	"github.com/ingot-dev/ingot/internal/ironicsim"
 	"github.com/ingot-dev/ingot/internal/lifecycle"
 	"github.com/ingot-dev/ingot/internal/metrics"
@@ -46,6 +47,9 @@ type App struct {
 	// Leases holds this replica's shard leases (docs/DESIGN.md §2.10).
 	Leases  *reconciler.Keeper
 	Metrics *metrics.Metrics
+	// Notifications consumes Ironic's notifications (nil when
+	// ironic.notifications is off); RunNotifications runs it.
+	Notifications *ironicnotify.Consumer
 	// Handler is the API (internal/api); Console is the operator console
 	// under /ui/ (internal/ui), which calls Handler in-process. Serve
 	// answers both on one listener (Root).
@@ -129,7 +133,11 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 		return nil, err
 	}
 	a.Keystone = ident.keystone
-	ic, err := ironic.New(ironicConfig(cfg, a.IronicURL, ident, a.Metrics.IronicCall))
+	icfg := ironicConfig(cfg, a.IronicURL, ident, a.Metrics.IronicCall)
+	// The leases' last word on a change, as its bytes go out (a.Leases is
+	// set below, before anything runs).
+	icfg.BeforeSend = func(ctx context.Context) error { return a.Leases.Admit(ctx) }
+	ic, err := ironic.New(icfg)
 	if err != nil {
 		a.Close()
 		return nil, fmt.Errorf("ironic: %w", err)
@@ -160,7 +168,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	}
 	sched := scheduler.New(ic, opts.Clock, scheduler.Options{Logger: opts.Logger, Networks: nets,
 		Schedulable: schedulable(st), GroupMembers: st.GroupMembers, NodeHost: nodeHosts(st), Background: true,
-		OnRefresh: func() { a.Reconciler.Kick() }})
+		OnRefresh: func() { a.Reconciler.InventoryListed() }})
 	a.Reconciler = reconciler.New(reconciler.Deps{
 		Store: st, Ironic: ic, Scheduler: sched, IPAM: network.NewIPAM(st, nets), Networks: nets, Ports: ports, Clock: opts.Clock, Logger: opts.Logger,
 		Hooks:  reconciler.Hooks{Tick: tee(a.Metrics.Tick, opts.Tick, true), FastTick: tee(a.Metrics.FastTick, opts.Tick, false), Transition: a.Metrics.Transition, PastDue: a.Metrics.PastDue, Step: opts.Step},
@@ -170,6 +178,10 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 		DriftInterval: cfg.DriftInterval, Workers: cfg.Workers,
 		Lifecycle: LifecycleConfig(cfg),
 	})
+	if a.Notifications, err = a.newNotifications(); err != nil {
+		a.Close()
+		return nil, err
+	}
 	ready := func(ctx context.Context) error {
 		if err := st.Ping(ctx); err != nil {
 			return fmt.Errorf("database: %w", err)
@@ -272,11 +284,17 @@ func (a *App) claimLeases(ctx context.Context, opts Options) error {
 	return nil
 }
 
-// kick wakes this replica's loop after an API write and, when the store
-// can, every other replica's (the server's shard may be held elsewhere).
-// Never blocks: a burst of writes coalesces into one notification.
-func (a *App) kick() {
-	a.Reconciler.Kick()
+// kick wakes this replica's loop after an API write: the work items of the
+// servers written are due at once (no wait for a tick; a full tick when
+// none is named), and, when the store can, every other replica gets a
+// kick (the server's shard may be held elsewhere). Never blocks: a burst
+// of writes coalesces into one notification.
+func (a *App) kick(servers ...string) {
+	if len(servers) == 0 {
+		a.Reconciler.Kick()
+	} else {
+		a.Reconciler.Wake(servers...)
+	}
 	if a.kicks != nil {
 		select {
 		case a.kicks <- struct{}{}:
@@ -400,6 +418,9 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	loops := a.startLoops(ctx)
 	defer func() { loops.stop() }()
 	a.relayKicks(ctx)
+	// The consumer only wakes work items: it goes on while the loops are
+	// paused (they take the items when they resume).
+	go a.RunNotifications(ctx)
 	go a.heartbeat(ctx)
 	var lost <-chan struct{}
 	if a.owner != nil {

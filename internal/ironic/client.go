@@ -46,6 +46,11 @@ type Config struct {
 	// chosen by Endpoint.
 	Provider *gophercloud.ProviderClient
 	Endpoint gophercloud.EndpointOpts
+	// BeforeSend, if set, is asked right before each request that is not a
+	// GET or HEAD is written (sendguard.go); its error aborts the request
+	// unsent, and the method returns that error (wrapped, without a typed
+	// error: nothing reached Ironic).
+	BeforeSend func(ctx context.Context) error
 	// PageSize is the limit asked for per list request; default DefaultPageSize.
 	// Tests set it low to exercise pagination without creating 1000 nodes.
 	PageSize int
@@ -61,7 +66,7 @@ type Config struct {
 // reporting "Ironic unavailable" would be a lie that could feed a fault
 // reason; the caller knows its own ctx ended. Only the per-call Timeout
 // (Config.Timeout) firing while the caller's ctx is still live counts as
-// ErrUnavailable.
+// ErrUnavailable. A request Config.BeforeSend refused wraps its error.
 type Client struct {
 	sc       *gophercloud.ServiceClient
 	timeout  time.Duration
@@ -117,6 +122,9 @@ func newClient(cfg Config, sc *gophercloud.ServiceClient) *Client {
 	if sc.Microversion == "" {
 		sc.Microversion = DefaultMicroversion
 	}
+	if cfg.BeforeSend != nil {
+		sc.HTTPClient.Transport = newGuardTransport(sc.HTTPClient.Transport, sc.Endpoint, cfg.BeforeSend)
+	}
 	c := &Client{sc: sc, timeout: cfg.Timeout, pageSize: cfg.PageSize, observe: cfg.Observer}
 	if c.timeout <= 0 {
 		c.timeout = DefaultTimeout
@@ -133,9 +141,12 @@ func newClient(cfg Config, sc *gophercloud.ServiceClient) *Client {
 func (c *Client) do(ctx context.Context, op, action string, call func(ctx context.Context) error) error {
 	start := time.Now()
 	callCtx, cancel := context.WithTimeout(ctx, c.timeout)
-	err := call(callCtx)
+	refused := &refusal{}
+	err := call(context.WithValue(callCtx, refusalKey{}, refused))
 	cancel()
-	if err != nil {
+	if rerr := refused.get(); err != nil && rerr != nil {
+		err = fmt.Errorf("ironic: %s: not sent: %w", action, rerr)
+	} else if err != nil {
 		status, _ := httpFault(err)
 		classified := classify(action, err)
 		if ctxErr := ctx.Err(); ctxErr != nil && status == 0 && errors.Is(classified, ErrUnavailable) {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -33,6 +34,10 @@ type Metrics struct {
 	faults         *prometheus.CounterVec
 	leasesHeld     prometheus.Gauge
 	leaseTakeovers prometheus.Counter
+	notifyUp       prometheus.Gauge
+	notifyEvents   *prometheus.CounterVec
+	notifyLag      prometheus.Histogram
+	notifyOnce     sync.Once
 	outboxDepth    prometheus.Gauge
 	outboxAge      prometheus.Gauge
 	published      prometheus.Counter
@@ -62,6 +67,12 @@ func New(countByPhase func(ctx context.Context) (map[lifecycle.Phase]int, error)
 	m.faults = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ingot_faults_total", Help: "Failed attempts and errors by reason."}, []string{"reason"})
 	m.leasesHeld = prometheus.NewGauge(prometheus.GaugeOpts{Name: "ingot_leases_held", Help: "Shard leases this replica holds."})
 	m.leaseTakeovers = prometheus.NewCounter(prometheus.CounterOpts{Name: "ingot_lease_takeovers_total", Help: "Shard leases taken over from another holder (expired or released)."})
+	m.notifyUp = prometheus.NewGauge(prometheus.GaugeOpts{Name: "ingot_notifications_connected",
+		Help: "1 while Ironic's notifications are consumed from the bus, 0 while ingot relies on polling alone."})
+	m.notifyEvents = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ingot_notification_events_total",
+		Help: "Ironic notifications received, by whether they woke a server of this replica (woken, ignored) or were malformed (dropped)."}, []string{"outcome"})
+	m.notifyLag = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "ingot_notification_lag_seconds",
+		Help: "From Ironic's timestamp of a notification to its receipt (clocks of two hosts).", Buckets: []float64{.01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}})
 	m.outboxDepth = prometheus.NewGauge(prometheus.GaugeOpts{Name: "ingot_notifications_outbox",
 		Help: "Notifications recorded and not yet confirmed by the message bus (this replica's last look; 0 where another drains)."})
 	m.outboxAge = prometheus.NewGauge(prometheus.GaugeOpts{Name: "ingot_notifications_outbox_oldest_seconds",
@@ -174,3 +185,37 @@ func (m *Metrics) PublishError(error) { m.publishErrors.Inc() }
 
 // Registry exposes the registry (tests read values from it).
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+// EnableNotifications registers the notification consumer's metrics, once,
+// when ironic.notifications is on: without a consumer there is no
+// ingot_notifications_connected series for IngotNotificationsDown to see.
+func (m *Metrics) EnableNotifications() {
+	m.notifyOnce.Do(func() { m.reg.MustRegister(m.notifyUp, m.notifyEvents, m.notifyLag) })
+}
+
+// NotificationsConnected records whether the notification consumer is
+// connected.
+func (m *Metrics) NotificationsConnected(up bool) {
+	v := 0.0
+	if up {
+		v = 1
+	}
+	m.notifyUp.Set(v)
+}
+
+// NotificationEvent records one notification received: whether it woke a
+// server of this replica.
+func (m *Metrics) NotificationEvent(woke bool) {
+	if woke {
+		m.notifyEvents.WithLabelValues("woken").Inc()
+	} else {
+		m.notifyEvents.WithLabelValues("ignored").Inc()
+	}
+}
+
+// NotificationLag records a notification's lag, from Ironic's timestamp to
+// its receipt.
+func (m *Metrics) NotificationLag(lag time.Duration) { m.notifyLag.Observe(max(lag, 0).Seconds()) }
+
+// NotificationDropped records a malformed notification.
+func (m *Metrics) NotificationDropped() { m.notifyEvents.WithLabelValues("dropped").Inc() }

@@ -35,6 +35,10 @@ func TestAlertRulesNameExportedMetrics(t *testing.T) {
 	m.Transition(&lifecycle.Server{}, &lifecycle.Server{Phase: lifecycle.PhaseError, Fault: &lifecycle.Fault{Reason: lifecycle.ReasonBuildTimeout}})
 	m.LeasesHeld(1)
 	m.LeaseTakeovers(1)
+	m.EnableNotifications()
+	m.NotificationsConnected(true)
+	m.NotificationEvent(true)
+	m.NotificationLag(time.Millisecond)
 	m.Handler().ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/metrics", nil))
 
 	families, err := m.Registry().Gather()

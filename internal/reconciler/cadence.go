@@ -72,6 +72,7 @@ type watchSet map[string]watched
 // saw records the view process ended with: the server is watched while it
 // waits on Ironic.
 func (r *Reconciler) saw(s *lifecycle.Server, v lifecycle.NodeView, observed bool) {
+	r.q.look(s.ID, v, observed)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.touched != nil {
@@ -79,10 +80,25 @@ func (r *Reconciler) saw(s *lifecycle.Server, v lifecycle.NodeView, observed boo
 	}
 	if !lifecycle.WaitsOnIronic(s) {
 		delete(r.watch, s.ID)
+		if s.NeedsWork() && r.notified.Load() && r.async.Load() {
+			// No notification will come for it (a retry, a wait for a
+			// node): its item is due again after the poll interval, as
+			// the full ticks look at it, but no later than 2 s however
+			// long the poll interval is made while notifications flow.
+			r.q.at(s.ID, r.clock.Now().Add(min(r.cfg.Interval, novaPoll)))
+		}
 		return
 	}
 	if !observed {
 		v = lifecycle.NodeView{}
+	}
+	if _, ok := r.watch[s.ID]; !ok && r.touched == nil {
+		// Outside a full tick (which settles the cadence after it): Run
+		// may have planned its next tick before this wait began.
+		select {
+		case r.waits <- struct{}{}:
+		default:
+		}
 	}
 	r.watch[s.ID] = r.newWatched(s, v)
 }
@@ -136,7 +152,13 @@ func plan(w watchSet) (lists map[string][]string, singles []string) {
 }
 
 // Cadence returns the pause before the next tick, from the watch set.
+// While Ironic's notifications are received (SetNotified) there are no
+// fast ticks: a notification wakes the server's item at once, and the
+// full tick every poll interval is the resync that catches a lost one.
 func (r *Reconciler) Cadence() time.Duration {
+	if r.notified.Load() {
+		return r.cfg.Interval
+	}
 	r.mu.Lock()
 	lists, singles := plan(r.watch)
 	n := len(r.watch)
@@ -159,11 +181,12 @@ func (r *Reconciler) FastTick(ctx context.Context) (TickStats, error) {
 		return TickStats{IronicUp: true}, nil
 	}
 	deadline := start.Add(r.budget(r.cfg.FastInterval))
+	ctx = r.readEpochs(ctx) // before the look at Ironic and the load (fenced.go)
 	nodes, changed := r.observe(ctx, w, deadline)
 	servers := r.loadChanged(ctx, changed)
 	stats := TickStats{Servers: len(servers), IronicUp: true}
 	if len(servers) > 0 {
-		rest := r.dispatch(ctx, servers, &bulk{up: true, nodes: nodes}, later(deadline, r.stepsDeadline(start, r.cfg.FastInterval)))
+		rest, _ := r.dispatch(ctx, servers, &bulk{up: true, nodes: nodes}, later(deadline, r.stepsDeadline(start, r.cfg.FastInterval)))
 		stats.Carried = len(rest)
 	}
 	if r.hooks.FastTick != nil {

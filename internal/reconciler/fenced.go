@@ -130,7 +130,11 @@ func (r *Reconciler) owned(servers []*lifecycle.Server) []*lifecycle.Server {
 
 // fenced returns ctx carrying the fence of s's shard lease, so that every
 // store write for s is made only while the lease holds; false when this
-// replica does not hold it.
+// replica does not hold it, or holds it under another epoch than the one
+// ctx's reads were made under (readEpochs; none taken: refused too). A
+// replica paused between its read of a record and its step, whose lease
+// lapsed and came back meanwhile, would otherwise act on the stale record
+// with a fresh fence (another replica may have moved the server on).
 func (r *Reconciler) fenced(ctx context.Context, id string) (context.Context, bool) {
 	if r.leases == nil {
 		return ctx, true
@@ -139,14 +143,25 @@ func (r *Reconciler) fenced(ctx context.Context, id string) (context.Context, bo
 	if !ok {
 		return ctx, false
 	}
-	if loaded, ok := ctx.Value(loadEpochsKey{}).(map[int]int64); ok && loaded[f.Shard] != f.Epoch {
-		return ctx, false // read under another epoch (or none): the next tick reads it again
+	if read, ok := ctx.Value(readEpochsKey{}).(map[int]int64); !ok || read[f.Shard] != f.Epoch {
+		return ctx, false // read under another epoch (or none): read again
 	}
 	return store.WithFence(ctx, f), true
 }
 
-// loadEpochsKey carries a tick's Keeper.Epochs, taken before its reads.
-type loadEpochsKey struct{}
+// readEpochs returns ctx carrying the epoch of every lease held now. Every
+// path that reads servers to act on takes it before the read (a tick before
+// its load, a fast tick before its look at Ironic, a work item before its
+// record), and fenced admits a step only under those epochs.
+func (r *Reconciler) readEpochs(ctx context.Context) context.Context {
+	if r.leases == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, readEpochsKey{}, r.leases.Epochs())
+}
+
+// readEpochsKey carries Keeper.Epochs as taken before a read (readEpochs).
+type readEpochsKey struct{}
 
 // leaseHeld reports whether ctx's fence is still valid with margin.
 func (r *Reconciler) leaseHeld(ctx context.Context) bool {

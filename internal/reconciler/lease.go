@@ -303,6 +303,23 @@ func (k *Keeper) begin(ctx context.Context) (context.Context, func(), error) {
 	}, nil
 }
 
+// Admit is the Ironic client's last check before a change is written
+// (ironic.Config.BeforeSend): a call under a fence goes out only while its
+// lease is still held with margin, measured now (after a pause, before the
+// timer of the call's context has fired). A call without a fence is not
+// the reconciler's, and passes; so does every call on a nil Keeper (no
+// leases).
+func (k *Keeper) Admit(ctx context.Context) error {
+	if k == nil {
+		return nil
+	}
+	f, ok := store.FenceOf(ctx)
+	if !ok || k.Valid(f) {
+		return nil
+	}
+	return fmt.Errorf("%w: shard %d epoch %d, at the send", ErrLeaseLost, f.Shard, f.Epoch)
+}
+
 // Lost forgets f's lease at once (a write under it was fenced: another
 // replica holds the shard now).
 func (k *Keeper) Lost(f store.Fence) {
@@ -349,11 +366,11 @@ func (k *Keeper) Status() LeaseStatus {
 	return st
 }
 
-// Epochs is the epoch of every lease held now, by shard: a tick takes it
-// before it reads its servers, so that a record read under one epoch is
-// never acted on under a later one (a replica paused between its read and
-// its step, and given the shard back meanwhile, would act on a stale
-// record with a fresh fence).
+// Epochs is the epoch of every lease held now, by shard: the reconciler
+// takes it before each read of servers it will act on (readEpochs), so
+// that a record read under one epoch is never acted on under a later one
+// (a replica paused between its read and its step, and given the shard
+// back meanwhile, would act on a stale record with a fresh fence).
 func (k *Keeper) Epochs() map[int]int64 {
 	k.mu.Lock()
 	defer k.mu.Unlock()

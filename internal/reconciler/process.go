@@ -26,27 +26,40 @@ const (
 // process takes a server through as many steps as it can this tick: it
 // stops at a wait, after asking Ironic to change the node (the view is then
 // stale), after StepsPerTick steps, or at the first step boundary after
-// the tick's budget deadline (zero: none).
-func (r *Reconciler) process(ctx context.Context, s *lifecycle.Server, b *bulk, deadline time.Time) {
+// the tick's budget deadline (zero: none). It reports whether it stopped
+// with a next step due (the budget or StepsPerTick ran out).
+func (r *Reconciler) process(ctx context.Context, s *lifecycle.Server, b *bulk, deadline time.Time) (more bool) {
 	log := r.log.With(logServer, s.ID)
 	ctx, ok := r.fenced(ctx, s.ID)
 	if !ok {
-		return // the shard's lease lapsed since the load
+		return false // the shard's lease lapsed, or changed epoch, since the read
 	}
 	v, observed := r.nodeView(ctx, s, b)
 	defer func() { r.saw(s, v, observed) }()
+	// answered: v is the node as an action's answer showed it, whose lock
+	// is that action's own (Ironic answers a PATCH under its lock).
+	answered := false
 	for i := range r.cfg.StepsPerTick {
-		if ctx.Err() != nil || !r.leaseHeld(ctx) || (i > 0 && r.overBudget(deadline)) {
-			return
+		if ctx.Err() != nil || !r.leaseHeld(ctx) {
+			return false
+		}
+		if i > 0 && r.overBudget(deadline) {
+			return true
 		}
 		if !observed && lifecycle.NeedsNode(s) {
-			v, observed = r.fetchView(ctx, s, b), true
+			v, observed, answered = r.fetchView(ctx, s, b), true, false
 		}
 		in := lifecycle.Input{Server: s, Node: v, Now: r.clock.Now(), IronicDown: r.isDown(s.ID) || !b.up}
 		a := r.cfg.Decide(in, r.cfg.Lifecycle)
 		switch a.Kind {
 		case lifecycle.KindWait:
-			return
+			if answered && v.Locked {
+				// Locked by the reservation's own PATCH, most likely gone
+				// by now: one look instead of a wait for the next one.
+				observed, answered = false, false
+				continue
+			}
+			return false
 		case lifecycle.KindSave:
 			next, err := r.save(ctx, s, a.Next, a.Events)
 			if err != nil {
@@ -56,10 +69,10 @@ func (r *Reconciler) process(ctx context.Context, s *lifecycle.Server, b *bulk, 
 				}
 				if r.fencedOut(ctx, err) {
 					log.Info("lease lost: server left to its new holder", "err", err)
-					return
+					return false
 				}
 				log.Warn("save failed", logPhase, s.Phase, "err", err)
-				return
+				return false
 			}
 			log.Info("transition", logPhase, next.Phase, logNode, next.NodeID, "why", a.Why)
 			if next.NodeID != s.NodeID {
@@ -74,7 +87,7 @@ func (r *Reconciler) process(ctx context.Context, s *lifecycle.Server, b *bulk, 
 			// before the effect runs.
 			if err := r.syncVolumes(ctx, s); err != nil {
 				log.Warn("volume registry", logAction, a.Kind.String(), "err", err)
-				return
+				return false
 			}
 		}
 		r.step("before:" + a.Kind.String())
@@ -103,10 +116,10 @@ func (r *Reconciler) process(ctx context.Context, s *lifecycle.Server, b *bulk, 
 				}
 				if r.fencedOut(ctx, err) {
 					log.Info("lease lost: server left to its new holder", logAction, a.Kind.String(), "err", err)
-					return
+					return false
 				}
 				log.Warn("save failed", logAction, a.Kind.String(), "err", err)
-				return
+				return false
 			}
 			log.Info("transition", logPhase, next.Phase, logNode, next.NodeID, logAction, a.Kind.String())
 			if next.NodeID != s.NodeID {
@@ -115,7 +128,7 @@ func (r *Reconciler) process(ctx context.Context, s *lifecycle.Server, b *bulk, 
 			s = next
 		}
 		if node != nil {
-			v, observed = nodeview.Of(*node, s.ID), true
+			v, observed, answered = nodeview.Of(*node, s.ID), true, true
 		}
 		if applied.Stop && a.Kind == lifecycle.KindPowerOn && s.Phase == lifecycle.PhaseDeploying && res.Outcome == lifecycle.OK {
 			// The power-on after a deploy that left the node off (Ironic's
@@ -125,12 +138,13 @@ func (r *Reconciler) process(ctx context.Context, s *lifecycle.Server, b *bulk, 
 				observed = true
 				continue
 			}
-			return
+			return false
 		}
 		if applied.Stop {
-			return
+			return false
 		}
 	}
+	return true
 }
 
 // save records next (compare-and-swap on the version read). On a conflict it
@@ -156,6 +170,7 @@ func (r *Reconciler) afterSave(ctx context.Context, before, next *lifecycle.Serv
 	if before.NodeID != "" && next.NodeID != before.NodeID {
 		r.sched.Release(before.NodeID, before.ID)
 	}
+	r.q.noteSaved(before, next)
 	if r.hooks.Transition != nil && before.Phase != next.Phase {
 		r.hooks.Transition(before, next)
 	}
@@ -214,6 +229,7 @@ func (r *Reconciler) fetchView(ctx context.Context, s *lifecycle.Server, b *bulk
 func (r *Reconciler) execute(ctx context.Context, s *lifecycle.Server, a lifecycle.Action) (lifecycle.Result, *ironic.Node) {
 	switch a.Kind {
 	case lifecycle.KindSchedule:
+		listed := r.q.listed()
 		node, err := r.sched.Pick(ctx, s)
 		if errors.Is(err, scheduler.ErrNoCandidate) {
 			res := lifecycle.Result{Outcome: lifecycle.NoCandidate, Returning: r.releasingIn(s.Spec.ResourceClass), Message: scheduler.Why(err)}
@@ -222,6 +238,9 @@ func (r *Reconciler) execute(ctx context.Context, s *lifecycle.Server, a lifecyc
 				res.Returning += nc.Returning
 			}
 			return res, nil
+		}
+		if errors.Is(err, scheduler.ErrRetryLater) {
+			r.q.awaitInventory(s.ID, listed, r.clock.Now())
 		}
 		if err != nil {
 			return resultOf(err), nil

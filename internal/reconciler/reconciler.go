@@ -2,7 +2,9 @@
 // every server that needs work, takes one bulk view of Ironic, asks
 // lifecycle.Decide for each server's next action, carries the actions out
 // with bounded concurrency (one at a time per server) and records each
-// outcome before the next step.
+// outcome before the next step. Between ticks, per-server work items
+// (queue.go) take a server on at once when a notification or its own
+// progress says it has something to do.
 package reconciler
 
 import (
@@ -87,9 +89,17 @@ type Config struct {
 	// FastInterval is the tick period while some server waits on Ironic
 	// (default 0.5s; see cadence.go). Never longer than Interval.
 	FastInterval time.Duration
+	// NotifyDebounce is how long a notification's wake waits for others
+	// about the same server, to take them in one step (default 20ms;
+	// queue.go).
+	NotifyDebounce time.Duration
 	// Decide replaces lifecycle.Decide; only tests that prove the invariant
 	// checks have teeth set it (to deliberately broken logic).
 	Decide func(lifecycle.Input, lifecycle.Config) lifecycle.Action
+	// TrustPayload is deliberately broken logic too (teeth only): a work
+	// item woken by a notification decides on its payload instead of the
+	// node as Ironic shows it.
+	TrustPayload bool
 }
 
 // Reconciler is the loop. Create with New, run with Run, or drive tick by
@@ -106,6 +116,15 @@ type Reconciler struct {
 	hooks  Hooks
 
 	kick chan struct{}
+	// waits: a step outside a tick left a server newly waiting on Ironic,
+	// so Run's next fast tick may be due sooner than it planned.
+	waits chan struct{}
+	q     *queue // the work items (queue.go)
+	// async: under Run a tick leaves a step still in flight at its budget's
+	// end to finish on its own (queue.go); Tick alone waits for every one.
+	async    atomic.Bool
+	inflight sync.WaitGroup // steps a tick left running; Run waits for them
+	notified atomic.Bool    // Ironic's notifications are being received (SetNotified)
 	// leases, when set, divides the servers among replicas (lease.go):
 	// only the servers of held shards are looked at, every write carries
 	// the lease's fence, and every Ironic change is checked against it.
@@ -166,6 +185,9 @@ func New(d Deps, cfg Config) *Reconciler {
 		cfg.FastInterval = DefaultFastInterval
 	}
 	cfg.FastInterval = min(cfg.FastInterval, cfg.Interval)
+	if cfg.NotifyDebounce <= 0 {
+		cfg.NotifyDebounce = DefaultNotifyDebounce
+	}
 	if cfg.Decide == nil {
 		cfg.Decide = lifecycle.Decide
 	}
@@ -180,8 +202,8 @@ func New(d Deps, cfg Config) *Reconciler {
 	}
 	r := &Reconciler{
 		store: d.Store, ironic: d.Ironic, sched: d.Scheduler, ports: d.Ports, clock: d.Clock, log: d.Logger,
-		cfg: cfg, hooks: d.Hooks, kick: make(chan struct{}, 1), ironicDown: map[string]bool{},
-		watch: watchSet{}, cinder: d.Cinder, cinderHost: d.CinderHost,
+		cfg: cfg, hooks: d.Hooks, kick: make(chan struct{}, 1), waits: make(chan struct{}, 1), ironicDown: map[string]bool{},
+		watch: watchSet{}, q: newQueue(cfg.Workers), cinder: d.Cinder, cinderHost: d.CinderHost,
 	}
 	if r.ports == nil {
 		r.ports = embeddedPorts{ipam: d.IPAM, nets: d.Networks}
@@ -208,6 +230,14 @@ func (r *Reconciler) Kick() {
 // Run ticks until ctx ends: a full tick every Interval and at once after a
 // Kick, fast ticks between them at the Cadence while servers wait on Ironic.
 func (r *Reconciler) Run(ctx context.Context) error {
+	r.async.Store(true)
+	defer r.async.Store(false)
+	qctx, stop := context.WithCancel(ctx)
+	queued := make(chan struct{})
+	go func() { defer close(queued); r.runQueue(qctx) }()
+	// Run returns only once every step it started has ended (Serve then
+	// releases the leases and closes the store).
+	defer func() { stop(); <-queued; r.inflight.Wait() }()
 	full := true
 	var lastFull time.Time
 	var fastTook time.Duration // length of the last fast tick
@@ -244,12 +274,24 @@ func (r *Reconciler) Run(ctx context.Context) error {
 			full, wait = false, 0
 		}
 		t.Reset(max(wait, 0))
+		at := time.Now().Add(wait) // when t fires
+		kicked := false
 		for waiting := true; waiting; {
 			select {
 			case <-ctx.Done():
 				return ctx.Err()
 			case <-t.C:
 				waiting = false
+			case <-r.waits:
+				// A work item left a server waiting on Ironic: its first
+				// fast look is due at the cadence from now, not at the
+				// next full tick (a kick's full tick is kept).
+				d := max(r.Cadence(), 2*fastTook)
+				if kicked || !time.Now().Add(d).Before(at) || d >= r.cfg.Interval-time.Since(lastFull) {
+					continue
+				}
+				full, at = false, time.Now().Add(d)
+				t.Reset(d)
 			case <-r.kick:
 				// Under a backlog (the last tick carried work) the new
 				// request joins the rotation at the next full tick, due
@@ -260,9 +302,10 @@ func (r *Reconciler) Run(ctx context.Context) error {
 				if r.backlogged() {
 					continue
 				}
-				full = true
-				if d := r.cfg.FastInterval - time.Since(lastFull); d > 0 {
+				full, kicked = true, true
+				if d := r.kickSpacing() - time.Since(lastFull); d > 0 {
 					t.Reset(d)
+					at = time.Now().Add(d)
 					continue
 				}
 				waiting = false
@@ -305,9 +348,7 @@ func (r *Reconciler) Tick(ctx context.Context) (TickStats, error) {
 			r.log.Warn("lease renewal failed", "err", err)
 		}
 	}
-	if r.leases != nil {
-		ctx = context.WithValue(ctx, loadEpochsKey{}, r.leases.Epochs())
-	}
+	ctx = r.readEpochs(ctx) // before the load (fenced.go)
 	servers, err := r.loadWork(ctx)
 	if err != nil {
 		return TickStats{}, err
@@ -330,6 +371,7 @@ func (r *Reconciler) Tick(ctx context.Context) (TickStats, error) {
 		r.lastDrift = start
 	}
 	servers = r.owned(servers)
+	r.q.noteNodes(servers)
 	r.countReleasing(servers)
 	stats := TickStats{Servers: len(servers)}
 	if len(servers) == 0 {
@@ -349,7 +391,7 @@ func (r *Reconciler) Tick(ctx context.Context) (TickStats, error) {
 	r.mu.Unlock()
 	deadline := r.stepsDeadline(start, r.cfg.Interval)
 	r.decaySteps()
-	rest := r.dispatch(ctx, servers, view, deadline)
+	rest, busy := r.dispatch(ctx, servers, view, deadline)
 	stats.Carried = len(rest)
 	r.mu.Lock()
 	r.carried = len(rest)
@@ -357,7 +399,12 @@ func (r *Reconciler) Tick(ctx context.Context) (TickStats, error) {
 	r.cursor = ""
 	if len(rest) > 0 {
 		r.cursor = rest[0].ID
-		r.glanceAll(ctx, rest, view)
+	}
+	// The servers busy elsewhere get the cheap look too: a delete or a
+	// deadline is recorded within the interval whatever holds them (their
+	// own step then meets the new version and decides again).
+	if glance := append(rest, busy...); len(glance) > 0 {
+		r.glanceAll(ctx, glance, view)
 	}
 	r.watchFrom(servers)
 
@@ -369,33 +416,6 @@ func (r *Reconciler) Tick(ctx context.Context) (TickStats, error) {
 	}
 	r.report(start, stats)
 	return stats, ctx.Err()
-}
-
-// dispatch runs the expensive steps of servers, in order, on the workers
-// until the budget's deadline; it returns the servers it did not reach.
-func (r *Reconciler) dispatch(ctx context.Context, servers []*lifecycle.Server, b *bulk, deadline time.Time) []*lifecycle.Server {
-	jobs := make(chan *lifecycle.Server)
-	var wg sync.WaitGroup
-	for range min(r.cfg.Workers, len(servers)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for s := range jobs {
-				r.process(ctx, s, b, deadline)
-			}
-		}()
-	}
-	sent := 0
-	for _, s := range servers {
-		if ctx.Err() != nil || r.overBudget(deadline) {
-			break
-		}
-		jobs <- s
-		sent++
-	}
-	close(jobs)
-	wg.Wait()
-	return servers[sent:]
 }
 
 func (r *Reconciler) report(start time.Time, stats TickStats) {

@@ -45,12 +45,15 @@ func (sc *Scheduler) inBackground(key string, fn func(ctx context.Context) error
 		cancel()
 		sc.bg.mu.Lock()
 		delete(sc.bg.running, key)
+		last := len(sc.bg.running) == 0
 		sc.bg.mu.Unlock()
 		if err != nil {
 			sc.opts.Logger.Warn("background inventory listing failed", "what", key, "err", err)
 			return
 		}
-		if sc.opts.OnRefresh != nil {
+		// A first pick starts the nodes' listing and the ports' together,
+		// and needs both: it is woken once, after the last.
+		if last && sc.opts.OnRefresh != nil {
 			sc.opts.OnRefresh()
 		}
 	}()

@@ -82,9 +82,9 @@ type Options struct {
 	// (nil: one host holds every node).
 	NodeHost func(ctx context.Context) (func(node string) string, error)
 	// Background lists the inventory off the pick's path (background.go);
-	// OnRefresh is called after each background listing (the reconciler's
-	// Kick). Off in tests that need one goroutine (the deterministic
-	// simulation).
+	// OnRefresh is called after a background listing that leaves none
+	// running (the reconciler's InventoryListed). Off in tests that need
+	// one goroutine (the deterministic simulation).
 	Background bool
 	OnRefresh  func()
 }

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"context"
 	"net/http/httptest"
 	"os"
 	"strconv"
@@ -8,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ingot-dev/ingot/internal/config"
 	"github.com/ingot-dev/ingot/internal/ironicsim"
 	"github.com/ingot-dev/ingot/internal/ironictest"
 )
@@ -32,8 +34,25 @@ func counts(t *testing.T, env, def string) []int {
 // cadence behind the counting proxy, and prints the Ironic calls and the
 // time from Ironic's active to the server's ACTIVE.
 func builds(t *testing.T, label, ironicURL, rc string, n int) {
+	notified(t, label, ironicURL, rc, n, "")
+}
+
+// notified is builds with ingot reading Ironic's notifications from
+// busURL (none when empty).
+func notified(t *testing.T, label, ironicURL, rc string, n int, busURL string) {
 	c, proxied := newCounter(t, ironicURL)
-	g := startIngot(t, proxied, rc, nil)
+	g := startIngot(t, proxied, rc, func(c *config.Config) { c.Ironic.Notifications.URL = busURL })
+	if busURL != "" {
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { g.a.RunNotifications(ctx); close(done) }()
+		t.Cleanup(func() { cancel(); <-done })
+		for end := time.Now().Add(30 * time.Second); !g.a.Notifications.Status().Connected; time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(end) {
+				t.Fatal("the notification consumer did not connect")
+			}
+		}
+	}
 	g.ticks.waitFull(t) // the first full tick, on an empty fleet
 	c.reset()
 	start := time.Now()
@@ -48,6 +67,9 @@ func builds(t *testing.T, label, ironicURL, rc string, n int) {
 		quantile(lat, 0.95).Round(time.Millisecond), g.ticks)
 	t.Logf("%s, %d builds: busiest routes %s", label, n, topRoutes(routes, 8))
 	t.Logf("%s, %d builds: slowest answer per route (ms) %s", label, n, c.slowRoutes(6))
+	if tr := c.traced(); len(tr) > 0 {
+		t.Logf("%s, %d builds: requests in order (create at +0ms = %s):\n%s", label, n, start.UTC().Format("15:04:05.000"), strings.Join(tr, "\n"))
+	}
 }
 
 // TestBenchBuildsSim: INGOT_BENCH=1 [INGOT_BENCH_BUILDS=1,10,100,1000].
@@ -80,6 +102,21 @@ func TestBenchBuildsReal(t *testing.T) {
 			ir := ironictest.StartReal(t, ironictest.RealOptions{})
 			ir.EnrollNodes(t, n, ironictest.NodeSpec{ResourceClass: "rc-bench", Kind: ironictest.Fast})
 			builds(t, "real Ironic (fake hardware)", ir.URL, "rc-bench", n)
+		})
+	}
+}
+
+// TestBenchBuildsRealNotified: INGOT_BENCH=1 [INGOT_BENCH_REAL=1,10], the
+// real Ironic publishing its notifications to the machine's RabbitMQ and
+// ingot reading them (ironic.notifications), default cadence otherwise.
+func TestBenchBuildsRealNotified(t *testing.T) {
+	wanted(t)
+	for _, n := range counts(t, "INGOT_BENCH_REAL", "1,10") {
+		t.Run(strconv.Itoa(n), func(t *testing.T) {
+			bus := ironictest.NewBus(t)
+			ir := ironictest.StartReal(t, ironictest.RealOptions{Notifications: bus.IronicURL})
+			ir.EnrollNodes(t, n, ironictest.NodeSpec{ResourceClass: "rc-bench", Kind: ironictest.Fast})
+			notified(t, "real Ironic with notifications", ir.URL, "rc-bench", n, bus.URL)
 		})
 	}
 }

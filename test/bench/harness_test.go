@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -45,6 +46,7 @@ type counter struct {
 	polls   int // GETs of nodes (a list or one node): the cost of watching
 	slowest map[string]time.Duration
 	started time.Time
+	trace   []string // each request, with its time since reset (INGOT_BENCH_TRACE=1)
 }
 
 var idSeg = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-|^node-|^n\d+$`)
@@ -71,6 +73,9 @@ func newCounter(t *testing.T, target string) (*counter, string) {
 		c.mu.Lock()
 		c.routes[rt]++
 		c.total++
+		if tracing {
+			c.trace = append(c.trace, fmt.Sprintf("+%dms %s %s", time.Since(c.started).Milliseconds(), r.Method, r.URL.RequestURI()))
+		}
 		if rt == "GET /v1/nodes" || rt == "GET /v1/nodes/{id}" {
 			c.polls++
 		}
@@ -86,10 +91,21 @@ func newCounter(t *testing.T, target string) (*counter, string) {
 	return c, srv.URL
 }
 
+// tracing: INGOT_BENCH_TRACE=1 prints every request a build benchmark
+// counted, in order, with its time.
+var tracing = os.Getenv("INGOT_BENCH_TRACE") != ""
+
+// traced returns the requests counted since the last reset, in order.
+func (c *counter) traced() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.trace...)
+}
+
 func (c *counter) reset() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.routes, c.total, c.polls, c.started = map[string]int{}, 0, 0, time.Now()
+	c.routes, c.total, c.polls, c.started, c.trace = map[string]int{}, 0, 0, time.Now(), nil
 	c.slowest = map[string]time.Duration{}
 }
 
@@ -177,7 +193,11 @@ func startIngot(t *testing.T, ironicURL, rc string, mod func(*config.Config)) *i
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	k := newTicks()
-	a, err := app.New(ctx, cfg, app.Options{Tick: k.record})
+	opts := app.Options{Tick: k.record}
+	if tracing {
+		opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	a, err := app.New(ctx, cfg, opts)
 	if err != nil {
 		cancel()
 		t.Fatal(err)

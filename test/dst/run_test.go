@@ -25,6 +25,7 @@ type result struct {
 	pauses, takeovers int
 	// Saves refused because another server holds the node, or the lease was lost.
 	nodeTaken, fenced int
+	woken             int // work items notifications made run
 }
 
 func (r result) failed() bool { return len(r.errs) > 0 }
@@ -67,11 +68,18 @@ func runSeed(seed int64, p params, dir string, template []byte) result {
 		w.checkFinal()
 	}
 	return result{seed: seed, hash: w.trace.sum(), errs: w.errs, trace: w.trace.tail(), steps: p.steps, ticks: ticks, crashs: w.restarts, ops: w.ops,
-		pauses: w.pauses, takeovers: w.takeovers, nodeTaken: w.nodeTaken, fenced: w.fenced}
+		pauses: w.pauses, takeovers: w.takeovers, nodeTaken: w.nodeTaken, fenced: w.fenced, woken: w.woken}
 }
 
 func (w *world) advanceAndTick() error {
 	w.clk.Advance(interval)
+	if w.p.notify {
+		// What changed while the clock ran is notified before the tick
+		// looks: the work items see it first.
+		if err := w.deliver(); err != nil {
+			return err
+		}
+	}
 	if err := w.tick(); err != nil {
 		return err
 	}

@@ -57,6 +57,11 @@ type params struct {
 	// does not count the time a replica was paused, so it acts on after
 	// its lease passed.
 	lagLeaseClock bool
+	// notify: Ironic's notifications reach the replicas, through a bus
+	// that delivers, duplicates, reorders, delays and loses them
+	// (notify_test.go); trustPayload breaks the work items on purpose
+	// (teeth): they decide on the payload, not the node.
+	notify, trustPayload bool
 }
 
 // world is one seed's universe. Nothing in it is shared with another seed.
@@ -104,6 +109,8 @@ type world struct {
 	restarts int
 
 	trace *tracer
+	bus   *bus // Ironic's notifications (notify_test.go), when params.notify
+	woken int  // work items the notifications made run
 	errs  []string
 }
 
@@ -117,7 +124,7 @@ func newWorld(seed int64, p params, dir string, template []byte) (*world, error)
 		db:   filepath.Join(dir, fmt.Sprintf("dst-%d.db", seed)),
 		ours: map[string]int{}, deleted: map[string]bool{}, lastPh: map[string]lifecycle.Phase{}, gone: map[string]*lifecycle.Server{},
 		foreign: map[string]string{}, orphans: map[string]bool{}, acted: map[int]actor{},
-		trace: newTracer(),
+		trace: newTracer(), bus: newBus(),
 	}
 	n := p.replicas
 	if n < 0 {
@@ -190,7 +197,8 @@ func (w *world) startReplica(r *replica) error {
 	r.rec = reconciler.New(reconciler.Deps{
 		Store: r.cst, Ironic: ic, Scheduler: sched, IPAM: network.NewIPAM(r.cst, w.nets), Networks: w.nets, Ports: w.ports(r), Clock: r.clk,
 		Logger: slog.New(slog.DiscardHandler), Hooks: reconciler.Hooks{Step: func(p string) { w.step(r, p) }}, Leases: r.keeper,
-	}, reconciler.Config{Lifecycle: lcfg, Interval: interval, DriftInterval: driftEvery, Workers: 1, Decide: w.p.decide})
+	}, reconciler.Config{Lifecycle: lcfg, Interval: interval, DriftInterval: driftEvery, Workers: 1, Decide: w.p.decide,
+		TrustPayload: w.p.trustPayload})
 	r.dead = false
 	return nil
 }
@@ -288,12 +296,21 @@ func (w *world) tick() error {
 // tickReplica runs one pass of r. A crash during it restarts r, which
 // ticks at once on start (as Reconciler.Run does), at the same instant.
 func (w *world) tickReplica(r *replica) error {
+	return w.passReplica(r, func(ctx context.Context) error {
+		_, err := r.rec.Tick(ctx)
+		return err
+	})
+}
+
+// passReplica runs pass as replica r (a tick, or its due work items); a
+// crash during it restarts r, which then ticks.
+func (w *world) passReplica(r *replica, pass func(context.Context) error) error {
 	for {
 		ctx, cancel := context.WithCancel(context.Background())
 		r.cancel = cancel
 		prev := w.cur
 		w.cur = r
-		_, err := r.rec.Tick(ctx)
+		err := pass(ctx)
 		w.cur = prev
 		cancel()
 		r.cancel = nil
@@ -310,6 +327,10 @@ func (w *world) tickReplica(r *replica) error {
 			return w.tickErr(err)
 		}
 		if err := w.restart(r); err != nil {
+			return err
+		}
+		pass = func(ctx context.Context) error {
+			_, err := r.rec.Tick(ctx)
 			return err
 		}
 	}

@@ -42,9 +42,10 @@ type Config struct {
 	Clock        clock.Clock // nil: the wall clock
 	// BuildTimeout sets a new server's deadline (0: the lifecycle's default).
 	BuildTimeout time.Duration
-	// Kick wakes the reconciler after a committed write; it is called in
-	// the request, so it must not block. May be nil.
-	Kick func()
+	// Kick wakes the reconciler after a committed write, naming the
+	// servers written (each one's work item is due at once); it is called
+	// in the request, so it must not block. May be nil.
+	Kick func(servers ...string)
 	// Nodes lists the Ironic inventory for GET /ingot/v1/nodes. May be nil.
 	Nodes func(ctx context.Context) ([]ironic.Node, error)
 	// RescueInterface reads a node's rescue_interface, so that a rescue

@@ -128,7 +128,7 @@ func (s *Service) recordOp(r *core.Request, sv *lifecycle.Server, op opRequest) 
 	if err != nil {
 		return nil, fmt.Errorf("%s server %s: %w", op.kind, sv.ID, err)
 	}
-	s.Cfg.Kick()
+	s.Cfg.Kick(sv.ID)
 	return out, nil
 }
 
@@ -200,7 +200,7 @@ func (s *Service) forceDelete(w http.ResponseWriter, r *core.Request, _ json.Raw
 		}
 		return fmt.Errorf("force delete server %s: %w", sv.ID, err)
 	}
-	s.Cfg.Kick()
+	s.Cfg.Kick(sv.ID)
 	w.WriteHeader(http.StatusAccepted)
 	return nil
 }

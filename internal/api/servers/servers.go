@@ -90,7 +90,11 @@ func (s *Service) CreateServer(w http.ResponseWriter, r *core.Request) error {
 		}
 		return fmt.Errorf("create %d servers (first %s): %w", n, servers[0].ID, err)
 	}
-	s.Cfg.Kick()
+	ids := make([]string, len(servers))
+	for i, sv := range servers {
+		ids[i] = sv.ID
+	}
+	s.Cfg.Kick(ids...)
 	if c.multi.returnReservation {
 		core.WriteJSON(w, http.StatusAccepted, reservationBody{ReservationID: resv})
 		return nil
@@ -238,7 +242,7 @@ func (s *Service) DeleteServer(w http.ResponseWriter, r *core.Request) error {
 	if err != nil {
 		return fmt.Errorf("delete server %s: %w", id, err)
 	}
-	s.Cfg.Kick()
+	s.Cfg.Kick(id)
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
