@@ -26,24 +26,7 @@ const (
 // only (its catalog, and the user's token Glance checks visibility with).
 func (c *Config) normalizeImage(bad func(key, format string, args ...any)) {
 	im := &c.Image
-	switch im.Backend {
-	case "":
-		im.Backend = ImageEmbedded
-	case ImageEmbedded:
-	case ImageGlance:
-		if c.Auth.Strategy != "keystone" {
-			bad("image.backend", "glance needs Keystone (auth.strategy: keystone and auth.keystone's service credentials): ingot finds Glance in Keystone's catalog and reads each image with the user's token")
-		}
-	default:
-		bad("image.backend", "want embedded or glance, got %q", im.Backend)
-	}
-	if im.Region == "" {
-		im.Region = c.Auth.Keystone.Region
-	}
-	if im.Interface == "" {
-		im.Interface = c.Auth.Keystone.Interface
-	}
-	if im.Timeout < 0 {
-		bad("image.timeout", "must not be negative, got %s", im.Timeout)
-	}
+	c.normalizeBackend(bad, "image", ImageEmbedded, ImageGlance,
+		"ingot finds Glance in Keystone's catalog and reads each image with the user's token",
+		&im.Backend, &im.Region, &im.Interface, im.Timeout)
 }

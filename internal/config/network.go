@@ -29,24 +29,35 @@ const (
 // Keystone only.
 func (c *Config) normalizeNetwork(bad func(key, format string, args ...any)) {
 	n := &c.Network
-	switch n.Backend {
+	c.normalizeBackend(bad, "network", NetworkEmbedded, NetworkNeutron,
+		"ingot finds Neutron in Keystone's catalog and makes each port in the user's project",
+		&n.Backend, &n.Region, &n.Interface, n.Timeout)
+}
+
+// normalizeBackend validates a service's backend key (section.backend):
+// embedded by default, or cloud, which needs Keystone (why says what for);
+// the cloud service's region and interface default to auth.keystone's,
+// and its timeout must not be negative.
+func (c *Config) normalizeBackend(bad func(key, format string, args ...any), section, embedded, cloud, why string,
+	backend, region, iface *string, timeout time.Duration) {
+	switch *backend {
 	case "":
-		n.Backend = NetworkEmbedded
-	case NetworkEmbedded:
-	case NetworkNeutron:
+		*backend = embedded
+	case embedded:
+	case cloud:
 		if c.Auth.Strategy != "keystone" {
-			bad("network.backend", "neutron needs Keystone (auth.strategy: keystone and auth.keystone's service credentials): ingot finds Neutron in Keystone's catalog and makes each port in the user's project")
+			bad(section+".backend", "%s needs Keystone (auth.strategy: keystone and auth.keystone's service credentials): %s", cloud, why)
 		}
 	default:
-		bad("network.backend", "want embedded or neutron, got %q", n.Backend)
+		bad(section+".backend", "want %s or %s, got %q", embedded, cloud, *backend)
 	}
-	if n.Region == "" {
-		n.Region = c.Auth.Keystone.Region
+	if *region == "" {
+		*region = c.Auth.Keystone.Region
 	}
-	if n.Interface == "" {
-		n.Interface = c.Auth.Keystone.Interface
+	if *iface == "" {
+		*iface = c.Auth.Keystone.Interface
 	}
-	if n.Timeout < 0 {
-		bad("network.timeout", "must not be negative, got %s", n.Timeout)
+	if timeout < 0 {
+		bad(section+".timeout", "must not be negative, got %s", timeout)
 	}
 }
