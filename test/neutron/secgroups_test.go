@@ -48,7 +48,20 @@ type sgView struct {
 // Neutron with the caller's token; a create's security_groups land on the
 // port ingot makes; add/removeSecurityGroup change the port in Neutron and
 // the names the server shows; another project neither sees nor uses them.
-func TestSecurityGroupsWithNeutron(t *testing.T) {
+// simWorld is Keystone, neutron-server with one shared network and its
+// subnet, and ingot with Neutron on its simulated Ironic.
+type simWorld struct {
+	ks     *keystonetest.Env
+	n      *neutrontest.Env
+	tenant neutrontest.Network
+	cfg    config.Config
+	url    string
+	hc     *http.Client
+	toks   map[string]string
+}
+
+func startSimWorld(t *testing.T) *simWorld {
+	t.Helper()
 	ks := keystonetest.Start(t)
 	n := neutrontest.Start(t, ks)
 	tenant := n.CreateNetwork(t, neutrontest.NetworkOptions{Name: "tenant", Shared: true})
@@ -64,16 +77,29 @@ func TestSecurityGroupsWithNeutron(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, url := apptest.Serve(t, cfg, app.Options{})
-	hc := &http.Client{Timeout: 60 * time.Second}
-	toks := map[string]string{"a": ks.Token(t, "member-a"), "b": ks.Token(t, "member-b")}
-	call := func(who, mv, method, path string, body, out any) error {
-		return testproc.CallWith(hc, toks[who], method, url+path, body, out, map[string]string{"X-OpenStack-Nova-API-Version": mv})
+	return &simWorld{ks: ks, n: n, tenant: tenant, cfg: cfg, url: url, hc: &http.Client{Timeout: 60 * time.Second},
+		toks: map[string]string{"a": ks.Token(t, "member-a"), "b": ks.Token(t, "member-b"), "admin": ks.Token(t, "admin")}}
+}
+
+// call is one API call as who ("a", "b" or "admin") at microversion mv.
+func (w *simWorld) call(who, mv, method, path string, body, out any) error {
+	return testproc.CallWith(w.hc, w.toks[who], method, w.url+path, body, out, map[string]string{"X-OpenStack-Nova-API-Version": mv})
+}
+
+func (w *simWorld) must(t *testing.T, who, mv, method, path string, body, out any) {
+	t.Helper()
+	if err := w.call(who, mv, method, path, body, out); err != nil {
+		t.Fatalf("%s %s as %s: %v", method, path, who, err)
 	}
+}
+
+func TestSecurityGroupsWithNeutron(t *testing.T) {
+	w := startSimWorld(t)
+	n, tenant, cfg, hc := w.n, w.tenant, w.cfg, w.hc
+	call := w.call
 	must := func(who, mv, method, path string, body, out any) {
 		t.Helper()
-		if err := call(who, mv, method, path, body, out); err != nil {
-			t.Fatalf("%s %s as %s: %v", method, path, who, err)
-		}
+		w.must(t, who, mv, method, path, body, out)
 	}
 
 	var made struct {
@@ -205,5 +231,43 @@ func TestSecurityGroupsWithNeutron(t *testing.T) {
 	must("a", "2.35", "DELETE", "/v2.1/os-security-groups/"+web, nil, nil)
 	if err := call("a", "2.35", "GET", "/v2.1/os-security-groups/"+web, nil, nil); err == nil || !strings.Contains(err.Error(), "404") {
 		t.Errorf("web after its delete: %v", err)
+	}
+}
+
+// TestNovaNetworksWithNeutron: Nova's os-networks proxy (≤ 2.35) shows the
+// Neutron networks the caller's project may use — shared ones and its own,
+// not another project's — with id and label, and 404 from 2.36.
+func TestNovaNetworksWithNeutron(t *testing.T) {
+	w := startSimWorld(t)
+	own := w.n.CreateNetwork(t, neutrontest.NetworkOptions{Name: "b-only", ProjectID: w.ks.Users["member-b"].ProjectID, VLAN: 150})
+	labels := func(who string) map[string]string {
+		var out struct {
+			Networks []map[string]any `json:"networks"`
+		}
+		w.must(t, who, "2.35", "GET", "/v2.1/os-networks", nil, &out)
+		got := map[string]string{}
+		for _, n := range out.Networks {
+			got[n["id"].(string)], _ = n["label"].(string)
+		}
+		return got
+	}
+	if got := labels("a"); got[w.tenant.ID] != "tenant" || got[own.ID] != "" {
+		t.Errorf("A sees %v", got)
+	}
+	if got := labels("b"); got[w.tenant.ID] != "tenant" || got[own.ID] != "b-only" {
+		t.Errorf("B sees %v", got)
+	}
+	var one struct {
+		Network map[string]any `json:"network"`
+	}
+	w.must(t, "b", "2.35", "GET", "/v2.1/os-networks/"+own.ID, nil, &one)
+	if one.Network["label"] != "b-only" || one.Network["cidr"] != nil {
+		t.Errorf("B's network %v", one.Network)
+	}
+	if err := w.call("a", "2.35", "GET", "/v2.1/os-networks/"+own.ID, nil, nil); err == nil || !strings.Contains(err.Error(), "404") {
+		t.Errorf("A shows B's network: %v", err)
+	}
+	if err := w.call("a", "2.36", "GET", "/v2.1/os-networks", nil, nil); err == nil || !strings.Contains(err.Error(), "404") {
+		t.Errorf("at 2.36: %v", err)
 	}
 }
