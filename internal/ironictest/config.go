@@ -21,6 +21,7 @@ type configParams struct {
 	Keystone        *Keystone
 	NotifyURL       string // transport_url of [oslo_messaging_notifications]; "" for none
 	Neutron         *Neutron
+	PolicyFile      string // "" for Ironic's defaults
 }
 
 // configTmpl is the minimal working standalone config (docs/ironic.md §1)
@@ -81,7 +82,10 @@ deploy_delay = {{.DeployDelay}}
 
 [oslo_concurrency]
 lock_path = {{.LockDir}}
-{{with .NotifyURL}}
+{{with .PolicyFile}}
+[oslo_policy]
+policy_file = {{.}}
+{{end}}{{with .NotifyURL}}
 [oslo_messaging_notifications]
 driver = messagingv2
 transport_url = {{.}}
