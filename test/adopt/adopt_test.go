@@ -149,6 +149,35 @@ func summary(t *testing.T, out string) (adopted, already, refused int) {
 	return adopted, already, refused
 }
 
+// serverShow is `openstack server show id -f json` against the API at url
+// (Debian's CLI, auth type none, a clean environment).
+func serverShow(t *testing.T, url, id string) map[string]any {
+	t.Helper()
+	const osc = "/usr/bin/openstack"
+	if _, err := os.Stat(osc); err != nil {
+		if ironictest.RealWanted() {
+			t.Fatalf("%s is missing: run .ci/install-osc.sh", osc)
+		}
+		t.Logf("%s is missing: openstack server show not tried", osc)
+		return nil
+	}
+	cmd := exec.Command(osc, "--os-compute-api-version", "2.90", "server", "show", id, "-f", "json")
+	cmd.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "HOME=" + t.TempDir(), "LANG=C.UTF-8",
+		"PYTHONDONTWRITEBYTECODE=1", "OS_AUTH_TYPE=none", "OS_ENDPOINT=" + url + "/v2.1"}
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("openstack server show %s: %v\n%s", id, err, out)
+	}
+	var shown map[string]any
+	if err := json.Unmarshal(out, &shown); err != nil {
+		t.Fatalf("openstack server show %s: %v\n%s", id, err, out)
+	}
+	return shown
+}
+
+// buildBinary is cmd/ingot with its crash points.
+func buildBinary(t *testing.T) string { return ingottest.Binary(t, "crashpoints") }
+
 func vifOf(i int) string { return fmt.Sprintf("b0000000-0000-4000-8000-%012d", i+1) }
 
 func TestAdoptFromIronic(t *testing.T) {
@@ -177,7 +206,7 @@ func TestAdoptFromIronic(t *testing.T) {
 		before[d.node] = ir.GetNode(t, d.node)["provision_updated_at"]
 	}
 
-	bin := ingottest.Binary(t, "crashpoints")
+	bin := buildBinary(t)
 	config := writeConfig(t, ir.URL)
 
 	// The dry run: every instance named, the refusals with their reasons,
@@ -276,6 +305,12 @@ func TestAdoptFromIronic(t *testing.T) {
 		if d.name == "web-1" && sv.TenantID != "proj-web" {
 			t.Errorf("server %s: project %q, want proj-web (instance_info.project_id)", d.id, sv.TenantID)
 		}
+	}
+
+	// The OpenStack CLI shows an adopted server under its old id.
+	if shown := serverShow(t, p.API, good[1].id); shown != nil && shown["id"] != good[1].id || shown["name"] != good[1].name ||
+		shown["status"] != "ACTIVE" {
+		t.Errorf("openstack server show %s: id %v name %v status %v", good[1].id, shown["id"], shown["name"], shown["status"])
 	}
 
 	// The addresses found are ingot's ports (Neutron's shape of them).
