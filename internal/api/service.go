@@ -37,8 +37,9 @@ type Service struct {
 
 // newService wires the services over env; each holds the ones it calls.
 func newService(env *core.Env) *Service {
-	adm, vol, look := admin.New(env), volume.New(env), lookup.New(env)
+	adm, vol := admin.New(env), volume.New(env)
 	quo := quotas.New(env, vol)
+	look := lookup.New(env, quo.ProjectLimits)
 	fl := flavors.New(env, adm)
 	return &Service{Env: env, admin: adm, flavors: fl, lookup: look, quotas: quo, volume: vol,
 		keypairs: keypairs.New(env, quo),

@@ -5,10 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/ingot-dev/ingot/internal/api/core"
 	"github.com/ingot-dev/ingot/internal/api/flavors"
@@ -155,7 +153,7 @@ func (s *Service) parseCreate(r *core.Request) (*createRequest, error) {
 	} else if c.networks, err = s.resolveNetworks(fields["networks"]); err != nil {
 		return nil, err
 	}
-	if c.metadata, err = parseMetadata(fields["metadata"]); err != nil {
+	if c.metadata, err = core.ParseMetadata(fields["metadata"]); err != nil {
 		return nil, err
 	}
 	if c.userData, err = core.OptionalString(fields, "user_data", 65535); err != nil {
@@ -350,31 +348,4 @@ func (s *Service) autoNetworks() []string {
 		return nil
 	}
 	return []string{s.Cfg.Networks[0].ID}
-}
-
-// parseMetadata accepts an object of strings as Nova's parameter_types
-// metadata: keys 1–255 of letters, digits and "-_:. ", values ≤ 255 (and,
-// stricter than Nova, no control characters in a value).
-var metadataKeyRE = regexp.MustCompile(`^[a-zA-Z0-9-_:. ]{1,255}$`)
-
-func parseMetadata(raw json.RawMessage) (map[string]string, error) {
-	if raw == nil || string(raw) == "null" {
-		return nil, nil
-	}
-	var md map[string]string
-	if err := json.Unmarshal(raw, &md); err != nil {
-		return nil, core.BadRequest("Invalid input for field/attribute metadata. Value: %s. It must be an object of strings.", raw)
-	}
-	for k, v := range md {
-		if !metadataKeyRE.MatchString(k) {
-			return nil, core.BadRequest("Invalid input for field/attribute metadata. Value: %s. Additional properties are not allowed (%q was unexpected): a key is 1 to 255 letters, digits, '-', '_', ':', '.' or ' '.", raw, k)
-		}
-		if core.HasControl(v) {
-			return nil, core.BadRequest("Invalid input for field/attribute metadata: values must not contain control characters.")
-		}
-		if utf8.RuneCountInString(v) > 255 {
-			return nil, core.BadRequest("Invalid input for field/attribute metadata: value of %q is longer than 255 characters.", k)
-		}
-	}
-	return md, nil
 }
