@@ -33,9 +33,10 @@ func newAdoptCmd() *cobra.Command {
 Ironic: every node active with an instance_uuid that no ingot server has
 becomes an ingot server with that id — name from instance_info.display_name,
 image from image_source, the flavor of the node's resource class (or
---flavor), owned by instance_info.project_id (or --project, adopt.project,
-the noauth default project) — phase active, its node held, its VIFs recorded
-as its ports (Neutron's ports become ingot's own: deleted with the server).
+--flavor), owned by instance_info.project_id (or the node's lessee,
+--project, adopt.project, the noauth default project) — phase active, its
+node held, its VIFs recorded as its ports (Neutron's ports become ingot's
+own: deleted with the server).
 
 Nothing is written to Ironic: the node's instance_uuid already names the
 server. Each instance is recorded in one transaction: a run stopped anywhere

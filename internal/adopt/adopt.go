@@ -236,13 +236,16 @@ func (a *Adopter) candidate(ctx context.Context, n ironic.Deployed, holders map[
 	}
 	inst.Image = imageID
 	ports, why, err := a.ports(ctx, n)
+	if errors.Is(err, ironic.ErrNotFound) {
+		return refuse("node gone while read: %v", err)
+	}
 	if err != nil {
 		return inst, nil, nil, err
 	}
 	if why != "" {
 		return refuse("%s", why)
 	}
-	inst.ProjectID = firstOf(str(info, "project_id"), opts.Project, a.d.DefaultProject)
+	inst.ProjectID = firstOf(str(info, "project_id"), n.Lessee, opts.Project, a.d.DefaultProject)
 	for _, p := range ports {
 		inst.Addresses = append(inst.Addresses, p.NetworkID+"="+p.IP)
 	}

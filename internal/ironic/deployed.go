@@ -6,7 +6,7 @@ import (
 )
 
 // deployedFields is what adoption reads of a node that carries an instance.
-var deployedFields = nodeFields + ",instance_info"
+var deployedFields = nodeFields + ",instance_info,lessee"
 
 // Deployed is a node that carries an instance_uuid, with its instance_info
 // (Ironic masks its secrets, the config drive among them, unless its
@@ -14,11 +14,14 @@ var deployedFields = nodeFields + ",instance_info"
 type Deployed struct {
 	Node
 	InstanceInfo map[string]any
+	// Lessee is the project the node is leased to ("" when none).
+	Lessee string
 }
 
 type rawDeployed struct {
 	rawNode
 	InstanceInfo map[string]any `json:"instance_info"`
+	Lessee       string         `json:"lessee"`
 }
 
 // ListDeployed returns every node that carries an instance_uuid (anyone's),
@@ -33,7 +36,7 @@ func (c *Client) ListDeployed(ctx context.Context) ([]Deployed, error) {
 	}
 	out := make([]Deployed, 0, len(raws))
 	for _, r := range raws {
-		out = append(out, Deployed{Node: r.node(), InstanceInfo: r.InstanceInfo})
+		out = append(out, Deployed{Node: r.node(), InstanceInfo: r.InstanceInfo, Lessee: r.Lessee})
 	}
 	return out, nil
 }

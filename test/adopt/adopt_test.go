@@ -195,6 +195,10 @@ func TestAdoptFromIronic(t *testing.T) {
 		}
 		deployByHand(t, ir, d.node, d.id, d.name, imageURL, project, vifOf(i), d.ip)
 	}
+	// Without instance_info.project_id, the node's lessee owns it.
+	if r := ir.Request(t, "PATCH", "/v1/nodes/"+good[1].node, []map[string]any{{"op": "add", "path": "/lessee", "value": "proj-lessee"}}); r.Status != http.StatusOK {
+		t.Fatalf("PATCH lessee: %d %s", r.Status, r.Body)
+	}
 	unknownImage := "a0000000-0000-4000-8000-000000000004"
 	deployByHand(t, ir, nodes[3], unknownImage, "odd", "http://127.0.0.1:1/unknown.qcow2", "", "", "")
 	notActive := "a0000000-0000-4000-8000-000000000005"
@@ -302,8 +306,8 @@ func TestAdoptFromIronic(t *testing.T) {
 		if got != d.ip {
 			t.Errorf("server %s: address %q, want %q (%v)", d.id, got, d.ip, sv.Addresses)
 		}
-		if d.name == "web-1" && sv.TenantID != "proj-web" {
-			t.Errorf("server %s: project %q, want proj-web (instance_info.project_id)", d.id, sv.TenantID)
+		if want := map[string]string{"web-1": "proj-web", "web-2": "proj-lessee", "db-1": "ingot"}[d.name]; sv.TenantID != want {
+			t.Errorf("server %s: project %q, want %s (instance_info.project_id, lessee, the default)", d.id, sv.TenantID, want)
 		}
 	}
 
