@@ -21,6 +21,7 @@ type adoptFlags struct {
 	project    string
 	flavor     string
 	jsonOut    bool
+	novaDown   bool
 	ironicURL  string
 }
 
@@ -67,7 +68,8 @@ ingot first, or ask the running one (POST /ingot/v1/adopt).
 				return err
 			}
 			defer ad.Close()
-			rep, err := ad.FromIronic(cmd.Context(), adopt.Options{DryRun: f.dryRun, Project: f.project, Flavor: f.flavor})
+			rep, err := ad.FromIronic(cmd.Context(), adopt.Options{DryRun: f.dryRun, Project: f.project, Flavor: f.flavor,
+				NovaStopped: f.novaDown})
 			out := cmd.OutOrStdout()
 			if f.jsonOut {
 				enc := json.NewEncoder(out)
@@ -89,6 +91,7 @@ ingot first, or ask the running one (POST /ingot/v1/adopt).
 	fl.StringVar(&f.project, "project", "", "project of the instances whose instance_info names none (default: adopt.project, then the noauth default project)")
 	fl.StringVar(&f.flavor, "flavor", "", "flavor (id or name) of every adopted server (default: the one flavor of each node's resource class)")
 	fl.BoolVar(&f.jsonOut, "json", false, "print the report as JSON")
+	fl.BoolVar(&f.novaDown, "nova-stopped", false, "the nova-compute services that deployed instances (instance_info.nova_host_id) are disabled and stopped: adopt their instances too")
 	fl.StringVar(&f.ironicURL, "ironic-url", "", "Ironic URL (overrides the config)")
 	return cmd
 }

@@ -74,6 +74,11 @@ type Options struct {
 	// Flavor (id or name) is every adopted server's flavor; "" chooses
 	// per node the one flavor of its resource class.
 	Flavor string `json:"flavor,omitempty"`
+	// NovaStopped is the operator's word that the nova-compute services
+	// that deployed instances (instance_info.nova_host_id) are disabled and
+	// stopped: without it those instances are refused, Nova may still act
+	// on their nodes.
+	NovaStopped bool `json:"nova_stopped,omitempty"`
 }
 
 // Instance is one instance found, as the report shows it.
@@ -217,6 +222,11 @@ func (a *Adopter) candidate(ctx context.Context, n ironic.Deployed, holders map[
 		return refuse("node in maintenance (%s): whoever put it there may still act on it", n.MaintenanceReason)
 	case n.Reservation != "":
 		return refuse("node locked by conductor %s; run again", n.Reservation)
+	}
+	if host := str(info, "nova_host_id"); host != "" && !opts.NovaStopped {
+		return refuse("Nova's compute service on %s deployed it and may still act on the node: "+
+			"disable and stop it (openstack compute service set --disable %s nova-compute; then stop nova-compute there), "+
+			"then run again with --nova-stopped", host, host)
 	}
 	f, why := chooseFlavor(flavors, n, opts.Flavor)
 	if why != "" {

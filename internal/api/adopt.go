@@ -8,8 +8,9 @@ import (
 )
 
 // adopt answers POST /ingot/v1/adopt: {"from": "ironic", "dry_run": bool,
-// "project": …, "flavor": …} runs what `ingot adopt --from-ironic` runs
-// and answers its report (200; nothing written with dry_run).
+// "nova_stopped": bool, "project": …, "flavor": …} runs what `ingot adopt
+// --from-ironic` runs and answers its report (200; nothing written with
+// dry_run).
 func (s *Service) adopt(w http.ResponseWriter, r *core.Request) error {
 	if s.Cfg.Adopt == nil {
 		return &core.APIError{Status: http.StatusNotImplemented, Message: "Adoption is not available in this ingot."}
@@ -19,16 +20,14 @@ func (s *Service) adopt(w http.ResponseWriter, r *core.Request) error {
 		return err
 	}
 	var req struct {
-		From    string `json:"from"`
-		DryRun  bool   `json:"dry_run"`
-		Project string `json:"project"`
-		Flavor  string `json:"flavor"`
+		From string `json:"from"`
+		core.AdoptRequest
 	}
 	for k := range obj {
 		switch k {
-		case "from", "dry_run", "project", "flavor":
+		case "from", "dry_run", "nova_stopped", "project", "flavor":
 		default:
-			return core.BadRequest("Unknown member %q: from, dry_run, project and flavor are allowed.", k)
+			return core.BadRequest("Unknown member %q: from, dry_run, nova_stopped, project and flavor are allowed.", k)
 		}
 	}
 	raw, _ := json.Marshal(obj)
@@ -38,7 +37,7 @@ func (s *Service) adopt(w http.ResponseWriter, r *core.Request) error {
 	if req.From != "ironic" {
 		return core.BadRequest("from must be \"ironic\" (adoption from Nova's API is not available here).")
 	}
-	rep, err := s.Cfg.Adopt(r.Context(), req.DryRun, req.Project, req.Flavor)
+	rep, err := s.Cfg.Adopt(r.Context(), req.AdoptRequest)
 	if err != nil {
 		return core.Unavailable("Adoption stopped: %v", err)
 	}

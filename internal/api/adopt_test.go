@@ -13,9 +13,9 @@ import (
 func TestAdoptRoute(t *testing.T) {
 	var got []any
 	f := newFixtureWith(t, func(c *api.Config) {
-		c.Adopt = func(_ context.Context, dryRun bool, project, flavor string) (any, error) {
-			got = append(got, dryRun, project, flavor)
-			return map[string]any{"dry_run": dryRun, "adopted": []any{}}, nil
+		c.Adopt = func(_ context.Context, req api.AdoptRequest) (any, error) {
+			got = append(got, req.DryRun, req.Project, req.Flavor)
+			return map[string]any{"dry_run": req.DryRun, "adopted": []any{}}, nil
 		}
 	})
 	r := f.do("POST", "/ingot/v1/adopt", "", map[string]any{"from": "ironic", "dry_run": true, "project": "p", "flavor": "bm"}).want(t, 200)

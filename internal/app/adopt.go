@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/ingot-dev/ingot/internal/adopt"
+	"github.com/ingot-dev/ingot/internal/api/core"
 	"github.com/ingot-dev/ingot/internal/catalog"
 	"github.com/ingot-dev/ingot/internal/clock"
 	"github.com/ingot-dev/ingot/internal/config"
@@ -45,8 +46,9 @@ func firstNonEmpty(vs ...string) string {
 }
 
 // adoptHook is the API's POST /ingot/v1/adopt.
-func (a *App) adoptHook(ctx context.Context, dryRun bool, project, flavor string) (any, error) {
-	return a.Adopter.FromIronic(ctx, adopt.Options{DryRun: dryRun, Project: project, Flavor: flavor})
+func (a *App) adoptHook(ctx context.Context, req core.AdoptRequest) (any, error) {
+	return a.Adopter.FromIronic(ctx, adopt.Options{DryRun: req.DryRun, NovaStopped: req.NovaStopped,
+		Project: req.Project, Flavor: req.Flavor})
 }
 
 // adoptImages maps an instance's image_source to ingot's image: a

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,7 +21,7 @@ import (
 // them is written; the one adoptable instance beside them is adopted.
 func TestAdoptRefusals(t *testing.T) {
 	ir := ironictest.StartReal(t, ironictest.RealOptions{})
-	nodes := ir.EnrollNodes(t, 3, ironictest.NodeSpec{Name: "refuse", ResourceClass: rc, Kind: ironictest.Fast})
+	nodes := ir.EnrollNodes(t, 4, ironictest.NodeSpec{Name: "refuse", ResourceClass: rc, Kind: ironictest.Fast})
 	odd := ir.EnrollNode(t, ironictest.NodeSpec{Name: "refuse-odd", ResourceClass: "rc-no-flavor", Kind: ironictest.Fast})
 	const (
 		heldID  = "c0000000-0000-4000-8000-000000000001" // its node is held by holder
@@ -28,11 +29,17 @@ func TestAdoptRefusals(t *testing.T) {
 		fine    = "c0000000-0000-4000-8000-000000000003"
 		oddID   = "c0000000-0000-4000-8000-000000000004"
 		holder  = "d0000000-0000-4000-8000-000000000001"
+		novas   = "c0000000-0000-4000-8000-000000000005" // deployed by a nova-compute
 	)
 	deployByHand(t, ir, nodes[0], heldID, "held", imageURL, "", "", "")
 	deployByHand(t, ir, nodes[1], takenID, "taken", imageURL, "", "", "")
 	deployByHand(t, ir, nodes[2], fine, "fine", imageURL, "", "", "")
 	deployByHand(t, ir, odd, oddID, "odd", imageURL, "", "", "")
+	deployByHand(t, ir, nodes[3], novas, "novas", imageURL, "", "", "")
+	// What Nova's Ironic driver leaves in instance_info besides.
+	if r := ir.Request(t, "PATCH", "/v1/nodes/"+nodes[3], []map[string]any{{"op": "add", "path": "/instance_info/nova_host_id", "value": "compute-1"}}); r.Status != 200 {
+		t.Fatalf("PATCH nova_host_id: %d %s", r.Status, r.Body)
+	}
 
 	config := writeConfig(t, ir.URL)
 	db := filepath.Join(filepath.Dir(config), "ingot.db")
@@ -63,14 +70,23 @@ func TestAdoptRefusals(t *testing.T) {
 			heldID:  "conflict: node " + nodes[0] + " is held by ingot server " + holder,
 			takenID: "conflict: ingot server " + takenID + " exists",
 			oddID:   `unknown flavor: none has resource class "rc-no-flavor"`,
+			novas:   "Nova's compute service on compute-1 deployed it and may still act on the node: disable and stop it (openstack compute service set --disable compute-1 nova-compute;",
 		} {
 			if !regexp.MustCompile(`cannot adopt ` + id + ` .*: ` + regexp.QuoteMeta(why)).MatchString(out) {
 				t.Errorf("adopt %v does not refuse %s with %q", args, id, why)
 			}
 		}
-		if a, al, r := summary(t, out); a != 1 || al != 0 || r != 3 {
-			t.Fatalf("adopt %v: %d/%d/%d, want 1 adopted, 0 already, 3 refused", args, a, al, r)
+		if a, al, r := summary(t, out); a != 1 || al != 0 || r != 4 {
+			t.Fatalf("adopt %v: %d/%d/%d, want 1 adopted, 0 already, 4 refused", args, a, al, r)
 		}
+	}
+	// The operator's word that nova-compute is stopped adopts Nova's instance.
+	out, ee := runAdopt(t, bin, config, nil, "--nova-stopped")
+	if ee != nil {
+		t.Fatalf("adopt --nova-stopped: %v\n%s", ee, out)
+	}
+	if a, al, r := summary(t, out); a != 1 || al != 1 || r != 3 || !strings.Contains(out, "adopted "+novas) {
+		t.Fatalf("adopt --nova-stopped: %d/%d/%d, want %s adopted, 1 already, 3 refused\n%s", a, al, r, novas, out)
 	}
 	st, err = backend.Open(ctx, db, backend.Options{})
 	if err != nil {
