@@ -279,6 +279,10 @@ func TestAdoptFromIronic(t *testing.T) {
 		len(rep.Adopted) != 0 || len(rep.Already) != 3 || len(rep.Refused) != 2 {
 		t.Fatalf("POST /ingot/v1/adopt: %d, %d/%d/%d", code, len(rep.Adopted), len(rep.Already), len(rep.Refused))
 	}
+	// The command does not run beside the serving ingot on its database.
+	if out, ee := runAdopt(t, bin, config, nil, "--dry-run"); ee == nil || !strings.Contains(out, "in use by another ingot") {
+		t.Errorf("adopt beside ingot serve: %v\n%s", ee, out)
+	}
 	for _, d := range good {
 		var body struct {
 			Server struct {
