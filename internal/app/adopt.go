@@ -129,7 +129,7 @@ func OpenAdoption(ctx context.Context, cfg config.Config, log *slog.Logger, step
 		a.Close()
 		return nil, fmt.Errorf("ironic: %w", err)
 	}
-	_, nc, err := networkBackend(cfg, ident, st, Options{Clock: a.clock})
+	_, nc, _, err := networkBackend(cfg, ident, st, Options{Clock: a.clock})
 	if err != nil {
 		a.Close()
 		return nil, err

@@ -96,6 +96,10 @@ type Options struct {
 	// show_instance_secrets policy, "!" by default), as an operator may
 	// allow it for adoption.
 	ShowInstanceSecrets bool
+	// Glance, for the real Ironic only and with Keystone, gives it a
+	// [glance] section with Keystone's service credentials: Ironic finds
+	// Glance in the catalog and reads the images it deploys there.
+	Glance bool
 }
 
 // Neutron is what a real Ironic needs to attach Neutron ports: service

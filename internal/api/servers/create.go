@@ -47,11 +47,15 @@ type createRequest struct {
 	// (glanceimage.go).
 	glanceRef   string
 	imageTraits []string
+	// securityGroups by name and the Neutron ids they resolved to
+	// (secgroups.go; Neutron backend only).
+	securityGroups, securityGroupIDs []string
 }
 
 // Fields of the server object that ingot accepts only in the form it would
-// show anyway (one "default" security group, always a config drive): a
-// value ingot could not honour is refused rather than dropped.
+// show anyway (one "default" security group without Neutron, always a
+// config drive): a value ingot could not honour is refused rather than
+// dropped.
 var fixedServerFields = map[string]func(json.RawMessage) bool{
 	"security_groups": func(raw json.RawMessage) bool {
 		var groups []struct {
@@ -103,6 +107,13 @@ func (s *Service) parseCreate(r *core.Request) (*createRequest, error) {
 			if r.MV.AtLeast(mvRebuildUserData) {
 				return nil, core.BadRequest("Invalid input for field/attribute server. Additional properties are not allowed ('%s' was unexpected).", k)
 			}
+		case "security_groups":
+			if s.Cfg.SecurityGroupsAs != nil { // secgroups.go
+				continue
+			}
+			if !fixedServerFields[k](fields[k]) {
+				return nil, core.BadRequest("Invalid input for field/attribute %s. Value: %s. ingot does not support this value yet.", k, fields[k])
+			}
 		default:
 			ok, known := fixedServerFields[k]
 			if !known {
@@ -150,6 +161,9 @@ func (s *Service) parseCreate(r *core.Request) (*createRequest, error) {
 			return nil, err
 		}
 		c.networks, c.fixedIPs, c.userPorts = nr.networks, nr.fixedIPs, nr.userPorts
+		if c.securityGroups, c.securityGroupIDs, err = s.resolveSecurityGroups(r, fields["security_groups"]); err != nil {
+			return nil, err
+		}
 	} else if c.networks, err = s.resolveNetworks(fields["networks"]); err != nil {
 		return nil, err
 	}
