@@ -22,6 +22,7 @@ import (
 	"github.com/ingot-dev/ingot/internal/apitest"
 	"github.com/ingot-dev/ingot/internal/ingottest"
 	"github.com/ingot-dev/ingot/internal/ironictest"
+	"github.com/ingot-dev/ingot/internal/pgtest"
 )
 
 func TestMain(m *testing.M) { os.Exit(ingottest.Main(m)) }
@@ -93,6 +94,15 @@ func deployByHand(t *testing.T, ir *ironictest.Env, node, id, name, image, proje
 	}
 }
 
+// database is a SQLite file in dir, or with INGOT_TEST_STORE=postgres a
+// fresh PostgreSQL database.
+func database(t *testing.T, dir string) string {
+	if os.Getenv("INGOT_TEST_STORE") == "postgres" {
+		return pgtest.DSN(t)
+	}
+	return filepath.Join(dir, "ingot.db")
+}
+
 // writeConfig is the configuration both `ingot adopt` and `ingot serve` read.
 func writeConfig(t *testing.T, ironicURL string) string {
 	dir := t.TempDir()
@@ -111,7 +121,7 @@ images:
   - {id: 6b1f0c2e-3d4a-4b5c-8d6e-0f1a2b3c4d5e, name: debian-12, url: %q}
 networks:
   - {id: %s, name: provisioning, cidr: 10.0.0.0/24}
-`, filepath.Join(dir, "ingot.db"), ironicURL, rc, imageURL, netID)
+`, database(t, dir), ironicURL, rc, imageURL, netID)
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,7 @@ package adopt
 import (
 	"context"
 	"errors"
-	"path/filepath"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -19,6 +19,16 @@ import (
 // whose id is an ingot server's on another node, and one whose resource
 // class no flavor has are each refused with the reason, and nothing of
 // them is written; the one adoptable instance beside them is adopted.
+// databaseOf is the database config names.
+func databaseOf(t *testing.T, config string) string {
+	raw, err := os.ReadFile(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _, _ := strings.Cut(string(raw), "\n")
+	return strings.TrimPrefix(first, "database: ")
+}
+
 func TestAdoptRefusals(t *testing.T) {
 	ir := ironictest.StartReal(t, ironictest.RealOptions{})
 	nodes := ir.EnrollNodes(t, 4, ironictest.NodeSpec{Name: "refuse", ResourceClass: rc, Kind: ironictest.Fast})
@@ -42,7 +52,7 @@ func TestAdoptRefusals(t *testing.T) {
 	}
 
 	config := writeConfig(t, ir.URL)
-	db := filepath.Join(filepath.Dir(config), "ingot.db")
+	db := databaseOf(t, config)
 	ctx := context.Background()
 	st, err := backend.Open(ctx, db, backend.Options{})
 	if err != nil {
