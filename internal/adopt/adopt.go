@@ -38,6 +38,7 @@ type Ironic interface {
 	ListDeployed(ctx context.Context) ([]ironic.Deployed, error)
 	ListVIFs(ctx context.Context, nodeID string) ([]string, error)
 	NodePorts(ctx context.Context, nodeID string) (portbind.Inventory, error)
+	ListVolumeTargets(ctx context.Context, nodeID string) ([]ironic.VolumeTarget, error)
 }
 
 // Neutron reads the ports an instance's VIFs name (network.backend neutron).
@@ -245,6 +246,17 @@ func (a *Adopter) candidate(ctx context.Context, n ironic.Deployed, holders map[
 		return inst, nil, nil, fmt.Errorf("image %s of %s: %w", src, n.InstanceUUID, err)
 	}
 	inst.Image = imageID
+	targets, err := a.d.Ironic.ListVolumeTargets(ctx, n.UUID)
+	if errors.Is(err, ironic.ErrNotFound) {
+		return refuse("node gone while read: %v", err)
+	}
+	if err != nil {
+		return inst, nil, nil, fmt.Errorf("volume targets of node %s: %w", n.UUID, err)
+	}
+	if len(targets) > 0 {
+		// Their volumes would not be released by the delete (I11).
+		return refuse("%d volume targets on the node: adopting volumes is not built", len(targets))
+	}
 	ports, why, err := a.ports(ctx, n)
 	if errors.Is(err, ironic.ErrNotFound) {
 		return refuse("node gone while read: %v", err)

@@ -2,6 +2,7 @@ package adopt_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"path/filepath"
@@ -24,6 +25,13 @@ const src = "http://images.example/debian-12.qcow2"
 // (its own instance ids, instance_info), and a fresh SQLite store.
 func world(t *testing.T, n int, flavors ...store.Flavor) (*adopt.Adopter, store.Store, []string) {
 	t.Helper()
+	a, st, ids, _ := worldWith(t, n, nil, flavors...)
+	return a, st, ids
+}
+
+// worldWith is world with before run on each node before its deploy.
+func worldWith(t *testing.T, n int, before func(ic *ironic.Client, node string), flavors ...store.Flavor) (*adopt.Adopter, store.Store, []string, []string) {
+	t.Helper()
 	env := ironictest.StartSim(t, ironictest.SimOptions{})
 	nodes := env.Sim.AddNodes(n, ironicsim.NodeSpec{ResourceClass: "rc"})
 	ic, err := ironic.New(ironic.Config{URL: env.URL, Timeout: 10 * time.Second})
@@ -34,6 +42,9 @@ func world(t *testing.T, n int, flavors ...store.Flavor) (*adopt.Adopter, store.
 	ids := make([]string, n)
 	for i, node := range nodes {
 		ids[i] = fmt.Sprintf("f0000000-0000-4000-8000-%012d", i)
+		if before != nil {
+			before(ic, node)
+		}
 		if _, err := ic.Reserve(ctx, node, ids[i]); err != nil {
 			t.Fatal(err)
 		}
@@ -62,7 +73,7 @@ func world(t *testing.T, n int, flavors ...store.Flavor) (*adopt.Adopter, store.
 			}
 			return "", adopt.ErrImageNotFound
 		}})
-	return a, st, ids
+	return a, st, ids, nodes
 }
 
 // TestAdoptThousand: 1,000 simulated instances adopted (the time is
@@ -118,5 +129,24 @@ func TestAdoptAmbiguousFlavor(t *testing.T) {
 	rep, err = a.FromIronic(ctx, adopt.Options{DryRun: true})
 	if err != nil || len(rep.Adopted) != 1 || rep.Adopted[0].Flavor != "c" {
 		t.Fatalf("root_gb 10: %+v %v", rep, err)
+	}
+}
+
+// TestAdoptRefusesVolumeTargets: a node with volume targets is refused
+// (ingot would not release volumes it never recorded), nothing written.
+func TestAdoptRefusesVolumeTargets(t *testing.T) {
+	a, st, ids, _ := worldWith(t, 1, func(ic *ironic.Client, node string) {
+		if _, err := ic.CreateVolumeTarget(context.Background(), ironic.VolumeTarget{NodeID: node, VolumeType: "iscsi",
+			VolumeID: "vol-1", BootIndex: 1}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	ctx := context.Background()
+	rep, err := a.FromIronic(ctx, adopt.Options{})
+	if err != nil || len(rep.Refused) != 1 || rep.Refused[0].Reason != "1 volume targets on the node: adopting volumes is not built" {
+		t.Fatalf("%+v %v", rep, err)
+	}
+	if _, err := st.GetServer(ctx, ids[0]); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("refused server written: %v", err)
 	}
 }
