@@ -36,10 +36,11 @@ step "tests (INGOT_TEST_IRONIC=1 go test -count=1 -timeout 25m ./...)"
 export INGOT_TEST_IRONIC=1
 go test -count=1 -timeout 25m ./...
 
-step "side by side: the scenario catalogue and the kill -9 cases on PostgreSQL; Tempest's compute API tests, with the embedded backends and with Neutron and Glance; gophercloud's compute acceptance tests; openstacksdk's functional compute tests"
+step "side by side: the scenario catalogue, ingot adopt and the kill -9 cases on PostgreSQL; Tempest's compute API tests, with the embedded backends and with Neutron and Glance; gophercloud's compute acceptance tests; openstacksdk's functional compute tests"
 logs=$(mktemp -d)
 (
 	INGOT_TEST_STORE=postgres go test -count=1 -timeout 15m ./test/scenario &&
+	INGOT_TEST_STORE=postgres go test -count=1 -timeout 10m ./test/adopt &&
 	INGOT_TEST_STORE=postgres go test -count=1 -timeout 15m -run 'TestKill9Sim|TestKill9Operations|TestKill9RandomInstants' ./test/crash
 ) >"$logs/postgres.log" 2>&1 &
 pg=$!
