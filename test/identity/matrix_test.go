@@ -130,6 +130,7 @@ func attacks(v victim) map[string][]attempt {
 		"GET /v2.1/images/detail":                     {{method: "GET", path: "/v2.1/images/detail", mv: "2.35"}},
 		// The configured images are read-only to everyone; with Glance, its
 		// policy decides (test/glance).
+		"DELETE /v2.1/images/{id}":       {{method: "DELETE", path: "/v2.1/images/" + imageID, mv: "2.35", write: true}},
 		"GET /v2.1/images/{id}/metadata": {{method: "GET", path: "/v2.1/images/" + imageID + "/metadata", mv: "2.35"}},
 		"POST /v2.1/images/{id}/metadata": {{method: "POST", path: "/v2.1/images/" + imageID + "/metadata", mv: "2.35",
 			body: map[string]any{"metadata": map[string]any{"x": "y"}}, write: true}},
