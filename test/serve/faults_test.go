@@ -27,9 +27,17 @@ type faultyIronic struct {
 	sim  string // the simulator's URL (not through the link)
 	db   string // the SQLite file
 	rec  *history.Recorder
+	p    *ingottest.Proc
 }
 
 func newFaultyIronic(t *testing.T, ironicTimeout time.Duration) *faultyIronic {
+	t.Helper()
+	return newFaultyIronicOn(t, ironicTimeout, t.TempDir())
+}
+
+// newFaultyIronicOn is newFaultyIronic with the database in dbDir (a file
+// system of its own, for one).
+func newFaultyIronicOn(t *testing.T, ironicTimeout time.Duration, dbDir string) *faultyIronic {
 	t.Helper()
 	sim := launch(t, "sim", "--nodes", "12", "--listen", "127.0.0.1:0", "--deploy-time", "1s", "--undeploy-time", "200ms",
 		"--vif-mode", "store", "--ports", "1", "--seed", "1")
@@ -39,7 +47,7 @@ func newFaultyIronic(t *testing.T, ironicTimeout time.Duration) *faultyIronic {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	f := &faultyIronic{link: faulttest.New(t, "ironic", u.Host), sim: simURL, db: filepath.Join(dir, "ingot.db"), rec: history.New()}
+	f := &faultyIronic{link: faulttest.New(t, "ironic", u.Host), sim: simURL, db: filepath.Join(dbDir, "ingot.db"), rec: history.New()}
 	yaml := fmt.Sprintf(`database: %s
 poll_interval: 200ms
 build_timeout: 5m
@@ -55,7 +63,8 @@ networks: [{name: provisioning, cidr: 10.0.0.0/24}]
 	if f.cfg, err = config.Parse([]byte(yaml)); err != nil {
 		t.Fatal(err)
 	}
-	f.api = apitest.New(t, ingottest.Serve(t, ingottest.Binary(t), path, ingottest.Options{}).API)
+	f.p = ingottest.Serve(t, ingottest.Binary(t), path, ingottest.Options{})
+	f.api = apitest.New(t, f.p.API)
 	f.api.HTTP = f.rec.Client(30 * time.Second)
 	return f
 }

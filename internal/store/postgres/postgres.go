@@ -178,11 +178,12 @@ func constraint(err error) (code, name string) {
 // Unavailable reports an error of a server that is away rather than one
 // that refused the statement: no connection (refused, reset, timed out,
 // closed under the call), or the server's own connection and shutdown
-// states (SQLSTATE class 08, 57P01–57P03, 53300). A retry may succeed.
+// states (SQLSTATE class 08, 57P01–57P03, 53300), or its disk full
+// (53100: the statement rolled back). A retry may succeed.
 func (s *Store) Unavailable(err error) bool {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
-		return strings.HasPrefix(pe.Code, "08") || pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03" || pe.Code == "53300"
+		return strings.HasPrefix(pe.Code, "08") || pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03" || pe.Code == "53300" || pe.Code == "53100"
 	}
 	var ce *pgconn.ConnectError
 	var ne net.Error
