@@ -37,6 +37,12 @@ func Unavailable(st any, err error) bool {
 	return ok && err != nil && c.Unavailable(err)
 }
 
+// Clocked is implemented by a store whose database has a clock of its own
+// that every replica must agree with (PostgreSQL's, which judges leases).
+type Clocked interface {
+	Now(ctx context.Context) (time.Time, error)
+}
+
 // Port is one network attachment of a server: an address on a network and
 // the VIF that carries it to the node.
 type Port struct {

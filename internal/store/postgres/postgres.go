@@ -136,6 +136,17 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
+// Now is the database's clock (clock_timestamp()), the one its leases are
+// judged by: every replica starts its own clock from it (app.New), so the
+// replicas agree on deadlines whatever their hosts' clocks say.
+func (s *Store) Now(ctx context.Context) (time.Time, error) {
+	var now time.Time
+	if err := s.pool.QueryRow(ctx, pqNow).Scan(&now); err != nil {
+		return time.Time{}, fmt.Errorf("postgres: clock: %w", err)
+	}
+	return now, nil
+}
+
 // defaultConnectTimeout bounds a connection attempt the DSN gives no
 // connect_timeout for: an unreachable server fails the start (or /readyz)
 // in seconds, not after the kernel's minutes of SYN retries.
