@@ -1,7 +1,6 @@
 package notifications
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,25 +22,8 @@ import (
 	"github.com/ingot-dev/ingot/internal/ironicnotify"
 	"github.com/ingot-dev/ingot/internal/ironicsim"
 	"github.com/ingot-dev/ingot/internal/ironictest"
+	"github.com/ingot-dev/ingot/internal/testlog"
 )
-
-// syncBuffer is a log sink safe for the app's goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // publishIronic publishes one node notification as Ironic would, straight
 // to the broker (not through ingot's link).
@@ -112,7 +93,7 @@ networks: [{name: provisioning, cidr: 10.0.0.0/24}]
 	if err != nil {
 		t.Fatal(err)
 	}
-	var logs syncBuffer
+	var logs testlog.Buffer
 	a, url := apptest.Serve(t, cfg, app.Options{Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	rec := history.New()
 	c := apitest.New(t, url)
