@@ -22,6 +22,11 @@ var (
 	ErrAddressInUse = errors.New("store: address in use")
 	// ErrExists: a record with that id already exists.
 	ErrExists = errors.New("store: already exists")
+	// ErrCommitUnknown: the commit was sent and the database went away
+	// before it answered; the write may or may not have committed (read it
+	// back once the database answers). It comes with the store's
+	// unavailable error, so an API that does not look is still a 503.
+	ErrCommitUnknown = errors.New("store: the commit's outcome is unknown")
 )
 
 // Classifier is implemented by a store whose database can be away (a
