@@ -22,6 +22,11 @@ var (
 	ErrAddressInUse = errors.New("store: address in use")
 	// ErrExists: a record with that id already exists.
 	ErrExists = errors.New("store: already exists")
+	// ErrCommitUnknown: the commit was sent and the database went away
+	// before it answered; the write may or may not have committed (read it
+	// back once the database answers). It comes with the store's
+	// unavailable error, so an API that does not look is still a 503.
+	ErrCommitUnknown = errors.New("store: the commit's outcome is unknown")
 )
 
 // Classifier is implemented by a store whose database can be away (a
@@ -35,6 +40,12 @@ type Classifier interface {
 func Unavailable(st any, err error) bool {
 	c, ok := st.(Classifier)
 	return ok && err != nil && c.Unavailable(err)
+}
+
+// Clocked is implemented by a store whose database has a clock of its own
+// that every replica must agree with (PostgreSQL's, which judges leases).
+type Clocked interface {
+	Now(ctx context.Context) (time.Time, error)
 }
 
 // Port is one network attachment of a server: an address on a network and
