@@ -78,6 +78,8 @@ type opRequest struct {
 	password string
 	// resetTo is the state an os-resetState sets.
 	resetTo string
+	// volumeID is the volume an attach or detach is of.
+	volumeID string
 	// change, if set, makes the request's other changes on the fresh
 	// record (a rebuild's Spec and name).
 	change func(*lifecycle.Server)
@@ -117,7 +119,8 @@ func (s *Service) recordOp(r *core.Request, sv *lifecycle.Server, op opRequest) 
 		if op.change != nil {
 			op.change(cur)
 		}
-		cur.Op = lifecycle.Op{Kind: op.kind, Hard: op.hard, RequestID: r.ID, At: now, RescuePassword: op.password, ResetTo: op.resetTo}
+		cur.Op = lifecycle.Op{Kind: op.kind, Hard: op.hard, RequestID: r.ID, At: now, RescuePassword: op.password, ResetTo: op.resetTo,
+			VolumeID: op.volumeID}
 		cur.OpGen++
 		cur.UpdatedAt = now
 		return nil

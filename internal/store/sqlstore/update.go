@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/ingot-dev/ingot/internal/lifecycle"
@@ -90,7 +91,11 @@ func (st *Store) UpdateServer(ctx context.Context, id string, act *store.ActionR
 		if st.notify != nil {
 			before = s.Clone()
 		}
+		opGen := s.OpGen
 		if err := mutate(s); err != nil {
+			return err
+		}
+		if err := st.reserveAttach(ctx, tx, s, opGen); err != nil {
 			return err
 		}
 		spec, err := json.Marshal(s.Spec)
@@ -140,4 +145,22 @@ func (st *Store) UpdateServer(ctx context.Context, id string, act *store.ActionR
 		return nil
 	})
 	return out, err
+}
+
+// reserveAttach holds the volume of an attach that mutate recorded (a new
+// OpGen) for s, in the same transaction: the hold is the attach's desired
+// state. Errors as CreateServer's reservation.
+func (st *Store) reserveAttach(ctx context.Context, tx Tx, s *lifecycle.Server, opGen int64) error {
+	if s.OpGen == opGen || s.Op.Kind != lifecycle.OpAttachVolume {
+		return nil
+	}
+	i := slices.IndexFunc(s.Spec.Volumes, func(r lifecycle.VolumeRef) bool { return r.ID == s.Op.VolumeID })
+	if i < 0 {
+		return fmt.Errorf("attach of volume %s not listed in the spec of server %s", s.Op.VolumeID, s.ID)
+	}
+	at := s.UpdatedAt
+	if at.IsZero() {
+		at = time.Now()
+	}
+	return st.reserveRefs(ctx, tx, s, s.Spec.Volumes[i:i+1], at)
 }
