@@ -199,5 +199,6 @@ func TestCinder(t *testing.T) {
 	w := startWorld(t)
 	t.Run("volumes", func(t *testing.T) { cinderVolumes(t, w) })
 	t.Run("faults", func(t *testing.T) { cinderFaults(t, w) })
+	t.Run("attach after boot", func(t *testing.T) { cinderAttach(t, w) })
 	t.Run("proxy and call-back", func(t *testing.T) { cinderProxyAndCallback(t, w) })
 }
