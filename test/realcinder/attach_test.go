@@ -3,7 +3,6 @@ package realcinder
 import (
 	"net/http"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -39,6 +38,17 @@ func (s *stack) stopServer(id string) {
 	}
 }
 
+// bootedWithLateVolume is an ACTIVE server from the image on a new node
+// of class rc, and an available volume to attach to it.
+func (s *stack) bootedWithLateVolume(rc string) (id, node, vol string) {
+	s.t.Helper()
+	node = s.w.ir.EnrollNode(s.t, ironictest.NodeSpec{Name: rc, ResourceClass: rc, Kind: ironictest.Fast})
+	id = s.Create(map[string]any{"name": rc, "flavorRef": "bm", "imageRef": s.app.Config.Images[0].ID,
+		"networks": []map[string]string{{"uuid": s.app.Config.Networks[0].ID}}})
+	s.WaitStatus(id, "ACTIVE", 90*time.Second)
+	return id, node, s.volume("late", false)
+}
+
 // cinderAttach: a volume attached to an ACTIVE server after its build is
 // in-use at once, its Ironic target carrying Cinder's connection info;
 // detached from the stopped server, it is available again with no
@@ -48,11 +58,7 @@ func (s *stack) stopServer(id string) {
 func cinderAttach(t *testing.T, w *world) {
 	t.Run("attach after boot, detach", func(t *testing.T) {
 		s := w.ingot(t, "rc-a1")
-		node := w.ir.EnrollNode(t, ironictest.NodeSpec{Name: "a1", ResourceClass: "rc-a1", Kind: ironictest.Fast})
-		id := s.Create(map[string]any{"name": "a1", "flavorRef": "bm", "imageRef": s.app.Config.Images[0].ID,
-			"networks": []map[string]string{{"uuid": s.app.Config.Networks[0].ID}}})
-		s.WaitStatus(id, "ACTIVE", 90*time.Second)
-		vol := s.volume("late", false)
+		id, node, vol := s.bootedWithLateVolume("rc-a1")
 		a0, t0 := s.counts(node)
 		w.cinderCall.take()
 		w.ironicCall.take()
@@ -70,15 +76,7 @@ func cinderAttach(t *testing.T, w *world) {
 		if a, tg := s.counts(node); a != a0+1 || tg != t0+1 {
 			t.Errorf("after the attach: %d attachments, %d targets, want %d and %d", a, tg, a0+1, t0+1)
 		}
-		tg := w.ir.ListVolumeTargets(t, node)
-		if len(tg) != 1 || tg[0]["volume_id"] != vol || tg[0]["volume_type"] != "iscsi" {
-			t.Fatalf("targets on %s: %v", node, tg)
-		}
-		props, _ := tg[0]["properties"].(map[string]any)
-		if props["target_iqn"] != "iqn.2010-10.org.openstack:volume-"+vol || props["target_portal"] != "127.0.0.1:3260" ||
-			props["auth_method"] != "CHAP" {
-			t.Errorf("target properties are not Cinder's connection info: %v", props)
-		}
+		s.wantCinderTarget(node, vol)
 		var list struct {
 			VolumeAttachments []struct{ VolumeID string } `json:"volumeAttachments"`
 		}
@@ -120,11 +118,7 @@ func cinderAttach(t *testing.T, w *world) {
 
 	t.Run("delete a server with a volume attached after boot", func(t *testing.T) {
 		s := w.ingot(t, "rc-a2")
-		node := w.ir.EnrollNode(t, ironictest.NodeSpec{Name: "a2", ResourceClass: "rc-a2", Kind: ironictest.Fast})
-		id := s.Create(map[string]any{"name": "a2", "flavorRef": "bm", "imageRef": s.app.Config.Images[0].ID,
-			"networks": []map[string]string{{"uuid": s.app.Config.Networks[0].ID}}})
-		s.WaitStatus(id, "ACTIVE", 90*time.Second)
-		vol := s.volume("late", false)
+		id, node, vol := s.bootedWithLateVolume("rc-a2")
 		a0, t0 := s.counts(node)
 		if code := s.attach(id, vol); code != http.StatusOK {
 			t.Fatalf("attach: %d", code)
@@ -148,19 +142,9 @@ func cinderAttach(t *testing.T, w *world) {
 		db := filepath.Join(t.TempDir(), "ingot.db")
 		h := &hook{}
 		s := w.ingotOn(t, rc, db, app.Options{Step: h.step})
-		node := w.ir.EnrollNode(t, ironictest.NodeSpec{Name: "a3", ResourceClass: rc, Kind: ironictest.Fast})
-		id := s.Create(map[string]any{"name": "a3", "flavorRef": "bm", "imageRef": s.app.Config.Images[0].ID,
-			"networks": []map[string]string{{"uuid": s.app.Config.Networks[0].ID}}})
-		s.WaitStatus(id, "ACTIVE", 90*time.Second)
-		vol := s.volume("late", false)
+		id, node, vol := s.bootedWithLateVolume(rc)
 		a0, t0 := s.counts(node)
-		reached, release := make(chan struct{}), make(chan struct{})
-		var once sync.Once
-		h.set(func(p string) {
-			if p == "after:cinder_attach_volume_create" {
-				once.Do(func() { close(reached); <-release })
-			}
-		})
+		reached, release := h.pauseAt("after:cinder_attach_volume_create")
 		if code := s.attach(id, vol); code != http.StatusOK {
 			t.Fatalf("attach: %d", code)
 		}

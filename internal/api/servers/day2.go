@@ -142,6 +142,11 @@ func (s *Service) startOp(w http.ResponseWriter, r *core.Request, rule string, o
 	if err != nil {
 		return err
 	}
+	return s.acceptOp(w, r, sv, op)
+}
+
+// acceptOp checks op on sv, records it and answers 202.
+func (s *Service) acceptOp(w http.ResponseWriter, r *core.Request, sv *lifecycle.Server, op opRequest) error {
 	if err := checkOp(sv, op, r.IsAdmin()); err != nil {
 		return err
 	}

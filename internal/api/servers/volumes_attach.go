@@ -154,13 +154,9 @@ func (s *Service) attachable(r *core.Request, sv *lifecycle.Server, volID string
 	}
 	status := row.Status
 	if s.Cfg.Cinder != nil {
-		c := s.Cfg.Cinder.WithUser(cinder.StaticToken(r.Header.Get("X-Auth-Token")))
-		v, err := c.GetVolume(r.Context(), volID)
-		switch {
-		case errors.Is(err, cinder.ErrVolumeNotFound), errors.Is(err, cinder.ErrForbidden):
-			return core.NotFound("Volume %s could not be found.", volID)
-		case err != nil:
-			return fmt.Errorf("volume %s: %w", volID, err)
+		v, err := s.cinderVolume(r, volID)
+		if err != nil {
+			return err
 		}
 		status = v.Status
 		if status == store.VolumeAvailable {
@@ -194,11 +190,8 @@ func (s *Service) detachVolume(w http.ResponseWriter, r *core.Request) error {
 		return fmt.Errorf("volume %s: %w", volID, err)
 	}
 	if s.Cfg.Cinder != nil {
-		c := s.Cfg.Cinder.WithUser(cinder.StaticToken(r.Header.Get("X-Auth-Token")))
-		if _, err := c.GetVolume(r.Context(), volID); errors.Is(err, cinder.ErrVolumeNotFound) || errors.Is(err, cinder.ErrForbidden) {
-			return core.NotFound("Volume %s could not be found.", volID)
-		} else if err != nil {
-			return fmt.Errorf("volume %s: %w", volID, err)
+		if _, err := s.cinderVolume(r, volID); err != nil {
+			return err
 		}
 	} else if errors.Is(err, store.ErrNotFound) || (row.ProjectID != "" && row.ProjectID != sv.ProjectID && row.ServerID != sv.ID) {
 		return core.NotFound("Volume %s could not be found.", volID)
@@ -209,15 +202,21 @@ func (s *Service) detachVolume(w http.ResponseWriter, r *core.Request) error {
 	if row.BootIndex == 0 {
 		return core.BadRequest("Cannot detach a root device volume")
 	}
-	op := opRequest{kind: lifecycle.OpDetachVolume, volumeID: volID}
-	if err := checkOp(sv, op, r.IsAdmin()); err != nil {
-		return err
+	return s.acceptOp(w, r, sv, opRequest{kind: lifecycle.OpDetachVolume, volumeID: volID})
+}
+
+// cinderVolume reads a volume in Cinder with the caller's token: Nova's
+// 404 when Cinder does not show it to them.
+func (s *Service) cinderVolume(r *core.Request, volID string) (cinder.Volume, error) {
+	c := s.Cfg.Cinder.WithUser(cinder.StaticToken(r.Header.Get("X-Auth-Token")))
+	v, err := c.GetVolume(r.Context(), volID)
+	switch {
+	case errors.Is(err, cinder.ErrVolumeNotFound), errors.Is(err, cinder.ErrForbidden):
+		return v, core.NotFound("Volume %s could not be found.", volID)
+	case err != nil:
+		return v, fmt.Errorf("volume %s: %w", volID, err)
 	}
-	if _, err := s.recordOp(r, sv, op); err != nil {
-		return err
-	}
-	w.WriteHeader(http.StatusAccepted)
-	return nil
+	return v, nil
 }
 
 // swapVolume answers PUT /servers/{id}/os-volume_attachments/{volume} as
@@ -229,11 +228,8 @@ func (s *Service) swapVolume(w http.ResponseWriter, r *core.Request) error {
 	}
 	volID := r.PathValue("volume")
 	if s.Cfg.Cinder != nil {
-		c := s.Cfg.Cinder.WithUser(cinder.StaticToken(r.Header.Get("X-Auth-Token")))
-		if _, err := c.GetVolume(r.Context(), volID); errors.Is(err, cinder.ErrVolumeNotFound) || errors.Is(err, cinder.ErrForbidden) {
-			return core.NotFound("Volume %s could not be found.", volID)
-		} else if err != nil {
-			return fmt.Errorf("volume %s: %w", volID, err)
+		if _, err := s.cinderVolume(r, volID); err != nil {
+			return err
 		}
 	} else if _, err := s.Cfg.Store.GetVolume(r.Context(), volID); errors.Is(err, store.ErrNotFound) {
 		return core.NotFound("Volume %s could not be found.", volID)
