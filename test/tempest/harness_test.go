@@ -208,7 +208,7 @@ func keptDir(t *testing.T) string {
 	return dir
 }
 
-func writeTemplate(t *testing.T, path, text string, vars map[string]any) {
+func writeTemplate(t *testing.T, path, text string, vars any) {
 	t.Helper()
 	tm, err := template.New(filepath.Base(path)).Option("missingkey=error").Parse(text)
 	if err != nil {

@@ -39,7 +39,11 @@ type Config struct {
 	Neutron Neutron
 	// NetworkNames names Neutron's networks in addresses (with Neutron).
 	NetworkNames NetworkNames
-	Clock        clock.Clock // nil: the wall clock
+	// SecurityGroupsAs, with Neutron, is Neutron with a caller's token:
+	// Nova's security group proxy, a create's security_groups and the
+	// add/removeSecurityGroup actions (nil: no security groups).
+	SecurityGroupsAs func(token string) SecurityGroups
+	Clock            clock.Clock // nil: the wall clock
 	// BuildTimeout sets a new server's deadline (0: the lifecycle's default).
 	BuildTimeout time.Duration
 	// Kick wakes the reconciler after a committed write, naming the

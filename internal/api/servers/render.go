@@ -195,7 +195,7 @@ func (rd *renderer) server(sv *lifecycle.Server, ports []store.Port) *serverView
 		VMState:        st.VMState,
 		PowerState:     lifecycle.PowerState(sv),
 		Volumes:        []attachedVolume{},
-		SecurityGroups: []map[string]string{{"name": "default"}},
+		SecurityGroups: groupNames(sv),
 	}
 	if v.Metadata == nil {
 		v.Metadata = map[string]string{}
