@@ -191,7 +191,10 @@ type Spec struct {
 	// Nova does (a later keypair delete does not change the server).
 	PublicKey string `json:"public_key,omitempty"`
 	// KeyType is the keypair's type, "ssh" (default) or "x509".
-	KeyType string      `json:"key_type,omitempty"`
+	KeyType string `json:"key_type,omitempty"`
+	// Volumes are the block_device_mapping_v2 volumes and those attached
+	// after the build (os-volume_attachments), detached ones included: the
+	// registry says which the server holds now.
 	Volumes []VolumeRef `json:"volumes,omitempty"`
 	// RequiredTraits and ForbiddenTraits are the flavor's trait:<NAME>
 	// extra specs, Capabilities its capabilities:<key> ones: the scheduler

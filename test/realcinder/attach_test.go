@@ -84,6 +84,9 @@ func cinderAttach(t *testing.T, w *world) {
 		if len(list.VolumeAttachments) != 1 || list.VolumeAttachments[0].VolumeID != vol {
 			t.Errorf("os-volume_attachments: %+v", list)
 		}
+		if code := s.attach(id, vol); code != http.StatusBadRequest {
+			t.Errorf("attach of a volume attached already: %d, want 400", code)
+		}
 		// Ironic removes a target only from a powered-off node.
 		if code := s.Call("DELETE", "/v2.1/servers/"+id+"/os-volume_attachments/"+vol, nil, nil); code != http.StatusConflict {
 			t.Errorf("detach from an ACTIVE server: %d, want 409", code)
