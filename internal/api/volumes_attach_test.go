@@ -133,8 +133,41 @@ func TestDetachVolume(t *testing.T) {
 	wantMsg(t, f.do("DELETE", "/v2.1/servers/"+bid+"/os-volume_attachments/"+boot, "2.1", nil), 400, "badRequest",
 		"Cannot detach a root device volume")
 
-	// PUT is Cinder's swap: an admin's, refused for a volume not migrating.
+}
+
+// TestUpdateVolumeAttachment: PUT os-volume_attachments/{volume} is
+// Cinder's swap (an admin's; refused for a volume not migrating) below
+// 2.85 and for another volumeId; from 2.85 with the same volumeId the
+// owner changes delete_on_termination, the registry's flag with it.
+func TestUpdateVolumeAttachment(t *testing.T) {
+	f := newFixture(t)
+	id := f.activeServer("update")
+	path := "/v2.1/servers/" + id + "/os-volume_attachments"
+	vol, loose := f.newVolume("data"), f.newVolume("loose")
+	f.doWith(member, "POST", path, "2.1", attachBody(vol, nil)).want(t, http.StatusOK)
+	f.finishOp(id, lifecycle.PhaseActive)
+
 	f.doWith(member, "PUT", path+"/"+vol, "2.1", attachBody(loose, nil)).novaError(t, 403, "forbidden")
+	f.doWith(member, "PUT", path+"/"+vol, "2.85", attachBody(loose, nil)).novaError(t, 403, "forbidden")
 	wantMsg(t, f.doWith(otherAdmin, "PUT", path+"/"+vol, "2.1", attachBody(loose, nil)), 409, "conflictingRequest",
 		"volume "+vol+" is not migrating; this API should only be called by Cinder")
+	wantMsg(t, f.doWith(member, "PUT", path+"/"+vol, "2.84", attachBody(vol, map[string]any{"delete_on_termination": true})), 400,
+		"badRequest", "('delete_on_termination' was unexpected)")
+	wantMsg(t, f.doWith(member, "PUT", path+"/"+vol, "2.85", attachBody(vol, map[string]any{"device": "/dev/sdz"})), 400,
+		"badRequest", "The device property is not mutable")
+	wantMsg(t, f.doWith(member, "PUT", path+"/"+loose, "2.85", attachBody(loose, map[string]any{"delete_on_termination": true})), 404,
+		"itemNotFound", "No volume Block Device Mapping with id "+loose)
+
+	f.doWith(member, "PUT", path+"/"+vol, "2.85", attachBody(vol, map[string]any{"delete_on_termination": true, "serverId": id})).
+		want(t, http.StatusAccepted)
+	if v := f.volume(vol); !v.DeleteOnTermination || v.ServerID != id {
+		t.Errorf("registry after the update: %+v", v)
+	}
+	if s := f.server(id); s.Spec.Volumes[0].DeleteOnTermination != true {
+		t.Errorf("Spec.Volumes after the update: %+v", s.Spec.Volumes)
+	}
+	one := obj(t, f.do("GET", path+"/"+vol, "2.85", nil).want(t, http.StatusOK).body, "volumeAttachment")
+	if one["delete_on_termination"] != true {
+		t.Errorf("shown after the update: %v", one)
+	}
 }

@@ -75,6 +75,7 @@ const (
 	VolumeAttachmentsCreate = "os_compute_api:os-volumes-attachments:create"
 	VolumeAttachmentsDelete = "os_compute_api:os-volumes-attachments:delete"
 	VolumeAttachmentsSwap   = "os_compute_api:os-volumes-attachments:swap"
+	VolumeAttachmentsUpdate = "os_compute_api:os-volumes-attachments:update"
 	NovaVolumesList         = "os_compute_api:os-volumes:list"
 	NovaVolumesDetail       = "os_compute_api:os-volumes:detail"
 	NovaVolumesShow         = "os_compute_api:os-volumes:show"
@@ -235,6 +236,7 @@ var Defaults = []Rule{
 	{VolumeAttachmentsCreate, ProjectMemberOrAdmin, "Attach a volume to a server."},
 	{VolumeAttachmentsDelete, ProjectMemberOrAdmin, "Detach a volume from a server."},
 	{VolumeAttachmentsSwap, Admin, "Swap a server's volume (Cinder's call during a volume migration; Nova's Ironic driver cannot)."},
+	{VolumeAttachmentsUpdate, ProjectMemberOrAdmin, "Change a volume attachment's delete_on_termination (2.85)."},
 	{NovaVolumesList, ProjectReaderOrAdmin, "List volumes through Nova's volume proxy (os-volumes, up to 2.35; the cinder backend)."},
 	{NovaVolumesDetail, ProjectReaderOrAdmin, "List volumes in detail through Nova's volume proxy (up to 2.35)."},
 	{NovaVolumesShow, ProjectReaderOrAdmin, "Show a volume through Nova's volume proxy (up to 2.35)."},

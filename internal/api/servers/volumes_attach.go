@@ -26,7 +26,7 @@ import (
 func (s *Service) VolumeAttachmentRoutes() {
 	s.Compute("POST /v2.1/servers/{id}/os-volume_attachments", s.attachVolume)
 	s.Compute("DELETE /v2.1/servers/{id}/os-volume_attachments/{volume}", s.detachVolume)
-	s.Compute("PUT /v2.1/servers/{id}/os-volume_attachments/{volume}", s.swapVolume)
+	s.Compute("PUT /v2.1/servers/{id}/os-volume_attachments/{volume}", s.updateVolumeAttachment)
 }
 
 // attachRequest is the POST's volumeAttachment.
@@ -217,24 +217,4 @@ func (s *Service) cinderVolume(r *core.Request, volID string) (cinder.Volume, er
 		return v, fmt.Errorf("volume %s: %w", volID, err)
 	}
 	return v, nil
-}
-
-// swapVolume answers PUT /servers/{id}/os-volume_attachments/{volume} as
-// Nova does for a volume that is not migrating (a swap is Cinder's call,
-// during a volume migration, and Nova's Ironic driver cannot swap).
-func (s *Service) swapVolume(w http.ResponseWriter, r *core.Request) error {
-	if _, err := s.visibleServer(r, r.PathValue("id"), policy.VolumeAttachmentsSwap); err != nil {
-		return err
-	}
-	volID := r.PathValue("volume")
-	if s.Cfg.Cinder != nil {
-		if _, err := s.cinderVolume(r, volID); err != nil {
-			return err
-		}
-	} else if _, err := s.Cfg.Store.GetVolume(r.Context(), volID); errors.Is(err, store.ErrNotFound) {
-		return core.NotFound("Volume %s could not be found.", volID)
-	} else if err != nil {
-		return fmt.Errorf("volume %s: %w", volID, err)
-	}
-	return core.Conflict("volume %s is not migrating; this API should only be called by Cinder", volID)
 }

@@ -91,11 +91,14 @@ func (st *Store) UpdateServer(ctx context.Context, id string, act *store.ActionR
 		if st.notify != nil {
 			before = s.Clone()
 		}
-		opGen := s.OpGen
+		opGen, refs := s.OpGen, slices.Clone(s.Spec.Volumes)
 		if err := mutate(s); err != nil {
 			return err
 		}
 		if err := st.reserveAttach(ctx, tx, s, opGen); err != nil {
+			return err
+		}
+		if err := st.mirrorDeleteFlags(ctx, tx, s, refs); err != nil {
 			return err
 		}
 		spec, err := json.Marshal(s.Spec)
@@ -163,4 +166,21 @@ func (st *Store) reserveAttach(ctx context.Context, tx Tx, s *lifecycle.Server, 
 		at = time.Now()
 	}
 	return st.reserveRefs(ctx, tx, s, s.Spec.Volumes[i:i+1], at)
+}
+
+// mirrorDeleteFlags writes to the volumes s holds the delete_on_termination
+// of their Spec.Volumes entry where mutate changed it from before's (an
+// os-volume_attachments PUT, 2.85): the release reads the registry's.
+func (st *Store) mirrorDeleteFlags(ctx context.Context, tx Tx, s *lifecycle.Server, before []lifecycle.VolumeRef) error {
+	for _, ref := range s.Spec.Volumes {
+		i := slices.IndexFunc(before, func(b lifecycle.VolumeRef) bool { return b.ID == ref.ID })
+		if i < 0 || before[i].DeleteOnTermination == ref.DeleteOnTermination {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, "UPDATE volumes SET delete_on_termination = ? WHERE id = ? AND server_id = ?",
+			ref.DeleteOnTermination, ref.ID, s.ID); err != nil {
+			return st.errorf("volume %s of server %s: delete_on_termination: %w", ref.ID, s.ID, err)
+		}
+	}
+	return nil
 }

@@ -51,7 +51,8 @@ func testVolumeAttachment(t *testing.T, st store.Store) {
 // testAttachReserves: an UpdateServer that records an attach (a new OpGen
 // of kind attach_volume) holds its volume in the same write; a volume held
 // elsewhere (ErrVolumeInUse) or unknown (ErrNotFound) aborts it with
-// nothing written; a write that records no attach reserves nothing.
+// nothing written; a write that records no attach reserves nothing, and
+// a changed delete_on_termination reaches the registry.
 func testAttachReserves(t *testing.T, st store.Store) {
 	free := mustCreateVolume(t, st, "vr-free")
 	taken := mustCreateVolume(t, st, "vr-taken")
@@ -80,8 +81,15 @@ func testAttachReserves(t *testing.T, st store.Store) {
 		t.Fatal(err)
 	}
 	requireVolume(t, st, held(free, "sr", -1, true, T0.Add(time.Minute)))
-	// A later write with the same Op records no new attach: nothing more.
-	if _, err := st.UpdateServer(ctx(t), "sr", nil, func(s *lifecycle.Server) error { s.Name = "renamed"; return nil }); err != nil {
+	// A later write with the same Op records no new attach; one that
+	// changes a listed volume's delete_on_termination writes the registry's.
+	if _, err := st.UpdateServer(ctx(t), "sr", nil, func(s *lifecycle.Server) error {
+		s.Name, s.Spec.Volumes[0].DeleteOnTermination = "renamed", false
+		return nil
+	}); err != nil {
 		t.Fatal(err)
+	}
+	if v, err := st.GetVolume(ctx(t), "vr-free"); err != nil || v.DeleteOnTermination || v.ServerID != "sr" {
+		t.Errorf("after the flag's change: %+v, %v", v, err)
 	}
 }
