@@ -19,6 +19,19 @@ func attachBody(vol string, extra map[string]any) map[string]any {
 	return map[string]any{"volumeAttachment": a}
 }
 
+// withAttached is an ACTIVE server with a volume attached after its build
+// (the reconciler's part played), its os-volume_attachments path, and a
+// volume it does not hold.
+func (f *fixture) withAttached(name string) (id, path, vol, loose string) {
+	f.t.Helper()
+	id = f.activeServer(name)
+	path = "/v2.1/servers/" + id + "/os-volume_attachments"
+	vol, loose = f.newVolume("data"), f.newVolume("loose")
+	f.doWith(member, "POST", path, "2.1", attachBody(vol, nil)).want(f.t, http.StatusOK)
+	f.finishOp(id, lifecycle.PhaseActive)
+	return id, path, vol, loose
+}
+
 // TestAttachVolume: POST os-volume_attachments records the attach (the
 // volume held, listed, the operation pending) before its 200, with Nova's
 // body at each microversion and Nova's refusals.
@@ -95,11 +108,7 @@ func TestAttachVolume(t *testing.T) {
 // removes a volume target only from a powered-off node).
 func TestDetachVolume(t *testing.T) {
 	f := newFixture(t)
-	id := f.activeServer("detach")
-	path := "/v2.1/servers/" + id + "/os-volume_attachments"
-	vol, loose := f.newVolume("data"), f.newVolume("loose")
-	f.doWith(member, "POST", path, "2.1", attachBody(vol, nil)).want(t, http.StatusOK)
-	f.finishOp(id, lifecycle.PhaseActive)
+	id, path, vol, loose := f.withAttached("detach")
 
 	missing := uuid.NewString()
 	wantMsg(t, f.doWith(member, "DELETE", path+"/"+missing, "2.1", nil), 404, "itemNotFound", "Volume "+missing+" could not be found.")
@@ -141,11 +150,7 @@ func TestDetachVolume(t *testing.T) {
 // owner changes delete_on_termination, the registry's flag with it.
 func TestUpdateVolumeAttachment(t *testing.T) {
 	f := newFixture(t)
-	id := f.activeServer("update")
-	path := "/v2.1/servers/" + id + "/os-volume_attachments"
-	vol, loose := f.newVolume("data"), f.newVolume("loose")
-	f.doWith(member, "POST", path, "2.1", attachBody(vol, nil)).want(t, http.StatusOK)
-	f.finishOp(id, lifecycle.PhaseActive)
+	id, path, vol, loose := f.withAttached("update")
 
 	f.doWith(member, "PUT", path+"/"+vol, "2.1", attachBody(loose, nil)).novaError(t, 403, "forbidden")
 	f.doWith(member, "PUT", path+"/"+vol, "2.85", attachBody(loose, nil)).novaError(t, 403, "forbidden")
