@@ -23,3 +23,19 @@ func TestImageMetadataEmbedded(t *testing.T) {
 	f.do("GET", path, "2.39", nil).novaError(t, 404, "itemNotFound")
 	f.do("GET", "/v2.1/images/00000000-0000-0000-0000-000000000000/metadata", "2.35", nil).novaError(t, 404, "itemNotFound")
 }
+
+// TestImageProxyAnnouncesItsMicroversion: Nova's image proxy answers a
+// compute client with the microversion headers, as every compute route
+// (Tempest's image client checks them); the CLI's Glance look-up, naming
+// none, gets none.
+func TestImageProxyAnnouncesItsMicroversion(t *testing.T) {
+	f := newFixture(t)
+	for _, path := range []string{"/v2.1/images", "/v2.1/images/" + imageID} {
+		if got := f.do("GET", path, "2.1", nil).want(t, 200).header.Get("X-OpenStack-Nova-API-Version"); got != "2.1" {
+			t.Errorf("GET %s at 2.1 answers microversion %q", path, got)
+		}
+		if got := f.do("GET", path, "", nil).want(t, 200).header.Get("X-OpenStack-Nova-API-Version"); got != "" {
+			t.Errorf("GET %s as Glance answers microversion %q", path, got)
+		}
+	}
+}

@@ -230,6 +230,9 @@ type Spec struct {
 	// the ports ingot makes (Neutron backend only; none: Neutron's default).
 	SecurityGroups   []string `json:"security_groups,omitempty"`
 	SecurityGroupIDs []string `json:"security_group_ids,omitempty"`
+	// NoSecurityGroups: every group was removed (removeSecurityGroup), so
+	// the server shows none, as Nova then leaves the member out.
+	NoSecurityGroups bool `json:"no_security_groups,omitempty"`
 	// ReservationID is the create request's reservation (r-xxxxxxxx, one
 	// for every server of a multiple create) and LaunchIndex the server's
 	// place in it (0 for the first).

@@ -227,6 +227,18 @@ func TestSecurityGroupsWithNeutron(t *testing.T) {
 		!strings.Contains(err.Error(), "404") {
 		t.Errorf("B adding a group to A's server: %v", err)
 	}
+	// Every group removed: Nova leaves the member out.
+	must("a", "2.90", "POST", "/v2.1/servers/"+id+"/action", map[string]any{"removeSecurityGroup": map[string]string{"name": "default"}}, nil)
+	var bare struct {
+		Server map[string]any `json:"server"`
+	}
+	must("a", "2.90", "GET", "/v2.1/servers/"+id, nil, &bare)
+	if g, ok := bare.Server["security_groups"]; ok {
+		t.Errorf("with no group left the server shows security_groups %v", g)
+	}
+	if g := portGroups(); len(g) != 0 {
+		t.Errorf("with no group left the port has %v", g)
+	}
 	must("a", "2.35", "DELETE", "/v2.1/os-security-group-rules/"+rule.Rule.ID, nil, nil)
 	must("a", "2.35", "DELETE", "/v2.1/os-security-groups/"+web, nil, nil)
 	if err := call("a", "2.35", "GET", "/v2.1/os-security-groups/"+web, nil, nil); err == nil || !strings.Contains(err.Error(), "404") {

@@ -232,7 +232,7 @@ func (s *Env) wrap(h HandlerFunc, compute, public bool) http.Handler {
 				return
 			}
 			req.MV = mv
-			setVersionHeaders(sw.Header(), mv)
+			SetVersionHeaders(sw.Header(), mv)
 		}
 		if hr.Body != nil {
 			hr.Body = http.MaxBytesReader(sw, hr.Body, maxBodyBytes)

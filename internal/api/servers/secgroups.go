@@ -61,8 +61,12 @@ func (s *Service) resolveSecurityGroups(r *core.Request, raw json.RawMessage) (n
 }
 
 // groupNames is the server's security_groups member: the names asked for,
-// "default" when none were.
+// "default" when none were, nothing (the member left out) once every group
+// was removed.
 func groupNames(sv *lifecycle.Server) []map[string]string {
+	if sv.Spec.NoSecurityGroups {
+		return nil
+	}
 	if len(sv.Spec.SecurityGroups) == 0 {
 		return []map[string]string{{"name": "default"}}
 	}
@@ -193,7 +197,7 @@ func (s *Service) recordGroupNames(r *core.Request, id, name string, add bool) e
 	now := s.Cfg.Clock.Now().UTC()
 	_, err := s.Cfg.Store.UpdateServer(r.Context(), id, nil, func(cur *lifecycle.Server) error {
 		names := cur.Spec.SecurityGroups
-		if len(names) == 0 {
+		if len(names) == 0 && !cur.Spec.NoSecurityGroups {
 			names = []string{"default"}
 		}
 		names = slices.DeleteFunc(slices.Clone(names), func(n string) bool { return n == name })
@@ -203,7 +207,7 @@ func (s *Service) recordGroupNames(r *core.Request, id, name string, add bool) e
 		if len(names) == 0 {
 			names = nil
 		}
-		cur.Spec.SecurityGroups, cur.UpdatedAt = names, now
+		cur.Spec.SecurityGroups, cur.Spec.NoSecurityGroups, cur.UpdatedAt = names, names == nil, now
 		return nil
 	})
 	if errors.Is(err, store.ErrNotFound) {
