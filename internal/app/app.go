@@ -411,6 +411,7 @@ func LifecycleConfig(c config.Config) lifecycle.Config {
 		PowerTimeout:     c.PowerTimeout,
 		RebuildTimeout:   c.RebuildTimeout,
 		RescueTimeout:    c.RescueTimeout,
+		VolumeTimeout:    c.VolumeTimeout,
 	}
 }
 

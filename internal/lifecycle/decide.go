@@ -20,6 +20,7 @@ type Config struct {
 	PowerTimeout   time.Duration // stop and start
 	RebuildTimeout time.Duration
 	RescueTimeout  time.Duration // rescue and unrescue
+	VolumeTimeout  time.Duration // a volume attach or detach after the build
 }
 
 // DefaultConfig is what ingot runs with unless configured otherwise.
@@ -34,6 +35,7 @@ func DefaultConfig() Config {
 		PowerTimeout:     5 * time.Minute,
 		RebuildTimeout:   60 * time.Minute,
 		RescueTimeout:    30 * time.Minute,
+		VolumeTimeout:    5 * time.Minute,
 	}
 }
 
@@ -111,7 +113,8 @@ func Decide(in Input, cfg Config) Action {
 		return decideDeploying(in, cfg)
 	case PhaseActive, PhaseStopped, PhaseRescued:
 		return decideUp(in, cfg)
-	case PhaseRebooting, PhasePoweringOff, PhasePoweringOn, PhaseRebuilding, PhaseRescuing, PhaseUnrescuing:
+	case PhaseRebooting, PhasePoweringOff, PhasePoweringOn, PhaseRebuilding, PhaseRescuing, PhaseUnrescuing,
+		PhaseAttachingVolume, PhaseDetachingVolume:
 		return decideOp(in, cfg)
 	case PhaseReleasing:
 		if s.NodeID != "" || s.PortsAllocated {

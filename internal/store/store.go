@@ -237,7 +237,12 @@ type Store interface {
 	// An error from mutate aborts with nothing written and is returned as is.
 	// act, when not nil, is inserted as the server's action in the same
 	// transaction (ServerID filled in; ProjectID/UserID default to the
-	// server's). ErrNotFound for unknown and deleted servers.
+	// server's). ErrNotFound for unknown and deleted servers. When mutate
+	// records an attach (a new OpGen of kind attach_volume), the volume
+	// Op.VolumeID (listed in Spec.Volumes) is reserved for the server in the
+	// same transaction, with CreateServer's errors; a DeleteOnTermination
+	// of a Spec.Volumes entry it changes is written to the volume the server
+	// holds.
 	UpdateServer(ctx context.Context, id string, act *ActionRecord, mutate func(*lifecycle.Server) error) (*lifecycle.Server, error)
 	// ServersNeedingWork returns every server with NeedsWork() true (indexed query).
 	ServersNeedingWork(ctx context.Context) ([]*lifecycle.Server, error)
