@@ -28,6 +28,8 @@ const (
 type Volume struct {
 	ID   string // UUID
 	Name string
+	// Description is Cinder's description, given at create ("" for none).
+	Description string
 	// ProjectID and UserID own the volume ("" for none: any project's
 	// server may take it).
 	ProjectID string
