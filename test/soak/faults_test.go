@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -17,14 +18,16 @@ type fault struct {
 	dur  time.Duration
 }
 
-// faults injects, from a seed, one link fault at a time (every 20–60 s:
-// the Ironic link slowed, blackholed or reset for 2–15 s, or on replicas
-// one replica's PostgreSQL link cut for 5–15 s, then healed) and a kill -9
+// faults injects, from a seed, one link fault at a time (every 20–60 s,
+// each kind once a round: the Ironic link slowed, blackholed or reset for
+// 2–15 s, or on replicas one replica's PostgreSQL link cut for 5–15 s,
+// then healed) and a kill -9
 // of a random ingot about every killEvery (down 1–3 s, then started again).
 type faults struct {
 	w         *world
 	rng       *rand.Rand
 	killEvery time.Duration
+	deck      []string // the link faults left in this round
 	began     time.Time
 	mu        sync.Mutex
 	log       []fault
@@ -71,7 +74,12 @@ func (f *faults) link(ctx context.Context) {
 	if sl.pg != nil {
 		kinds = append(kinds, "postgresql cut")
 	}
-	kind := kinds[f.rng.IntN(len(kinds))]
+	if len(f.deck) == 0 { // each kind once a round, in a seeded order: a short run sees them all
+		f.deck = slices.Clone(kinds)
+		f.rng.Shuffle(len(f.deck), func(i, j int) { f.deck[i], f.deck[j] = f.deck[j], f.deck[i] })
+	}
+	kind := f.deck[0]
+	f.deck = f.deck[1:]
 	d := f.between(2*time.Second, 15*time.Second)
 	switch kind {
 	case kinds[0]:
