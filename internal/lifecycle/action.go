@@ -51,10 +51,18 @@ const (
 	KindRescue
 	// KindUnrescue: ask Ironic to take Server.NodeID out of rescue.
 	KindUnrescue
+	// KindAttachInterface: allocate the port of Op.Network (recorded before
+	// any outside create), bind it to a free Ironic port of Server.NodeID
+	// and attach its VIF there.
+	KindAttachInterface
+	// KindDetachInterface: detach the VIF of the port on Op.Network from
+	// Server.NodeID, then free the port.
+	KindDetachInterface
 )
 
 var kindNames = [...]string{"wait", "save", "schedule", "reserve", "network", "deploy", "undeploy", "unreserve", "free_ports",
-	"attach_volumes", "detach_volumes", "release_volumes", "reboot", "power_off", "power_on", "rebuild", "rescue", "unrescue"}
+	"attach_volumes", "detach_volumes", "release_volumes", "reboot", "power_off", "power_on", "rebuild", "rescue", "unrescue",
+	"attach_interface", "detach_interface"}
 
 func (k Kind) String() string { return enumName(kindNames[:], int(k), "kind") }
 

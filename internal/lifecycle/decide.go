@@ -20,6 +20,9 @@ type Config struct {
 	PowerTimeout   time.Duration // stop and start
 	RebuildTimeout time.Duration
 	RescueTimeout  time.Duration // rescue and unrescue
+	// InterfaceTimeout bounds an interface attach or detach (and, after
+	// it, the roll-back of an attach that failed).
+	InterfaceTimeout time.Duration
 }
 
 // DefaultConfig is what ingot runs with unless configured otherwise.
@@ -34,6 +37,7 @@ func DefaultConfig() Config {
 		PowerTimeout:     5 * time.Minute,
 		RebuildTimeout:   60 * time.Minute,
 		RescueTimeout:    30 * time.Minute,
+		InterfaceTimeout: 2 * time.Minute,
 	}
 }
 
@@ -113,6 +117,8 @@ func Decide(in Input, cfg Config) Action {
 		return decideUp(in, cfg)
 	case PhaseRebooting, PhasePoweringOff, PhasePoweringOn, PhaseRebuilding, PhaseRescuing, PhaseUnrescuing:
 		return decideOp(in, cfg)
+	case PhaseAttachingInterface, PhaseDetachingInterface:
+		return decideInterface(in, cfg)
 	case PhaseReleasing:
 		if s.NodeID != "" || s.PortsAllocated {
 			return decideRelease(in)

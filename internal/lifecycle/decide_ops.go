@@ -16,6 +16,8 @@ func (c Config) timeout(k OpKind) time.Duration {
 		v, def = c.PowerTimeout, d.PowerTimeout
 	case OpRebuild:
 		v, def = c.RebuildTimeout, d.RebuildTimeout
+	case OpAttachInterface, OpDetachInterface:
+		v, def = c.InterfaceTimeout, d.InterfaceTimeout
 	}
 	if v > 0 {
 		return v

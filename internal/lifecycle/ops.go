@@ -31,6 +31,12 @@ type Op struct {
 	RescuePassword string `json:"rescue_password,omitempty"`
 	// ResetTo is the state an OpReset sets: ResetError or ResetActive.
 	ResetTo string `json:"reset_to,omitempty"`
+	// Network is the network of the port an interface attach or detach
+	// is about; FixedIP the address and UserPort the user's own port an
+	// attach asks for there (interfaces.go).
+	Network  string `json:"network,omitempty"`
+	FixedIP  string `json:"fixed_ip,omitempty"`
+	UserPort string `json:"user_port,omitempty"`
 }
 
 // Lock is a server's lock, as Nova keeps it.

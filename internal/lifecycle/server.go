@@ -75,7 +75,7 @@ func (p Phase) Up() bool {
 // phases are all the phases, in the order a build and its day-2 life meet them.
 var phases = [...]Phase{PhasePending, PhaseReserving, PhaseNetworking, PhaseVolumes, PhaseDeploying, PhaseActive,
 	PhaseStopped, PhaseRescued, PhaseRebooting, PhasePoweringOff, PhasePoweringOn, PhaseRebuilding, PhaseRescuing,
-	PhaseUnrescuing, PhaseReleasing, PhaseError, PhaseDeleting, PhaseDeleted}
+	PhaseUnrescuing, PhaseAttachingInterface, PhaseDetachingInterface, PhaseReleasing, PhaseError, PhaseDeleting, PhaseDeleted}
 
 // Valid reports whether p is a known phase.
 func (p Phase) Valid() bool { return slices.Contains(phases[:], p) }
@@ -314,6 +314,10 @@ type Server struct {
 	OpSent bool
 	// OpFallback: a soft reboot was refused; the reboot goes on hard.
 	OpFallback bool
+	// OpFault is why the last operation failed without sending the server
+	// to ERROR (an interface attach rolled back), for the API that waits on
+	// it; cleared when the next operation starts.
+	OpFault *Fault
 	// StopAfterRebuild: the rebuild started from stopped, so the node is
 	// powered off again once it is redeployed (as Nova does).
 	StopAfterRebuild bool
@@ -391,6 +395,10 @@ func (s *Server) Clone() *Server {
 	if s.Fault != nil {
 		f := *s.Fault
 		c.Fault = &f
+	}
+	if s.OpFault != nil {
+		f := *s.OpFault
+		c.OpFault = &f
 	}
 	return &c
 }

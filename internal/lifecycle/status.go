@@ -124,6 +124,10 @@ func novaDay2(s *Server) (NovaState, bool) {
 		op, _ := opIn(s.Phase)
 		st.VMState, st.TaskState = string(op.from[0]), op.task
 		st.Status = vmStatus[st.VMState]
+	case PhaseAttachingInterface, PhaseDetachingInterface:
+		// Nova's interface attach and detach leave task_state alone.
+		st.VMState = string(interfaceRest(s))
+		st.Status = vmStatus[st.VMState]
 	case PhaseRebuilding:
 		st.Status, st.VMState, st.TaskState = "REBUILD", "active", "rebuilding"
 		if s.StopAfterRebuild {
@@ -206,11 +210,14 @@ func buildStatusIndex() statusIndex {
 		}
 		for _, from := range froms {
 			for _, op := range pending {
-				for flags := range 1 << 5 {
+				for flags := range 1 << 6 {
 					s := &Server{Desired: DesiredActive, Phase: p, Op: op, NodeID: "node", DeleteFrom: from,
 						OpSent: flags&1 != 0, OpFallback: flags&2 != 0, StopAfterRebuild: flags&4 != 0, Held: flags&8 != 0}
 					if flags&16 != 0 {
 						s.Desired = DesiredDeleted
+					}
+					if flags&32 != 0 {
+						s.PowerSeen = PowerOff
 					}
 					if op.Kind != "" {
 						s.OpGen = 1

@@ -81,6 +81,9 @@ type opRequest struct {
 	// change, if set, makes the request's other changes on the fresh
 	// record (a rebuild's Spec and name).
 	change func(*lifecycle.Server)
+	// network is an interface attach's or detach's network; fixedIP
+	// and userPort what an attach asks for there.
+	network, fixedIP, userPort string
 }
 
 // checkOp is what a request must pass on the server, before and again
@@ -117,7 +120,8 @@ func (s *Service) recordOp(r *core.Request, sv *lifecycle.Server, op opRequest) 
 		if op.change != nil {
 			op.change(cur)
 		}
-		cur.Op = lifecycle.Op{Kind: op.kind, Hard: op.hard, RequestID: r.ID, At: now, RescuePassword: op.password, ResetTo: op.resetTo}
+		cur.Op = lifecycle.Op{Kind: op.kind, Hard: op.hard, RequestID: r.ID, At: now, RescuePassword: op.password, ResetTo: op.resetTo,
+			Network: op.network, FixedIP: op.fixedIP, UserPort: op.userPort}
 		cur.OpGen++
 		cur.UpdatedAt = now
 		return nil

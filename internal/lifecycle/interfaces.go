@@ -1,0 +1,150 @@
+package lifecycle
+
+import (
+	"fmt"
+	"time"
+)
+
+// Interface attach and detach (os-interface) as Nova's Ironic driver does
+// them on a server at rest, active or stopped: attach makes the port on
+// the network and attaches its VIF to a free Ironic port of the node;
+// detach detaches the VIF and frees the port (a user's own port is
+// released, not deleted). The API records the interface asked for in the
+// operation (Op.Network, FixedIP, UserPort) before it answers; once built,
+// a server's port rows are the record of its interfaces (Spec.Networks
+// stays what the build asked for). An attach that fails is rolled back
+// through the detach phase, so nothing is left, and ends with OpFault
+// saying why. Neither changes task_state, as in Nova.
+
+const (
+	OpAttachInterface OpKind = "attach_interface"
+	OpDetachInterface OpKind = "detach_interface"
+
+	// PhaseAttachingInterface: the port of Op.Network is being made and
+	// its VIF attached.
+	PhaseAttachingInterface Phase = "attaching_interface"
+	// PhaseDetachingInterface: the VIF of the port on Op.Network is being
+	// detached and the port freed (a detach, or the roll-back of an
+	// attach that failed: OpFault set).
+	PhaseDetachingInterface Phase = "detaching_interface"
+
+	StepAttachInterface Step = "attach_interface"
+	StepDetachInterface Step = "detach_interface"
+)
+
+func init() {
+	// Kept out of ops' literal so that the table's other rows merge apart.
+	ops[OpAttachInterface] = opSpec{step: StepAttachInterface, event: "compute_attach_interface", phase: PhaseAttachingInterface,
+		from: []Phase{PhaseActive, PhaseStopped}}
+	ops[OpDetachInterface] = opSpec{step: StepDetachInterface, event: "compute_detach_interface", phase: PhaseDetachingInterface,
+		from: []Phase{PhaseActive, PhaseStopped}}
+}
+
+// interfaceRest is the resting phase an interface operation returns to:
+// the one it started from, which the node's power tells (Nova allows
+// both from active and from stopped).
+func interfaceRest(s *Server) Phase {
+	if s.PowerSeen == PowerOff {
+		return PhaseStopped
+	}
+	return PhaseActive
+}
+
+// decideInterface drives an interface attach or detach to its end: the
+// deadline first (an attach past it is rolled back; a detach past it gives
+// up with the port still there), then the node (lost: ERROR, where the
+// release frees every port), then the one effect of the phase.
+func decideInterface(in Input, cfg Config) Action {
+	s, v := in.Server, in.Node
+	if in.Now.After(s.Deadline) {
+		why := fmt.Sprintf("%s of a port on network %s to node %s did not finish within %s", s.Op.Kind, s.Op.Network, s.NodeID, cfg.timeout(s.Op.Kind))
+		if in.IronicDown {
+			why += " (Ironic unreachable)"
+		}
+		if s.Phase == PhaseAttachingInterface {
+			return rollBack(s, in.Now, cfg, ReasonVIFAttachFailed, why)
+		}
+		return opFinished(in, interfaceRest(s), ResultError, why+"; the port stays")
+	}
+	switch {
+	case !v.Observed():
+		return wait("node not observed")
+	case v.State == NodeGone:
+		return opFailed(in, ReasonNodeDeleted, fmt.Sprintf("node %s was deleted during the %s", s.NodeID, s.Op.Kind))
+	case v.Holder != HeldByUs:
+		reason, msg := lostReason(s, v)
+		return opFailed(in, reason, msg+" during the "+string(s.Op.Kind))
+	case v.State != NodeActive:
+		return opFailed(in, ReasonNodeTornDown, fmt.Sprintf("node %s left active during the %s (%s)", s.NodeID, s.Op.Kind, v.Shown))
+	}
+	if s.Phase == PhaseAttachingInterface {
+		return Action{Kind: KindAttachInterface, Why: "interface to attach on network " + s.Op.Network}
+	}
+	return Action{Kind: KindDetachInterface, Why: "interface to detach on network " + s.Op.Network}
+}
+
+// rollBack turns a failed attach into the detach of what it may have made
+// (port, VIF), bounded by a deadline of its own; OpFault says why.
+func rollBack(s *Server, now time.Time, cfg Config, reason Reason, msg string) Action {
+	n := toPhase(s, PhaseDetachingInterface, now)
+	n.Deadline = now.Add(cfg.timeout(OpDetachInterface))
+	n.OpFault = &Fault{Reason: reason, Message: msg, Node: s.NodeID, Step: StepAttachInterface, At: now}
+	return save(n, now, "interface attach failed: "+string(reason),
+		opEvent(s, now, "", msg+"; detaching and freeing the port"))
+}
+
+// interfaceDone ends an interface operation: the port on Op.Network is
+// attached (attached true) or gone.
+func interfaceDone(s *Server, now time.Time, attached bool) Applied {
+	n := toOpDone(s, interfaceRest(s), now)
+	n.OpFault = s.OpFault
+	result, details := ResultSuccess, fmt.Sprintf("port on network %s attached to node %s", s.Op.Network, s.NodeID)
+	switch {
+	case s.OpFault != nil:
+		result, details = ResultError, fmt.Sprintf("%s: %s; the port was freed", s.OpFault.Reason, s.OpFault.Message)
+	case !attached:
+		details = fmt.Sprintf("port on network %s detached from node %s and freed", s.Op.Network, s.NodeID)
+	}
+	return stop(applied(n, now, opEvent(s, now, result, details)))
+}
+
+// Attaching is the server as the attach's port is to be made: the
+// operation's fixed IP and user's port asked for on its network.
+func (s *Server) Attaching() *Server {
+	n := s.Clone()
+	if s.Op.FixedIP != "" {
+		n.Spec.FixedIPs = map[string]string{s.Op.Network: s.Op.FixedIP}
+	}
+	if s.Op.UserPort != "" {
+		n.Spec.UserPorts = map[string]string{s.Op.Network: s.Op.UserPort}
+	}
+	return n
+}
+
+// applyInterface is what the outcome of an attach or detach effect means.
+func applyInterface(s *Server, a Action, r Result, now time.Time, cfg Config) Applied {
+	in := Input{Server: s, Now: now}
+	if r.Outcome == Gone {
+		return fromAction(opFailed(in, ReasonNodeDeleted, fmt.Sprintf("node %s was deleted during the %s", s.NodeID, s.Op.Kind)))
+	}
+	if a.Kind == KindAttachInterface {
+		switch r.Outcome {
+		case OK:
+			return interfaceDone(s, now, true)
+		case Exhausted:
+			return stop(fromAction(rollBack(s, now, cfg, ReasonNetworkAllocationFailed, "network allocation failed: "+r.Message)))
+		case Rejected, Taken:
+			return stop(fromAction(rollBack(s, now, cfg, ReasonVIFAttachFailed, fmt.Sprintf("VIF attach to node %s failed: %s", s.NodeID, r.Message))))
+		}
+		return Applied{Stop: true}
+	}
+	switch r.Outcome {
+	case OK:
+		return interfaceDone(s, now, false)
+	case Rejected, Taken, Exhausted:
+		n := toOpDone(s, interfaceRest(s), now)
+		n.OpFault = s.OpFault
+		return stop(applied(n, now, opEvent(s, now, ResultError, fmt.Sprintf("detach of the port on network %s failed: %s; the port stays", s.Op.Network, r.Message))))
+	}
+	return Applied{Stop: true}
+}
