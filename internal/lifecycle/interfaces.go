@@ -2,6 +2,7 @@ package lifecycle
 
 import (
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -10,9 +11,9 @@ import (
 // the network and attaches its VIF to a free Ironic port of the node;
 // detach detaches the VIF and frees the port (a user's own port is
 // released, not deleted). The API records the interface asked for in the
-// operation (Op.Network, FixedIP, UserPort) before it answers; once built,
-// a server's port rows are the record of its interfaces (Spec.Networks
-// stays what the build asked for). An attach that fails is rolled back
+// operation (Op.Network, FixedIP, UserPort) before it answers; the
+// reconciler records the networks the ports are on (Networks) as each
+// ends (Spec.Networks stays what the build asked for). An attach that fails is rolled back
 // through the detach phase, so nothing is left, and ends with OpFault
 // saying why. Neither changes task_state, as in Nova.
 
@@ -93,11 +94,25 @@ func rollBack(s *Server, now time.Time, cfg Config, reason Reason, msg string) A
 		opEvent(s, now, "", msg+"; detaching and freeing the port"))
 }
 
+// Networks is what the server's ports are on: its build's networks, with
+// the interfaces attached and detached since.
+func (s *Server) Networks() []string {
+	if s.NetsSet {
+		return s.Nets
+	}
+	return s.Spec.Networks
+}
+
 // interfaceDone ends an interface operation: the port on Op.Network is
 // attached (attached true) or gone.
 func interfaceDone(s *Server, now time.Time, attached bool) Applied {
 	n := toOpDone(s, interfaceRest(s), now)
 	n.OpFault = s.OpFault
+	n.Nets = slices.DeleteFunc(slices.Clone(s.Networks()), func(id string) bool { return id == s.Op.Network })
+	if attached {
+		n.Nets = append(n.Nets, s.Op.Network)
+	}
+	n.NetsSet = true
 	result, details := ResultSuccess, fmt.Sprintf("port on network %s attached to node %s", s.Op.Network, s.NodeID)
 	switch {
 	case s.OpFault != nil:

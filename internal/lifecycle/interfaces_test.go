@@ -1,6 +1,7 @@
 package lifecycle
 
 import (
+	"slices"
 	"testing"
 	"time"
 )
@@ -92,6 +93,8 @@ func TestApplyInterfaces(t *testing.T) {
 	if ap := Apply(attaching, Action{Kind: KindAttachInterface}, Result{Outcome: OK}, t0, cfg()); ap.Next == nil ||
 		ap.Next.Phase != PhaseActive || ap.Next.OpPending() || ap.Next.OpFault != nil || !ap.Stop {
 		t.Errorf("attach done: %+v", ap.Next)
+	} else if got := ap.Next.Networks(); !slices.Equal(got, append(slices.Clone(attaching.Spec.Networks), "net-2")) {
+		t.Errorf("networks after the attach: %v", got)
 	}
 	for _, o := range []Outcome{Rejected, Taken, Exhausted} {
 		ap := Apply(attaching, Action{Kind: KindAttachInterface}, Result{Outcome: o, Message: "no"}, t0, cfg())
@@ -112,11 +115,15 @@ func TestApplyInterfaces(t *testing.T) {
 	ap := Apply(back, Action{Kind: KindDetachInterface}, Result{Outcome: OK}, t0, cfg())
 	if ap.Next == nil || ap.Next.Phase != PhaseActive || ap.Next.OpPending() || ap.Next.OpFault == nil || ap.Events[0].Result != ResultError {
 		t.Errorf("roll-back done: %+v %+v", ap.Next, ap.Events)
+	} else if got := ap.Next.Networks(); !slices.Equal(got, back.Spec.Networks) {
+		t.Errorf("networks after the roll-back: %v, want %v", got, back.Spec.Networks)
 	}
-	detach := inIface(PhaseDetachingInterface, OpDetachInterface)
+	detach := inIface(PhaseDetachingInterface, OpDetachInterface, func(s *Server) { s.Spec.Networks = []string{"net-1", "net-2"} })
 	ap = Apply(detach, Action{Kind: KindDetachInterface}, Result{Outcome: OK}, t0.Add(time.Second), cfg())
 	if ap.Next == nil || ap.Next.OpPending() || ap.Next.OpFault != nil || ap.Events[0].Result != ResultSuccess {
 		t.Errorf("detach done: %+v %+v", ap.Next, ap.Events)
+	} else if got := ap.Next.Networks(); !slices.Equal(got, []string{"net-1"}) || !ap.Next.NetsSet {
+		t.Errorf("networks after the detach: %v", got)
 	}
 	a := inIface(PhaseAttachingInterface, OpAttachInterface, func(s *Server) { s.Op.FixedIP, s.Op.UserPort = "192.0.2.9", "port-1" })
 	if n := a.Attaching(); n.Spec.FixedIPs["net-2"] != "192.0.2.9" || n.Spec.UserPorts["net-2"] != "port-1" || a.Spec.FixedIPs != nil {

@@ -314,6 +314,11 @@ type Server struct {
 	OpSent bool
 	// OpFallback: a soft reboot was refused; the reboot goes on hard.
 	OpFallback bool
+	// Nets is the networks the server's ports are on once an interface
+	// was attached or detached (NetsSet); before that, Spec.Networks.
+	// Read it through Networks.
+	Nets    []string
+	NetsSet bool
 	// OpFault is why the last operation failed without sending the server
 	// to ERROR (an interface attach rolled back), for the API that waits on
 	// it; cleared when the next operation starts.
@@ -377,6 +382,7 @@ func (s *Server) NeedsWork() bool {
 func (s *Server) Clone() *Server {
 	c := *s
 	c.Spec.Networks = slices.Clone(s.Spec.Networks)
+	c.Nets = slices.Clone(s.Nets)
 	c.Spec.FixedIPs = maps.Clone(s.Spec.FixedIPs)
 	c.Spec.UserPorts = maps.Clone(s.Spec.UserPorts)
 	c.Spec.Volumes = slices.Clone(s.Spec.Volumes)

@@ -208,11 +208,8 @@ func (e *env) checkInvariants(ids ...string) {
 		}
 		if s.Phase.Up() || s.HeldInError() {
 			live[id] = s
-			// After an interface attach or detach the port rows, not the
-			// build's networks, are the record (interfaces_test.go counts).
-			iface := s.Op.Kind == lifecycle.OpAttachInterface || s.Op.Kind == lifecycle.OpDetachInterface
-			if !iface && len(ports) != len(s.Spec.Networks) {
-				e.t.Errorf("active server %s has %d ports, want %d", id, len(ports), len(s.Spec.Networks))
+			if len(ports) != len(s.Networks()) {
+				e.t.Errorf("active server %s has %d ports, want %d", id, len(ports), len(s.Networks()))
 			}
 			continue
 		}

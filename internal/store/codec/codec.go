@@ -148,6 +148,8 @@ type serverExt struct {
 	Held              bool             `json:"held,omitempty"`
 	DeleteFrom        lifecycle.Phase  `json:"delete_from,omitempty"`
 	OpFault           *lifecycle.Fault `json:"op_fault,omitempty"`
+	Nets              []string         `json:"nets,omitempty"`
+	NetsSet           bool             `json:"nets_set,omitempty"`
 }
 
 // serverRequests is the requests column: what the API records besides the
@@ -168,7 +170,8 @@ func Requests(s *lifecycle.Server) (string, error) {
 
 func extOf(s *lifecycle.Server) serverExt {
 	e := serverExt{VolumesStrandedOn: s.VolumesStrandedOn, OpDone: s.OpDone, OpSent: s.OpSent, OpFallback: s.OpFallback,
-		StopAfterRebuild: s.StopAfterRebuild, PowerSeen: s.PowerSeen, Held: s.Held, DeleteFrom: s.DeleteFrom, OpFault: s.OpFault}
+		StopAfterRebuild: s.StopAfterRebuild, PowerSeen: s.PowerSeen, Held: s.Held, DeleteFrom: s.DeleteFrom, OpFault: s.OpFault,
+		Nets: s.Nets, NetsSet: s.NetsSet}
 	if !s.CapacityWaitSince.IsZero() {
 		t := s.CapacityWaitSince.UTC()
 		e.CapacityWaitSince = &t
@@ -180,6 +183,7 @@ func (e serverExt) to(s *lifecycle.Server) {
 	s.VolumesStrandedOn = e.VolumesStrandedOn
 	s.OpDone, s.OpSent, s.OpFallback, s.StopAfterRebuild, s.PowerSeen = e.OpDone, e.OpSent, e.OpFallback, e.StopAfterRebuild, e.PowerSeen
 	s.Held, s.DeleteFrom, s.OpFault = e.Held, e.DeleteFrom, e.OpFault
+	s.Nets, s.NetsSet = e.Nets, e.NetsSet
 	if e.CapacityWaitSince != nil {
 		s.CapacityWaitSince = e.CapacityWaitSince.UTC()
 	}
