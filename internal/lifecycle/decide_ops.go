@@ -40,6 +40,9 @@ func decideUp(in Input, cfg Config) Action {
 	if !v.Observed() {
 		return wait("node not observed")
 	}
+	if a, ok := backgroundDetach(in); ok {
+		return a
+	}
 	return powerSync(in)
 }
 

@@ -65,7 +65,17 @@ func decideInterface(in Input, cfg Config) Action {
 		if s.Phase == PhaseAttachingInterface {
 			return rollBack(s, in.Now, cfg, ReasonVIFAttachFailed, why)
 		}
-		return opFinished(in, interfaceRest(s), ResultError, why+"; the port stays")
+		// The user was answered (202, or the attach's error): the port is
+		// freed in the background, at rest, so that a detach half done
+		// (the VIF off, the port not yet freed) is finished, not left.
+		n := toOpDone(s, interfaceRest(s), in.Now)
+		n.OpFault = s.OpFault
+		n.Nets = slices.DeleteFunc(slices.Clone(s.Networks()), func(id string) bool { return id == s.Op.Network })
+		n.NetsSet = true
+		if !slices.Contains(n.Detaching, s.Op.Network) {
+			n.Detaching = append(n.Detaching, s.Op.Network)
+		}
+		return save(n, in.Now, string(s.Op.Kind)+" past its deadline", opEvent(s, in.Now, ResultError, why+"; the port is freed in the background"))
 	}
 	switch {
 	case !v.Observed():
@@ -82,6 +92,24 @@ func decideInterface(in Input, cfg Config) Action {
 		return Action{Kind: KindAttachInterface, Why: "interface to attach on network " + s.Op.Network}
 	}
 	return Action{Kind: KindDetachInterface, Why: "interface to detach on network " + s.Op.Network}
+}
+
+// backgroundDetach frees, at rest, the ports a detach left past its
+// deadline, one network at a time, while the node is ours and active.
+func backgroundDetach(in Input) (Action, bool) {
+	s, v := in.Server, in.Node
+	if len(s.Detaching) == 0 || v.State != NodeActive || v.Holder != HeldByUs {
+		return Action{}, false
+	}
+	return Action{Kind: KindDetachInterface, Why: "port on network " + s.Detaching[0] + " left by a detach"}, true
+}
+
+// DetachNetwork is the network whose port a KindDetachInterface frees.
+func (s *Server) DetachNetwork() string {
+	if s.Phase == PhaseDetachingInterface || len(s.Detaching) == 0 {
+		return s.Op.Network
+	}
+	return s.Detaching[0]
 }
 
 // rollBack turns a failed attach into the detach of what it may have made
@@ -139,6 +167,17 @@ func (s *Server) Attaching() *Server {
 // applyInterface is what the outcome of an attach or detach effect means.
 func applyInterface(s *Server, a Action, r Result, now time.Time, cfg Config) Applied {
 	in := Input{Server: s, Now: now}
+	if s.Phase.Up() { // a background detach (backgroundDetach)
+		if r.Outcome != OK {
+			return Applied{Stop: true} // retried; a lost node is seen at rest
+		}
+		net := s.DetachNetwork()
+		n := with(s, func(n *Server) {
+			n.Detaching = slices.DeleteFunc(n.Detaching, func(id string) bool { return id == net })
+		})
+		return applied(n, now, event(s, now, ops[OpDetachInterface].event, ResultSuccess,
+			fmt.Sprintf("port on network %s left by a detach past its deadline freed", net)))
+	}
 	if r.Outcome == Gone {
 		return fromAction(opFailed(in, ReasonNodeDeleted, fmt.Sprintf("node %s was deleted during the %s", s.NodeID, s.Op.Kind)))
 	}

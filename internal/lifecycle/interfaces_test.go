@@ -49,6 +49,8 @@ func TestDecideInterfaces(t *testing.T) {
 		{"roll-back past its deadline gives up stopped", inIface(PhaseDetachingInterface, OpAttachInterface, rollingBack, overdue, stopped), node("active", powerOff), KindSave, PhaseStopped, "", true},
 		{"node gone during attach", inIface(PhaseAttachingInterface, OpAttachInterface), gone, KindSave, PhaseError, ReasonNodeDeleted, true},
 		{"node torn down during detach", inIface(PhaseDetachingInterface, OpDetachInterface), node("cleaning", func(v *NodeView) { v.Holder = HeldByNobody }), KindSave, PhaseError, ReasonNodeTornDown, true},
+		{"a port left by a detach is freed at rest", up(PhaseActive, "", func(s *Server) { s.Detaching = []string{"net-2"} }), node("active", powerOn), KindDetachInterface, "", "", false},
+		{"an operation goes before the background detach", up(PhaseActive, OpReboot, func(s *Server) { s.Detaching = []string{"net-2"} }), node("active", powerOn), KindSave, PhaseRebooting, "", false},
 		{"delete wins over an attach", inIface(PhaseAttachingInterface, OpAttachInterface, func(s *Server) {
 			s.Desired, s.DeleteRequestedAt = DesiredDeleted, t0
 		}), node("active", powerOn), KindSave, PhaseDeleting, "", false},
@@ -72,7 +74,7 @@ func TestDecideInterfaces(t *testing.T) {
 			case n.Phase == PhaseDetachingInterface && tt.reason != "" && (n.OpFault == nil || n.OpFault.Reason != tt.reason):
 				t.Errorf("op fault = %+v, want %s", n.OpFault, tt.reason)
 			}
-			if got := !n.OpPending(); got != tt.done && n.Phase != PhaseDeleting {
+			if got := !n.OpPending(); got != tt.done && n.Phase != PhaseDeleting && tt.s.OpGen > 0 {
 				t.Errorf("operation finished = %v, want %v", got, tt.done)
 			}
 			if !n.Phase.Stable() && !n.Deadline.After(t0) && n.Phase != PhaseDeleting {
@@ -81,7 +83,7 @@ func TestDecideInterfaces(t *testing.T) {
 			if n.Phase == PhaseAttachingInterface && !n.PortsAllocated {
 				t.Errorf("attach entered without PortsAllocated (record before act)")
 			}
-			if st := Nova(n); n.Phase != PhaseDeleting && n.Phase != PhaseError && st.TaskState != "" {
+			if st := Nova(n); (n.Phase == PhaseAttachingInterface || n.Phase == PhaseDetachingInterface) && st.TaskState != "" {
 				t.Errorf("task_state %q during an interface operation; Nova leaves it alone", st.TaskState)
 			}
 		})
@@ -124,6 +126,20 @@ func TestApplyInterfaces(t *testing.T) {
 		t.Errorf("detach done: %+v %+v", ap.Next, ap.Events)
 	} else if got := ap.Next.Networks(); !slices.Equal(got, []string{"net-1"}) || !ap.Next.NetsSet {
 		t.Errorf("networks after the detach: %v", got)
+	}
+	left := up(PhaseActive, "", func(s *Server) { s.Detaching = []string{"net-2", "net-3"} })
+	if !left.NeedsWork() || left.DetachNetwork() != "net-2" {
+		t.Errorf("a server with ports left to free: needs work %v, network %s", left.NeedsWork(), left.DetachNetwork())
+	}
+	if ap := Apply(left, Action{Kind: KindDetachInterface}, Result{Outcome: Unreachable}, t0, cfg()); ap.Next != nil {
+		t.Errorf("background detach unreachable: %+v", ap.Next)
+	}
+	if ap := Apply(left, Action{Kind: KindDetachInterface}, Result{Outcome: OK}, t0, cfg()); ap.Next == nil || !slices.Equal(ap.Next.Detaching, []string{"net-3"}) {
+		t.Errorf("background detach done: %+v", ap.Next)
+	}
+	over := Decide(Input{Server: inIface(PhaseDetachingInterface, OpDetachInterface, overdue), Node: node("active", powerOn), Now: t0}, cfg())
+	if over.Next == nil || !slices.Equal(over.Next.Detaching, []string{"net-2"}) || slices.Contains(over.Next.Networks(), "net-2") {
+		t.Errorf("detach past its deadline: %+v", over.Next)
 	}
 	a := inIface(PhaseAttachingInterface, OpAttachInterface, func(s *Server) { s.Op.FixedIP, s.Op.UserPort = "192.0.2.9", "port-1" })
 	if n := a.Attaching(); n.Spec.FixedIPs["net-2"] != "192.0.2.9" || n.Spec.UserPorts["net-2"] != "port-1" || a.Spec.FixedIPs != nil {

@@ -319,6 +319,10 @@ type Server struct {
 	// Read it through Networks.
 	Nets    []string
 	NetsSet bool
+	// Detaching are networks whose ports an interface detach (or the
+	// roll-back of an attach) did not free by its deadline: freed in the
+	// background while the server is at rest.
+	Detaching []string
 	// OpFault is why the last operation failed without sending the server
 	// to ERROR (an interface attach rolled back), for the API that waits on
 	// it; cleared when the next operation starts.
@@ -373,7 +377,7 @@ func (s *Server) NeedsWork() bool {
 	}
 	if s.Phase.Up() || s.HeldInError() {
 		// Watched for drift on its own cadence (the reconciler's drift check).
-		return s.OpPending()
+		return s.OpPending() || (s.Phase.Up() && len(s.Detaching) > 0)
 	}
 	return s.Holds() || (s.Phase == PhaseError && s.OpPending())
 }
@@ -383,6 +387,7 @@ func (s *Server) Clone() *Server {
 	c := *s
 	c.Spec.Networks = slices.Clone(s.Spec.Networks)
 	c.Nets = slices.Clone(s.Nets)
+	c.Detaching = slices.Clone(s.Detaching)
 	c.Spec.FixedIPs = maps.Clone(s.Spec.FixedIPs)
 	c.Spec.UserPorts = maps.Clone(s.Spec.UserPorts)
 	c.Spec.Volumes = slices.Clone(s.Spec.Volumes)

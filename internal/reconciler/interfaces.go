@@ -55,16 +55,17 @@ func (r *Reconciler) attachInterface(ctx context.Context, s *lifecycle.Server) l
 	return resultOf(r.ironic.AttachVIFTo(ctx, s.NodeID, p.VIF(), c.Target))
 }
 
-// detachInterface detaches the VIF of the server's port on s.Op.Network
-// from the node and frees the port (Neutron's deleted, a user's released).
+// detachInterface detaches the VIF of the server's port on
+// s.DetachNetwork() from the node and frees the port (Neutron's deleted, a user's released).
 // Idempotent: no such port is done.
 func (r *Reconciler) detachInterface(ctx context.Context, s *lifecycle.Server) lifecycle.Result {
 	ports, err := r.store.Ports(ctx, s.ID)
 	if err != nil {
 		return resultOf(err)
 	}
+	net := s.DetachNetwork()
 	for _, p := range ports {
-		if p.NetworkID != s.Op.Network {
+		if p.NetworkID != net {
 			continue
 		}
 		if p.VIFNode != "" {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"time"
 
@@ -201,8 +202,22 @@ func evOperation(ctx context.Context, w *world) (string, error) {
 	}
 	id := live[w.rng.IntN(len(live))]
 	kinds := []lifecycle.OpKind{lifecycle.OpReboot, lifecycle.OpStop, lifecycle.OpStart, lifecycle.OpRebuild,
-		lifecycle.OpRescue, lifecycle.OpUnrescue, lifecycle.OpReset}
+		lifecycle.OpRescue, lifecycle.OpUnrescue, lifecycle.OpReset, lifecycle.OpAttachInterface, lifecycle.OpDetachInterface}
 	k, hard := kinds[w.rng.IntN(len(kinds))], w.rng.IntN(2) == 0
+	network := ""
+	if k == lifecycle.OpAttachInterface || k == lifecycle.OpDetachInterface {
+		// As the API: an attach on a network the server has no port on
+		// (one port per network), a detach of a port it has.
+		network = w.networkID()
+		ports, err := w.st.Ports(ctx, id)
+		if err != nil {
+			return "", fmt.Errorf("ports of %s: %w", w.sname(id), err)
+		}
+		has := slices.ContainsFunc(ports, func(p store.Port) bool { return p.NetworkID == network })
+		if has == (k == lifecycle.OpAttachInterface) {
+			return fmt.Sprintf("%s %s refused", k, w.sname(id)), nil
+		}
+	}
 	to := []string{lifecycle.ResetError, lifecycle.ResetActive}[w.rng.IntN(2)]
 	now := w.clk.Now().UTC()
 	req := fmt.Sprintf("req-%s-%d", k, w.hooks)
@@ -216,7 +231,7 @@ func evOperation(ctx context.Context, w *world) (string, error) {
 		} else if lifecycle.Allowed(s, k, hard) != nil {
 			return refused
 		}
-		s.Op = lifecycle.Op{Kind: k, Hard: hard, RequestID: req, At: now, RescuePassword: "pw", ResetTo: to}
+		s.Op = lifecycle.Op{Kind: k, Hard: hard, RequestID: req, At: now, RescuePassword: "pw", ResetTo: to, Network: network}
 		s.OpGen++
 		s.UpdatedAt = now
 		if k == lifecycle.OpRebuild {

@@ -150,6 +150,7 @@ type serverExt struct {
 	OpFault           *lifecycle.Fault `json:"op_fault,omitempty"`
 	Nets              []string         `json:"nets,omitempty"`
 	NetsSet           bool             `json:"nets_set,omitempty"`
+	Detaching         []string         `json:"detaching,omitempty"`
 }
 
 // serverRequests is the requests column: what the API records besides the
@@ -171,7 +172,7 @@ func Requests(s *lifecycle.Server) (string, error) {
 func extOf(s *lifecycle.Server) serverExt {
 	e := serverExt{VolumesStrandedOn: s.VolumesStrandedOn, OpDone: s.OpDone, OpSent: s.OpSent, OpFallback: s.OpFallback,
 		StopAfterRebuild: s.StopAfterRebuild, PowerSeen: s.PowerSeen, Held: s.Held, DeleteFrom: s.DeleteFrom, OpFault: s.OpFault,
-		Nets: s.Nets, NetsSet: s.NetsSet}
+		Nets: s.Nets, NetsSet: s.NetsSet, Detaching: s.Detaching}
 	if !s.CapacityWaitSince.IsZero() {
 		t := s.CapacityWaitSince.UTC()
 		e.CapacityWaitSince = &t
@@ -183,7 +184,7 @@ func (e serverExt) to(s *lifecycle.Server) {
 	s.VolumesStrandedOn = e.VolumesStrandedOn
 	s.OpDone, s.OpSent, s.OpFallback, s.StopAfterRebuild, s.PowerSeen = e.OpDone, e.OpSent, e.OpFallback, e.StopAfterRebuild, e.PowerSeen
 	s.Held, s.DeleteFrom, s.OpFault = e.Held, e.DeleteFrom, e.OpFault
-	s.Nets, s.NetsSet = e.Nets, e.NetsSet
+	s.Nets, s.NetsSet, s.Detaching = e.Nets, e.NetsSet, e.Detaching
 	if e.CapacityWaitSince != nil {
 		s.CapacityWaitSince = e.CapacityWaitSince.UTC()
 	}
