@@ -11,7 +11,8 @@ import (
 // the network and attaches its VIF to a free Ironic port of the node;
 // detach detaches the VIF and frees the port (a user's own port is
 // released, not deleted). The API records the interface asked for in the
-// operation (Op.Network, FixedIP, UserPort) before it answers; the
+// operation (Op.Network, FixedIP, UserPort, and Port: the id its row is
+// made with, or the row a detach frees) before it answers; the
 // reconciler records the networks the ports are on (Networks) as each
 // ends (Spec.Networks stays what the build asked for). An attach that fails is rolled back
 // through the detach phase, so nothing is left, and ends with OpFault
@@ -70,10 +71,13 @@ func decideInterface(in Input, cfg Config) Action {
 		// (the VIF off, the port not yet freed) is finished, not left.
 		n := toOpDone(s, interfaceRest(s), in.Now)
 		n.OpFault = s.OpFault
-		n.Nets = slices.DeleteFunc(slices.Clone(s.Networks()), func(id string) bool { return id == s.Op.Network })
+		n.Nets = slices.Clone(s.Networks())
+		if s.Op.Kind == OpDetachInterface {
+			n.Nets = withoutOne(n.Nets, s.Op.Network)
+		}
 		n.NetsSet = true
-		if !slices.Contains(n.Detaching, s.Op.Network) {
-			n.Detaching = append(n.Detaching, s.Op.Network)
+		if !slices.Contains(n.Detaching, s.Op.Port) {
+			n.Detaching = append(n.Detaching, s.Op.Port)
 		}
 		return save(n, in.Now, string(s.Op.Kind)+" past its deadline", opEvent(s, in.Now, ResultError, why+"; the port is freed in the background"))
 	}
@@ -101,15 +105,25 @@ func backgroundDetach(in Input) (Action, bool) {
 	if len(s.Detaching) == 0 || v.State != NodeActive || v.Holder != HeldByUs {
 		return Action{}, false
 	}
-	return Action{Kind: KindDetachInterface, Why: "port on network " + s.Detaching[0] + " left by a detach"}, true
+	return Action{Kind: KindDetachInterface, Why: "port " + s.Detaching[0] + " left by a detach"}, true
 }
 
-// DetachNetwork is the network whose port a KindDetachInterface frees.
-func (s *Server) DetachNetwork() string {
+// DetachPort is the port row a KindDetachInterface frees.
+func (s *Server) DetachPort() string {
 	if s.Phase == PhaseDetachingInterface || len(s.Detaching) == 0 {
-		return s.Op.Network
+		return s.Op.Port
 	}
 	return s.Detaching[0]
+}
+
+// PortSlot is the slot of the server's port on the network that is to be
+// made now: "" for a build's network, the attach's port id for the
+// network of an attach under way (its row is made with that id).
+func (s *Server) PortSlot(networkID string) string {
+	if s.Phase == PhaseAttachingInterface && s.Op.Network == networkID {
+		return s.Op.Port
+	}
+	return ""
 }
 
 // rollBack turns a failed attach into the detach of what it may have made
@@ -136,9 +150,12 @@ func (s *Server) Networks() []string {
 func interfaceDone(s *Server, now time.Time, attached bool) Applied {
 	n := toOpDone(s, interfaceRest(s), now)
 	n.OpFault = s.OpFault
-	n.Nets = slices.DeleteFunc(slices.Clone(s.Networks()), func(id string) bool { return id == s.Op.Network })
 	if attached {
-		n.Nets = append(n.Nets, s.Op.Network)
+		n.Nets = append(slices.Clone(s.Networks()), s.Op.Network)
+	} else if s.Op.Kind == OpDetachInterface {
+		n.Nets = withoutOne(s.Networks(), s.Op.Network)
+	} else {
+		n.Nets = slices.Clone(s.Networks()) // a roll-back: never counted
 	}
 	n.NetsSet = true
 	result, details := ResultSuccess, fmt.Sprintf("port on network %s attached to node %s", s.Op.Network, s.NodeID)
@@ -164,6 +181,16 @@ func (s *Server) Attaching() *Server {
 	return n
 }
 
+// withoutOne is nets with one occurrence of net taken out (a server may
+// have several ports on one network).
+func withoutOne(nets []string, net string) []string {
+	out := slices.Clone(nets)
+	if i := slices.Index(out, net); i >= 0 {
+		out = slices.Delete(out, i, i+1)
+	}
+	return out
+}
+
 // applyInterface is what the outcome of an attach or detach effect means.
 func applyInterface(s *Server, a Action, r Result, now time.Time, cfg Config) Applied {
 	in := Input{Server: s, Now: now}
@@ -171,12 +198,12 @@ func applyInterface(s *Server, a Action, r Result, now time.Time, cfg Config) Ap
 		if r.Outcome != OK {
 			return Applied{Stop: true} // retried; a lost node is seen at rest
 		}
-		net := s.DetachNetwork()
+		port := s.DetachPort()
 		n := with(s, func(n *Server) {
-			n.Detaching = slices.DeleteFunc(n.Detaching, func(id string) bool { return id == net })
+			n.Detaching = slices.DeleteFunc(n.Detaching, func(id string) bool { return id == port })
 		})
 		return applied(n, now, event(s, now, ops[OpDetachInterface].event, ResultSuccess,
-			fmt.Sprintf("port on network %s left by a detach past its deadline freed", net)))
+			fmt.Sprintf("port %s left by a detach past its deadline freed", port)))
 	}
 	if r.Outcome == Gone {
 		return fromAction(opFailed(in, ReasonNodeDeleted, fmt.Sprintf("node %s was deleted during the %s", s.NodeID, s.Op.Kind)))

@@ -14,7 +14,7 @@ func ifaceOp(p Phase, k OpKind, mut ...func(*Server)) *Server {
 
 // inIface is a server in interface phase p (op k), its deadline ahead.
 func inIface(p Phase, k OpKind, mut ...func(*Server)) *Server {
-	s := inOp(p, k, false, func(s *Server) { s.Op.Network = "net-2" })
+	s := inOp(p, k, false, func(s *Server) { s.Op.Network, s.Op.Port = "net-2", "port-2" })
 	for _, m := range mut {
 		m(s)
 	}
@@ -128,8 +128,8 @@ func TestApplyInterfaces(t *testing.T) {
 		t.Errorf("networks after the detach: %v", got)
 	}
 	left := up(PhaseActive, "", func(s *Server) { s.Detaching = []string{"net-2", "net-3"} })
-	if !left.NeedsWork() || left.DetachNetwork() != "net-2" {
-		t.Errorf("a server with ports left to free: needs work %v, network %s", left.NeedsWork(), left.DetachNetwork())
+	if !left.NeedsWork() || left.DetachPort() != "net-2" {
+		t.Errorf("a server with ports left to free: needs work %v, network %s", left.NeedsWork(), left.DetachPort())
 	}
 	if ap := Apply(left, Action{Kind: KindDetachInterface}, Result{Outcome: Unreachable}, t0, cfg()); ap.Next != nil {
 		t.Errorf("background detach unreachable: %+v", ap.Next)
@@ -138,10 +138,13 @@ func TestApplyInterfaces(t *testing.T) {
 		t.Errorf("background detach done: %+v", ap.Next)
 	}
 	over := Decide(Input{Server: inIface(PhaseDetachingInterface, OpDetachInterface, overdue), Node: node("active", powerOn), Now: t0}, cfg())
-	if over.Next == nil || !slices.Equal(over.Next.Detaching, []string{"net-2"}) || slices.Contains(over.Next.Networks(), "net-2") {
+	if over.Next == nil || !slices.Equal(over.Next.Detaching, []string{"port-2"}) || slices.Contains(over.Next.Networks(), "net-2") {
 		t.Errorf("detach past its deadline: %+v", over.Next)
 	}
 	a := inIface(PhaseAttachingInterface, OpAttachInterface, func(s *Server) { s.Op.FixedIP, s.Op.UserPort = "192.0.2.9", "port-1" })
+	if a.PortSlot("net-2") != "port-2" || a.PortSlot("net-1") != "" || up(PhaseActive, "").PortSlot("net-2") != "" {
+		t.Errorf("slots: %q %q", a.PortSlot("net-2"), a.PortSlot("net-1"))
+	}
 	if n := a.Attaching(); n.Spec.FixedIPs["net-2"] != "192.0.2.9" || n.Spec.UserPorts["net-2"] != "port-1" || a.Spec.FixedIPs != nil {
 		t.Errorf("Attaching: %+v (original %+v)", n.Spec, a.Spec)
 	}

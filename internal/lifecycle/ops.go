@@ -37,6 +37,9 @@ type Op struct {
 	Network  string `json:"network,omitempty"`
 	FixedIP  string `json:"fixed_ip,omitempty"`
 	UserPort string `json:"user_port,omitempty"`
+	// Port is the id of the port row an interface operation is about (an
+	// attach makes its row with it, so that a retry finds it).
+	Port string `json:"port,omitempty"`
 }
 
 // Lock is a server's lock, as Nova keeps it.

@@ -319,7 +319,7 @@ type Server struct {
 	// Read it through Networks.
 	Nets    []string
 	NetsSet bool
-	// Detaching are networks whose ports an interface detach (or the
+	// Detaching are the ports (row ids) an interface detach (or the
 	// roll-back of an attach) did not free by its deadline: freed in the
 	// background while the server is at rest.
 	Detaching []string

@@ -18,7 +18,8 @@ import (
 const PointInterfaceBound = "after:interface-bound"
 
 // attachInterface makes the port of s.Op.Network (the backend records its
-// row before any outside create and finds it again on a retry), binds it
+// row, id s.Op.Port, before any outside create and finds it again on a
+// retry), binds it
 // to a free Ironic port or portgroup of the node (the binding recorded
 // before the attach, so a crash mid-call is cleaned up) and attaches the
 // VIF there, as Nova's Ironic driver does with Ironic's VIF attach. A
@@ -55,17 +56,17 @@ func (r *Reconciler) attachInterface(ctx context.Context, s *lifecycle.Server) l
 	return resultOf(r.ironic.AttachVIFTo(ctx, s.NodeID, p.VIF(), c.Target))
 }
 
-// detachInterface detaches the VIF of the server's port on
-// s.DetachNetwork() from the node and frees the port (Neutron's deleted, a user's released).
+// detachInterface detaches the VIF of the server's port s.DetachPort()
+// from the node and frees the port (Neutron's deleted, a user's released).
 // Idempotent: no such port is done.
 func (r *Reconciler) detachInterface(ctx context.Context, s *lifecycle.Server) lifecycle.Result {
 	ports, err := r.store.Ports(ctx, s.ID)
 	if err != nil {
 		return resultOf(err)
 	}
-	net := s.DetachNetwork()
+	id := s.DetachPort()
 	for _, p := range ports {
-		if p.NetworkID != net {
+		if p.ID != id {
 			continue
 		}
 		if p.VIFNode != "" {

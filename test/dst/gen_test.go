@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"slices"
 	"strings"
 	"time"
 
@@ -204,21 +203,24 @@ func evOperation(ctx context.Context, w *world) (string, error) {
 	kinds := []lifecycle.OpKind{lifecycle.OpReboot, lifecycle.OpStop, lifecycle.OpStart, lifecycle.OpRebuild,
 		lifecycle.OpRescue, lifecycle.OpUnrescue, lifecycle.OpReset, lifecycle.OpAttachInterface, lifecycle.OpDetachInterface}
 	k, hard := kinds[w.rng.IntN(len(kinds))], w.rng.IntN(2) == 0
-	network := ""
+	to := []string{lifecycle.ResetError, lifecycle.ResetActive}[w.rng.IntN(2)]
+	network, port := "", ""
 	if k == lifecycle.OpAttachInterface || k == lifecycle.OpDetachInterface {
-		// As the API: an attach on a network the server has no port on
-		// (one port per network), a detach of a port it has.
-		network = w.networkID()
-		ports, err := w.st.Ports(ctx, id)
-		if err != nil {
-			return "", fmt.Errorf("ports of %s: %w", w.sname(id), err)
-		}
-		has := slices.ContainsFunc(ports, func(p store.Port) bool { return p.NetworkID == network })
-		if has == (k == lifecycle.OpAttachInterface) {
-			return fmt.Sprintf("%s %s refused", k, w.sname(id)), nil
+		// As the API: an attach makes a port with a new id (a second one
+		// on the network too); a detach names one the server has.
+		network, port = w.networkID(), fmt.Sprintf("%08x-0000-4000-8000-%012x", w.rng.Uint32(), w.rng.Uint64()&(1<<48-1))
+		if k == lifecycle.OpDetachInterface {
+			ports, err := w.st.Ports(ctx, id)
+			if err != nil {
+				return "", fmt.Errorf("ports of %s: %w", w.sname(id), err)
+			}
+			if len(ports) == 0 {
+				return fmt.Sprintf("%s %s refused", k, w.sname(id)), nil
+			}
+			p := ports[w.rng.IntN(len(ports))]
+			network, port = p.NetworkID, p.ID
 		}
 	}
-	to := []string{lifecycle.ResetError, lifecycle.ResetActive}[w.rng.IntN(2)]
 	now := w.clk.Now().UTC()
 	req := fmt.Sprintf("req-%s-%d", k, w.hooks)
 	act := &store.ActionRecord{RequestID: req, Action: string(k), StartTime: now}
@@ -231,7 +233,7 @@ func evOperation(ctx context.Context, w *world) (string, error) {
 		} else if lifecycle.Allowed(s, k, hard) != nil {
 			return refused
 		}
-		s.Op = lifecycle.Op{Kind: k, Hard: hard, RequestID: req, At: now, RescuePassword: "pw", ResetTo: to, Network: network}
+		s.Op = lifecycle.Op{Kind: k, Hard: hard, RequestID: req, At: now, RescuePassword: "pw", ResetTo: to, Network: network, Port: port}
 		s.OpGen++
 		s.UpdatedAt = now
 		if k == lifecycle.OpRebuild {

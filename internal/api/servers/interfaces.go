@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/ingot-dev/ingot/internal/api/core"
 	"github.com/ingot-dev/ingot/internal/lifecycle"
 	"github.com/ingot-dev/ingot/internal/neutron"
@@ -17,7 +19,7 @@ import (
 )
 
 // Interface attach and detach (os-interface) as Nova answers them in front
-// of Ironic. Each is a day-2 operation (lifecycle/interfaces.go): the
+// of Ironic, more than one port on a network included. Each is a day-2 operation (lifecycle/interfaces.go): the
 // interface is recorded in the server's Spec with the operation before the
 // answer. Nova's attach is synchronous (the API waits for the compute
 // service and answers the port), so the attach waits here for the
@@ -131,15 +133,8 @@ func (s *Service) attachInterface(w http.ResponseWriter, r *core.Request) error 
 	if err != nil {
 		return err
 	}
-	// One port per network, as at create (the port rows are the record;
-	// one operation at a time keeps two attaches apart).
-	if _, ok, err := s.portOn(r.Context(), sv.ID, netID); err != nil || ok {
-		if err == nil {
-			err = core.BadRequest("Network %s already has a port of this server; ingot allocates one port per network.", netID)
-		}
-		return err
-	}
-	op.network, op.fixedIP, op.userPort = netID, req.fixedIP, req.portID
+	// The port's row gets this id: a retry after a crash finds it.
+	op.network, op.fixedIP, op.userPort, op.port = netID, req.fixedIP, req.portID, uuid.NewString()
 	out, err := s.recordOp(r, sv, op)
 	if err != nil {
 		return err
@@ -151,7 +146,7 @@ func (s *Service) attachInterface(w http.ResponseWriter, r *core.Request) error 
 	if done.OpFault != nil || done.Phase == lifecycle.PhaseError || done.Desired == lifecycle.DesiredDeleted {
 		return attachFailed(done, netID)
 	}
-	p, ok, err := s.portOn(r.Context(), done.ID, netID)
+	p, ok, err := s.portByID(r.Context(), done.ID, op.port)
 	if err != nil {
 		return err
 	}
@@ -288,18 +283,9 @@ func (s *Service) awaitOp(ctx context.Context, sv *lifecycle.Server) (*lifecycle
 	}
 }
 
-// portOn is the server's port on the network.
-func (s *Service) portOn(ctx context.Context, serverID, netID string) (store.Port, bool, error) {
-	ports, err := s.Cfg.Store.Ports(ctx, serverID)
-	if err != nil {
-		return store.Port{}, false, fmt.Errorf("ports of %s: %w", serverID, err)
-	}
-	for _, p := range ports {
-		if p.NetworkID == netID {
-			return p, true, nil
-		}
-	}
-	return store.Port{}, false, nil
+// portByID is the server's port row id.
+func (s *Service) portByID(ctx context.Context, serverID, id string) (store.Port, bool, error) {
+	return s.findPort(ctx, serverID, func(p store.Port) bool { return p.ID == id })
 }
 
 // writeInterface answers one interfaceAttachment: Neutron's port as
@@ -361,12 +347,17 @@ func (s *Service) showInterface(w http.ResponseWriter, r *core.Request) error {
 
 // portByVIF is the server's port Ironic and the user know by id.
 func (s *Service) portByVIF(ctx context.Context, serverID, id string) (store.Port, bool, error) {
+	return s.findPort(ctx, serverID, func(p store.Port) bool { return strings.EqualFold(p.VIF(), id) })
+}
+
+// findPort is the server's first port that match takes.
+func (s *Service) findPort(ctx context.Context, serverID string, match func(store.Port) bool) (store.Port, bool, error) {
 	ports, err := s.Cfg.Store.Ports(ctx, serverID)
 	if err != nil {
 		return store.Port{}, false, fmt.Errorf("ports of %s: %w", serverID, err)
 	}
 	for _, p := range ports {
-		if strings.EqualFold(p.VIF(), id) {
+		if match(p) {
 			return p, true, nil
 		}
 	}
@@ -392,7 +383,7 @@ func (s *Service) detachInterface(w http.ResponseWriter, r *core.Request) error 
 	if !ok {
 		return core.NotFound("Port %s is not attached", id)
 	}
-	op.network = p.NetworkID
+	op.network, op.port = p.NetworkID, p.ID
 	if _, err := s.recordOp(r, sv, op); err != nil {
 		return err
 	}
