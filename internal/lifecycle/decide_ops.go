@@ -167,15 +167,8 @@ func decideOp(in Input, cfg Config) Action {
 		}
 		return opFinished(in, restingPhase(s, v), ResultError, why)
 	}
-	switch {
-	case !v.Observed():
-		// Never act on a node not seen this tick: it may no longer be ours (I7).
-		return wait("node not observed")
-	case v.State == NodeGone:
-		return opFailed(in, ReasonNodeDeleted, fmt.Sprintf("node %s was deleted during the %s", s.NodeID, s.Op.Kind))
-	case v.Holder != HeldByUs:
-		reason, msg := lostReason(s, v)
-		return opFailed(in, reason, msg+" during the "+string(s.Op.Kind))
+	if a, ok := opNodeNotOurs(in); ok {
+		return a
 	}
 	// From here on the node is observed and ours.
 	switch s.Phase {
@@ -193,6 +186,23 @@ func decideOp(in Input, cfg Config) Action {
 		return decideRescue(in, KindUnrescue, NodeActive, PhaseActive)
 	}
 	return wait("unknown operation phase " + string(s.Phase))
+}
+
+// opNodeNotOurs stops an operation in progress unless Ironic shows its
+// node as ours this tick: a wait when unobserved (it may no longer be
+// ours, I7), ERROR when gone or someone else's.
+func opNodeNotOurs(in Input) (Action, bool) {
+	s, v := in.Server, in.Node
+	switch {
+	case !v.Observed():
+		return wait("node not observed"), true
+	case v.State == NodeGone:
+		return opFailed(in, ReasonNodeDeleted, fmt.Sprintf("node %s was deleted during the %s", s.NodeID, s.Op.Kind)), true
+	case v.Holder != HeldByUs:
+		reason, msg := lostReason(s, v)
+		return opFailed(in, reason, msg+" during the "+string(s.Op.Kind)), true
+	}
+	return Action{}, false
 }
 
 // decidePower sends a power change once and waits for the node to show it.

@@ -81,15 +81,10 @@ func decideInterface(in Input, cfg Config) Action {
 		}
 		return save(n, in.Now, string(s.Op.Kind)+" past its deadline", opEvent(s, in.Now, ResultError, why+"; the port is freed in the background"))
 	}
-	switch {
-	case !v.Observed():
-		return wait("node not observed")
-	case v.State == NodeGone:
-		return opFailed(in, ReasonNodeDeleted, fmt.Sprintf("node %s was deleted during the %s", s.NodeID, s.Op.Kind))
-	case v.Holder != HeldByUs:
-		reason, msg := lostReason(s, v)
-		return opFailed(in, reason, msg+" during the "+string(s.Op.Kind))
-	case v.State != NodeActive:
+	if a, ok := opNodeNotOurs(in); ok {
+		return a
+	}
+	if v.State != NodeActive {
 		return opFailed(in, ReasonNodeTornDown, fmt.Sprintf("node %s left active during the %s (%s)", s.NodeID, s.Op.Kind, v.Shown))
 	}
 	if s.Phase == PhaseAttachingInterface {

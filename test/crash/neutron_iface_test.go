@@ -6,9 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ingot-dev/ingot/internal/keystonetest"
 	"github.com/ingot-dev/ingot/internal/neutronports"
-	"github.com/ingot-dev/ingot/internal/neutrontest"
 	"github.com/ingot-dev/ingot/internal/poll"
 	"github.com/ingot-dev/ingot/internal/reconciler"
 )
@@ -23,12 +21,7 @@ import (
 // server is deleted at once and its port found and deleted. Neutron's port
 // count is the same before and after.
 func TestKill9DuringInterfaceAttach(t *testing.T) {
-	ks := keystonetest.Start(t)
-	n := neutrontest.Start(t, ks)
-	tenant := n.CreateNetwork(t, neutrontest.NetworkOptions{Name: "tenant", Shared: true})
-	n.CreateSubnet(t, neutrontest.SubnetOptions{NetworkID: tenant.ID, CIDR: "192.0.2.0/24"})
-	ir, nodes := simSide(t, 2, "bm")
-	member := ks.Token(t, "member-a")
+	ks, n, tenant, ir, nodes, member := neutronCrashWorld(t)
 	before := n.PortCount(t, "")
 
 	for _, point := range []string{neutronports.PointCreated + ":1", reconciler.PointInterfaceBound + ":1"} {
@@ -72,10 +65,7 @@ func TestKill9DuringInterfaceAttach(t *testing.T) {
 				}
 				neutronCall(t, in, member, "DELETE", "/v2.1/servers/"+id, nil, nil, http.StatusNoContent)
 			}
-			poll.Until(t, time.Minute, id+" gone", func() (bool, string) {
-				code := neutronCall(t, in, member, "GET", "/v2.1/servers/"+id, nil, nil, 0)
-				return code == http.StatusNotFound && n.PortCount(t, "device_id="+id) == 0, fmt.Sprint(code)
-			})
+			waitNeutronGone(t, in, n, member, id)
 			in.checkReleased(id)
 		}
 	}

@@ -322,12 +322,7 @@ type taggedInterface struct {
 
 // showInterface is GET /servers/{id}/os-interface/{port}.
 func (s *Service) showInterface(w http.ResponseWriter, r *core.Request) error {
-	sv, err := s.visibleServer(r, r.PathValue("id"), policy.InterfacesShow)
-	if err != nil {
-		return err
-	}
-	id := r.PathValue("port")
-	p, ok, err := s.portByVIF(r.Context(), sv.ID, id)
+	sv, id, p, ok, err := s.serverPort(r, policy.InterfacesShow, nil)
 	if err != nil {
 		return err
 	}
@@ -343,6 +338,21 @@ func (s *Service) showInterface(w http.ResponseWriter, r *core.Request) error {
 		return core.NotFound("Port id %s could not be found.", id)
 	}
 	return s.writeInterface(w, r, sv, p)
+}
+
+// serverPort is the visible server of the path (passing check, when
+// set) and its port the path names by the id Ironic and the user know.
+func (s *Service) serverPort(r *core.Request, rule string, check func(*lifecycle.Server) error) (*lifecycle.Server, string, store.Port, bool, error) {
+	id := r.PathValue("port")
+	sv, err := s.visibleServer(r, r.PathValue("id"), rule)
+	if err == nil && check != nil {
+		err = check(sv)
+	}
+	if err != nil {
+		return nil, id, store.Port{}, false, err
+	}
+	p, ok, err := s.portByVIF(r.Context(), sv.ID, id)
+	return sv, id, p, ok, err
 }
 
 // portByVIF is the server's port Ironic and the user know by id.
@@ -367,16 +377,9 @@ func (s *Service) findPort(ctx context.Context, serverID string, match func(stor
 // detachInterface is DELETE /servers/{id}/os-interface/{port}: 202 once
 // the detach is recorded.
 func (s *Service) detachInterface(w http.ResponseWriter, r *core.Request) error {
-	sv, err := s.visibleServer(r, r.PathValue("id"), policy.InterfacesDelete)
-	if err != nil {
-		return err
-	}
 	op := opRequest{kind: lifecycle.OpDetachInterface}
-	if err := checkOp(sv, op, r.IsAdmin()); err != nil {
-		return err
-	}
-	id := r.PathValue("port")
-	p, ok, err := s.portByVIF(r.Context(), sv.ID, id)
+	check := func(sv *lifecycle.Server) error { return checkOp(sv, op, r.IsAdmin()) }
+	sv, id, p, ok, err := s.serverPort(r, policy.InterfacesDelete, check)
 	if err != nil {
 		return err
 	}
