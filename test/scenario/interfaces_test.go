@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -96,6 +97,22 @@ func TestInterfaceAttachDetach(t *testing.T) {
 	}
 	if v := e.waitRest(id, "ACTIVE", 5*time.Second); v.TaskState != nil {
 		t.Errorf("task_state %v after the attach", *v.TaskState)
+	}
+	// As with Nova's Ironic driver the config drive is written at deploy:
+	// a rebuild's network_data.json has a link for the attached port, with
+	// its MAC and address.
+	e.act(id, map[string]any{"rebuild": map[string]any{"imageRef": e.imgID}}, http.StatusAccepted)
+	e.waitRest(id, "ACTIVE", 10*time.Second)
+	n, _ = e.sim.Node(node)
+	cd, _ := n.InstanceInfo["configdrive"].(map[string]any)
+	nd, _ := cd["network_data"].(map[string]any)
+	links, _ := nd["links"].([]any)
+	found := false
+	for _, l := range links {
+		found = found || strings.EqualFold(fmt.Sprint(l.(map[string]any)["ethernet_mac_address"]), a.MACAddr)
+	}
+	if len(links) != 2 || !found || !strings.Contains(fmt.Sprint(nd["networks"]), a.FixedIPs[0].IPAddress) {
+		t.Errorf("network_data.json after a rebuild: %v; want a link with %s and the address %s", nd, a.MACAddr, a.FixedIPs[0].IPAddress)
 	}
 	// A second port on the build's own network (as Tempest and
 	// gophercloud attach), then detached.
