@@ -164,9 +164,11 @@ func interfaceDone(s *Server, now time.Time, attached bool) Applied {
 }
 
 // Attaching is the server as the attach's port is to be made: the
-// operation's fixed IP and user's port asked for on its network.
+// operation's fixed IP and user's port asked for on its network, and only
+// those (the build's on that network are another port's).
 func (s *Server) Attaching() *Server {
 	n := s.Clone()
+	n.Spec.FixedIPs, n.Spec.UserPorts = nil, nil
 	if s.Op.FixedIP != "" {
 		n.Spec.FixedIPs = map[string]string{s.Op.Network: s.Op.FixedIP}
 	}

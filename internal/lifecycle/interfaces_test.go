@@ -148,4 +148,10 @@ func TestApplyInterfaces(t *testing.T) {
 	if n := a.Attaching(); n.Spec.FixedIPs["net-2"] != "192.0.2.9" || n.Spec.UserPorts["net-2"] != "port-1" || a.Spec.FixedIPs != nil {
 		t.Errorf("Attaching: %+v (original %+v)", n.Spec, a.Spec)
 	}
+	built := inIface(PhaseAttachingInterface, OpAttachInterface, func(s *Server) {
+		s.Spec.UserPorts, s.Spec.FixedIPs = map[string]string{"net-2": "builds-port"}, map[string]string{"net-2": "192.0.2.1"}
+	})
+	if n := built.Attaching(); n.Spec.UserPorts != nil || n.Spec.FixedIPs != nil {
+		t.Errorf("an attach took the build's port or address on its network: %+v", n.Spec)
+	}
 }
