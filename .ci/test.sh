@@ -2,7 +2,8 @@
 # The whole test run, as `make test` and CI (.ci/run) run it: installs what
 # is missing (Debian's packages, idempotent), checks gofmt and go vet, runs
 # every suite on SQLite with the real services, reruns the store-sensitive
-# suites on PostgreSQL beside Tempest's and gophercloud's compute API suites
+# suites on PostgreSQL beside Tempest's, gophercloud's and openstacksdk's
+# compute API suites
 # (they share no state), and fuzzes the request parsers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,7 +36,7 @@ step "tests (INGOT_TEST_IRONIC=1 go test -count=1 -timeout 25m ./...)"
 export INGOT_TEST_IRONIC=1
 go test -count=1 -timeout 25m ./...
 
-step "side by side: the scenario catalogue and the kill -9 cases on PostgreSQL; Tempest's compute API tests; gophercloud's compute acceptance tests"
+step "side by side: the scenario catalogue and the kill -9 cases on PostgreSQL; Tempest's compute API tests; gophercloud's compute acceptance tests; openstacksdk's functional compute tests"
 logs=$(mktemp -d)
 (
 	INGOT_TEST_STORE=postgres go test -count=1 -timeout 15m ./test/scenario &&
@@ -47,12 +48,16 @@ pg=$!
 tempest=$!
 (INGOT_GOPHERCLOUD=1 go test -count=1 -timeout 20m -v -run '^TestGophercloud$' ./test/tempest/ 2>&1 | grep -v '^=== RUN' | tail -n 80) >"$logs/gophercloud.log" 2>&1 &
 gopher=$!
+(INGOT_OPENSTACKSDK=1 go test -count=1 -timeout 20m -v -run '^TestOpenStackSDK$' ./test/tempest/ 2>&1 | grep -v '^=== RUN' | tail -n 80) >"$logs/sdk.log" 2>&1 &
+sdk=$!
 pg_status=0; wait "$pg" || pg_status=$?
 tempest_status=0; wait "$tempest" || tempest_status=$?
 gopher_status=0; wait "$gopher" || gopher_status=$?
+sdk_status=0; wait "$sdk" || sdk_status=$?
 echo "-- PostgreSQL (exit $pg_status)"; cat "$logs/postgres.log"
 echo "-- Tempest (exit $tempest_status)"; cat "$logs/tempest.log"
 echo "-- gophercloud's compute acceptance tests (exit $gopher_status)"; cat "$logs/gophercloud.log"
+echo "-- openstacksdk's functional compute tests (exit $sdk_status)"; cat "$logs/sdk.log"
 
 # Bounded by executions, not by time: a time bound races Go's fuzzing
 # coordinator at its end on a loaded machine ("context deadline exceeded"
@@ -66,3 +71,4 @@ step "done"
 if [ "$pg_status" -ne 0 ]; then echo "the PostgreSQL reruns failed (see above)"; exit "$pg_status"; fi
 if [ "$tempest_status" -ne 0 ]; then echo "Tempest's compute API tests failed (see above)"; exit "$tempest_status"; fi
 if [ "$gopher_status" -ne 0 ]; then echo "gophercloud's compute acceptance tests failed (see above)"; exit "$gopher_status"; fi
+if [ "$sdk_status" -ne 0 ]; then echo "openstacksdk's functional compute tests failed (see above)"; exit "$sdk_status"; fi

@@ -91,6 +91,7 @@ func (s *Service) routes() {
 	s.admin.AggregateRoutes()
 	s.lookup.Register()
 	s.lookup.NovaNetworkRoutes()
+	s.secgroups.Register()
 	s.servers.PasswordRoutes()
 	s.servers.DiagnosticsRoutes()
 	s.extensionRoutes()

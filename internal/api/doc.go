@@ -16,6 +16,7 @@
 //	GET  /v2.1/servers/{id}/os-instance-actions[/{request_id}]   also for deleted servers
 //	GET  /v2.1/flavors[/detail]  /v2.1/flavors/{id or name}[/os-extra_specs[/{key}]]
 //	GET  /v2.1/images[/{id}]  /image/  /image/v2/images[/{id}]                 Glance shapes; Nova's proxy (also /v2.1/images/detail, ≤2.35) for a compute microversion (lookup/novaimages.go)
+//	GET|POST|PUT /v2.1/images/{id}/metadata  GET|PUT|DELETE …/metadata/{key}   Nova's image metadata proxy, up to 2.38: Glance's properties with the caller's token; the configured images read-only (lookup/imagemetadata.go)
 //	GET  /v2.1[/v2.0]/networks[/{id}]  /v2.1[/v2.0]/ports/{id}  /network/  /network/v2.0/…  Neutron shapes
 //	GET  /v2.1/os-networks[/{id}]                  Nova's network proxy, up to 2.35 (lookup/osnetworks.go)
 //	GET|DELETE /v2.1/servers/{id}/os-server-password   always "" (no metadata service; servers/serverpassword.go)

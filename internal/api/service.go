@@ -13,6 +13,7 @@ import (
 	"github.com/ingot-dev/ingot/internal/api/keypairs"
 	"github.com/ingot-dev/ingot/internal/api/lookup"
 	"github.com/ingot-dev/ingot/internal/api/quotas"
+	"github.com/ingot-dev/ingot/internal/api/secgroups"
 	"github.com/ingot-dev/ingot/internal/api/servers"
 	"github.com/ingot-dev/ingot/internal/api/volume"
 )
@@ -26,21 +27,23 @@ type Route = core.Route
 // Service is the whole API: the shared core and every service over it.
 type Service struct {
 	*core.Env
-	admin    *admin.Service
-	flavors  *flavors.Service
-	keypairs *keypairs.Service
-	lookup   *lookup.Service
-	quotas   *quotas.Service
-	servers  *servers.Service
-	volume   *volume.Service
+	admin     *admin.Service
+	flavors   *flavors.Service
+	keypairs  *keypairs.Service
+	lookup    *lookup.Service
+	quotas    *quotas.Service
+	secgroups *secgroups.Service
+	servers   *servers.Service
+	volume    *volume.Service
 }
 
 // newService wires the services over env; each holds the ones it calls.
 func newService(env *core.Env) *Service {
-	adm, vol, look := admin.New(env), volume.New(env), lookup.New(env)
+	adm, vol := admin.New(env), volume.New(env)
 	quo := quotas.New(env, vol)
+	look := lookup.New(env, quo.ProjectLimits)
 	fl := flavors.New(env, adm)
-	return &Service{Env: env, admin: adm, flavors: fl, lookup: look, quotas: quo, volume: vol,
+	return &Service{Env: env, admin: adm, flavors: fl, lookup: look, quotas: quo, volume: vol, secgroups: secgroups.New(env),
 		keypairs: keypairs.New(env, quo),
 		servers:  servers.New(env, adm, fl, look, quo)}
 }

@@ -153,7 +153,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 		return nil, err
 	}
 	nets := cfg.NetworkList()
-	nb, nc, err := networkBackend(cfg, ident, st, opts)
+	nb, nc, asUser, err := networkBackend(cfg, ident, st, opts)
 	if err != nil {
 		a.Close()
 		return nil, err
@@ -161,10 +161,12 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	var ports reconciler.Ports
 	var neutronAPI core.Neutron
 	var netNames core.NetworkNames
+	var secGroups func(token string) core.SecurityGroups
 	if nb != nil {
 		// The configured networks are the embedded IPAM's.
 		nets, ports, neutronAPI = nil, nb, nc
 		netNames = neutronports.NewNames(nc, 0, opts.Clock.Now)
+		secGroups = func(token string) core.SecurityGroups { return asUser.With(token) }
 	}
 	sched := scheduler.New(ic, opts.Clock, scheduler.Options{Logger: opts.Logger, Networks: nets,
 		Schedulable: schedulable(st), GroupMembers: st.GroupMembers, NodeHost: nodeHosts(st), Background: true,
@@ -200,7 +202,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	cat.Flavors = nil // seeded above
 	hosts := allowedHosts(cfg)
 	a.Handler = api.New(api.Config{
-		Store: st, Catalog: cat, Networks: nets, Neutron: neutronAPI, NetworkNames: netNames, Clock: opts.Clock, BuildTimeout: cfg.BuildTimeout,
+		Store: st, Catalog: cat, Networks: nets, Neutron: neutronAPI, NetworkNames: netNames, SecurityGroupsAs: secGroups, Clock: opts.Clock, BuildTimeout: cfg.BuildTimeout,
 		InterfaceTimeout: cfg.InterfaceTimeout,
 		Kick:             a.kick, Nodes: ic.ListNodes, Logger: opts.Logger, Metrics: a.Metrics.Handler(),
 		RescueInterface: ic.NodeRescueInterface, DisableInstancePassword: !cfg.API.EnableInstancePassword,

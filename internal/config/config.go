@@ -129,6 +129,9 @@ type Image struct {
 	Name     string `yaml:"name"`
 	URL      string `yaml:"url"`
 	Checksum string `yaml:"checksum"`
+	// OSDistro is shown as the image's os_distro property (Nova's image
+	// metadata); the configured images' properties are read-only.
+	OSDistro string `yaml:"os_distro"`
 }
 
 // Network is an IPv4 network served by the embedded IPAM.
@@ -447,7 +450,7 @@ func (c *Config) Catalog() *catalog.Catalog {
 		cat.Flavors = append(cat.Flavors, catalogFlavor(f))
 	}
 	for _, im := range c.Images {
-		cat.Images = append(cat.Images, catalog.Image{ID: im.ID, Name: im.Name, URL: im.URL, Checksum: im.Checksum})
+		cat.Images = append(cat.Images, catalog.Image{ID: im.ID, Name: im.Name, URL: im.URL, Checksum: im.Checksum, OSDistro: im.OSDistro})
 	}
 	return cat
 }

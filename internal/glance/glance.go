@@ -8,7 +8,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -148,6 +150,29 @@ func (c *Client) BootableImage(ctx context.Context, id string) (Image, error) {
 		return img, fmt.Errorf("%w: image %s is %s", ErrImageNotActive, id, img.Status)
 	}
 	return img, nil
+}
+
+// UpdateProperties adds or changes set and removes remove among the image's
+// properties in one patch, as Nova's image metadata proxy writes them;
+// Glance's policy decides who may (ErrForbidden otherwise).
+func (c *Client) UpdateProperties(ctx context.Context, id string, set map[string]string, remove []string) (Image, error) {
+	var patch images.UpdateOpts
+	for _, k := range slices.Sorted(maps.Keys(set)) {
+		patch = append(patch, images.UpdateImageProperty{Op: images.AddOp, Name: k, Value: set[k]})
+	}
+	for _, k := range remove {
+		patch = append(patch, images.UpdateImageProperty{Op: images.RemoveOp, Name: k})
+	}
+	if len(patch) == 0 {
+		return c.GetImage(ctx, id)
+	}
+	callCtx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	img, err := images.Update(callCtx, c.sc, id, patch).Extract()
+	if err != nil {
+		return Image{}, classify(ctx, "update image "+id, err)
+	}
+	return convert(img), nil
 }
 
 // ListFilter narrows ListImages; empty fields do not filter.

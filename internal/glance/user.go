@@ -36,3 +36,8 @@ func (u *AsUser) GetImage(ctx context.Context, token, id string) (Image, error) 
 func (u *AsUser) ListImages(ctx context.Context, token string, f ListFilter) ([]Image, error) {
 	return u.client(token).ListImages(ctx, f)
 }
+
+// UpdateProperties is Client.UpdateProperties with the caller's token.
+func (u *AsUser) UpdateProperties(ctx context.Context, token, id string, set map[string]string, remove []string) (Image, error) {
+	return u.client(token).UpdateProperties(ctx, id, set, remove)
+}

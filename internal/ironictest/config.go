@@ -21,6 +21,7 @@ type configParams struct {
 	Keystone        *Keystone
 	NotifyURL       string // transport_url of [oslo_messaging_notifications]; "" for none
 	Neutron         *Neutron
+	Glance          bool
 }
 
 // configTmpl is the minimal working standalone config (docs/ironic.md §1)
@@ -97,6 +98,16 @@ project_domain_name = Default
 region_name = RegionOne
 cleaning_network = {{.Neutron.Network}}
 provisioning_network = {{.Neutron.Network}}
+{{end}}{{if and .Glance .Keystone}}
+[glance]
+auth_type = password
+auth_url = {{.Keystone.AuthURL}}
+username = {{.Keystone.Username}}
+password = {{.Keystone.Password}}
+project_name = {{.Keystone.ProjectName}}
+user_domain_name = Default
+project_domain_name = Default
+region_name = RegionOne
 {{end}}{{with .Keystone}}
 [keystone_authtoken]
 auth_type = password

@@ -91,6 +91,10 @@ type Options struct {
 	// network endpoint is read from its catalog). Nodes keep noop unless
 	// NodeSpec.NetworkInterface says otherwise.
 	Neutron *Neutron
+	// Glance, for the real Ironic only and with Keystone, gives it a
+	// [glance] section with Keystone's service credentials: Ironic finds
+	// Glance in the catalog and reads the images it deploys there.
+	Glance bool
 }
 
 // Neutron is what a real Ironic needs to attach Neutron ports: service

@@ -138,7 +138,7 @@ func startReal(t testing.TB, opts RealOptions) (*Env, error) {
 		cfg := renderConfig(configParams{
 			Port: port, DB: db, LockDir: dir,
 			CallbackTimeout: cb, DeployDelay: delay, Keystone: opts.Keystone,
-			NotifyURL: opts.Notifications, Neutron: opts.Neutron,
+			NotifyURL: opts.Notifications, Neutron: opts.Neutron, Glance: opts.Glance,
 		})
 		if err := os.WriteFile(p.conf, []byte(cfg), 0o600); err != nil {
 			return nil, err

@@ -214,6 +214,15 @@ type Spec struct {
 	// MANUAL ("" shows MANUAL): shown as asked, as Nova does; the node's
 	// partitioning does not depend on it (the image and Ironic decide).
 	DiskConfig string `json:"disk_config,omitempty"`
+	// SecurityGroups are the security groups asked for at create, by name
+	// as the user gave them (shown as the server's; none shows "default"),
+	// and SecurityGroupIDs the Neutron groups they resolved to, applied to
+	// the ports ingot makes (Neutron backend only; none: Neutron's default).
+	SecurityGroups   []string `json:"security_groups,omitempty"`
+	SecurityGroupIDs []string `json:"security_group_ids,omitempty"`
+	// NoSecurityGroups: every group was removed (removeSecurityGroup), so
+	// the server shows none, as Nova then leaves the member out.
+	NoSecurityGroups bool `json:"no_security_groups,omitempty"`
 	// ReservationID is the create request's reservation (r-xxxxxxxx, one
 	// for every server of a multiple create) and LaunchIndex the server's
 	// place in it (0 for the first).

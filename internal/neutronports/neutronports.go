@@ -98,7 +98,7 @@ func (b *Backend) Allocate(ctx context.Context, s *lifecycle.Server, networkID s
 	} else {
 		p, _, err = b.nc.EnsurePort(ctx, neutron.PortSpec{NetworkID: networkID, ServerID: s.ID,
 			DeviceOwner: b.deviceOwner, Name: PortName(row.ID), FixedIP: s.Spec.FixedIPs[networkID],
-			ProjectID: s.ProjectID})
+			SecurityGroups: s.Spec.SecurityGroupIDs, ProjectID: s.ProjectID})
 	}
 	if err != nil {
 		return row, refused(err)

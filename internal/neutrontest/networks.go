@@ -32,8 +32,8 @@ type Network struct {
 	MTU  int
 }
 
-// CreateNetwork creates a provider network as the admin (members cannot:
-// without tenant network types Neutron answers 503 NoNetworkAvailable).
+// CreateNetwork creates a provider network as the admin (a network asked
+// for without provider attributes is a tenant VLAN on PhysicalNetwork).
 func (e *Env) CreateNetwork(t testing.TB, o NetworkOptions) Network {
 	t.Helper()
 	body := map[string]any{"name": o.Name, "shared": o.Shared}

@@ -96,7 +96,7 @@ lock_path = {{.Dir}}/lock
 {{.Authtoken}}
 [ml2]
 type_drivers = flat,vlan
-tenant_network_types =
+tenant_network_types = vlan
 mechanism_drivers = ingot_test_binder
 extension_drivers = port_security,dns
 

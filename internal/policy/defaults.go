@@ -51,6 +51,15 @@ const (
 	Unlock                 = "os_compute_api:os-lock-server:unlock"
 	UnlockOverride         = "os_compute_api:os-lock-server:unlock:unlock_override"
 	SecurityGroupsList     = "os_compute_api:os-security-groups:list"
+	SecurityGroupsGet      = "os_compute_api:os-security-groups:get"
+	SecurityGroupsShow     = "os_compute_api:os-security-groups:show"
+	SecurityGroupsCreate   = "os_compute_api:os-security-groups:create"
+	SecurityGroupsUpdate   = "os_compute_api:os-security-groups:update"
+	SecurityGroupsDelete   = "os_compute_api:os-security-groups:delete"
+	SecurityGroupsRuleAdd  = "os_compute_api:os-security-groups:rule:create"
+	SecurityGroupsRuleDel  = "os_compute_api:os-security-groups:rule:delete"
+	SecurityGroupsAdd      = "os_compute_api:os-security-groups:add"
+	SecurityGroupsRemove   = "os_compute_api:os-security-groups:remove"
 	IPsIndex               = "os_compute_api:ips:index"
 	InterfacesList         = "os_compute_api:os-attach-interfaces:list"
 	InterfacesShow         = "os_compute_api:os-attach-interfaces:show"
@@ -202,6 +211,15 @@ var Defaults = []Rule{
 	{Unlock, ProjectMemberOrAdmin, "Unlock a server."},
 	{UnlockOverride, Admin, "Unlock a server whoever locked it (checked after os-lock-server:unlock when an admin locked it)."},
 	{SecurityGroupsList, ProjectReaderOrAdmin, "List a server's security groups."},
+	{SecurityGroupsGet, ProjectReaderOrAdmin, "List the project's security groups (Neutron's, until 2.35)."},
+	{SecurityGroupsShow, ProjectReaderOrAdmin, "Show a security group (until 2.35)."},
+	{SecurityGroupsCreate, ProjectMemberOrAdmin, "Create a security group (until 2.35)."},
+	{SecurityGroupsUpdate, ProjectMemberOrAdmin, "Update a security group (until 2.35)."},
+	{SecurityGroupsDelete, ProjectMemberOrAdmin, "Delete a security group (until 2.35)."},
+	{SecurityGroupsRuleAdd, ProjectMemberOrAdmin, "Add a rule to a security group (until 2.35)."},
+	{SecurityGroupsRuleDel, ProjectMemberOrAdmin, "Delete a security group rule (until 2.35)."},
+	{SecurityGroupsAdd, ProjectMemberOrAdmin, "Add a security group to a server's ports (addSecurityGroup)."},
+	{SecurityGroupsRemove, ProjectMemberOrAdmin, "Remove a security group from a server's ports (removeSecurityGroup)."},
 	{IPsIndex, ProjectReaderOrAdmin, "List a server's addresses."},
 	{InterfacesList, ProjectReaderOrAdmin, "List a server's interfaces."},
 	{InterfacesShow, ProjectReaderOrAdmin, "Show one interface of a server."},

@@ -33,7 +33,7 @@ ironic:
 flavors:
   - {id: "1", name: bm.small, resource_class: baremetal, vcpus: 4, ram_mb: 4096, disk_gb: 10}
 images:
-  - {name: debian-12, url: "http://images.example/debian-12.qcow2"}
+  - {name: debian-12, url: "http://images.example/debian-12.qcow2", os_distro: debian}
 networks:
   - {name: provisioning, cidr: 10.0.0.0/24}
 `

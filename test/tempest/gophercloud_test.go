@@ -18,8 +18,9 @@ import (
 
 // GophercloudEnvVar turns on TestGophercloud: gophercloud's own compute
 // acceptance tests (the version in go.mod, from the module cache) against
-// `ingot serve` behind a real Keystone, as admin (its RequireAdmin wants a
-// user named admin). It fails on a failing test not listed, with its
+// `ingot serve` behind a real Keystone, with a real neutron-server and
+// glance-api as its backends, as admin (its RequireAdmin wants a user
+// named admin). It fails on a failing test not listed, with its
 // reason, in gophercloud-expected-failures.txt.
 const GophercloudEnvVar = "INGOT_GOPHERCLOUD"
 
@@ -50,14 +51,20 @@ func TestGophercloud(t *testing.T) {
 	dir := t.TempDir()
 
 	ks := keystonetest.Start(t)
-	ingot := serveBehind(t, ks, dir, map[string]any{"Dir": dir, "Keystone": ks.URL, "Password": keystonetest.Password})
+	// With a cloud's Neutron and Glance as ingot's backends, as a user's
+	// cloud has them: the security group tests need Neutron's groups.
+	image, _ := startCloud(t, ks)
+	cfg := filepath.Join(dir, "ingot.yaml")
+	writeTemplate(t, cfg, sdkConfig, map[string]any{"Dir": dir, "Keystone": ks.URL, "Password": keystonetest.Password})
+	ingot := ingottest.Serve(t, ingottest.Binary(t), cfg, ingottest.Options{Log: filepath.Join(dir, "ingot.log")}).API
+	ks.RegisterService(t, "compute", "nova", ingot+"/v2.1")
 	ks.RegisterService(t, "volumev3", "cinderv3", ingot+"/volume/v3/%(project_id)s")
 
 	admin := ks.Users["admin"]
 	env := append(os.Environ(), "GOFLAGS=-mod=mod",
 		"OS_AUTH_URL="+ks.URL, "OS_USERNAME=admin", "OS_PASSWORD="+keystonetest.Password,
 		"OS_PROJECT_NAME="+admin.ProjectName, "OS_DOMAIN_NAME=Default", "OS_REGION_NAME=RegionOne",
-		"OS_IMAGE_ID="+imageRef, "OS_FLAVOR_ID="+flavorRef, "OS_FLAVOR_ID_RESIZE="+flavorAlt, "OS_NETWORK_NAME="+network,
+		"OS_IMAGE_ID="+image, "OS_FLAVOR_ID="+flavorRef, "OS_FLAVOR_ID_RESIZE="+flavorAlt, "OS_NETWORK_NAME="+network,
 		// Asked for by the suite's setup though the compute tests use neither.
 		"OS_POOL_NAME=public", "OS_EXTGW_ID=00000000-0000-0000-0000-000000000000")
 	// One process a test: a test that panics (one does, on a nil it does

@@ -89,6 +89,28 @@ func TestTempest(t *testing.T) {
 	if !wanted() {
 		t.Skipf("set %s=1 to run Tempest's compute API tests (minutes)", EnvVar)
 	}
+	runTempest(t, false)
+}
+
+// CloudEnvVar turns on TestTempestCloud: the same suite with ingot's
+// network and image backends a real neutron-server and glance-api (the
+// security group and image tests run too).
+const CloudEnvVar = "INGOT_TEMPEST_CLOUD"
+
+// CloudSelection adds the tests that need a cloud's Neutron and Glance.
+const CloudSelection = `^tempest\.api\.compute\.(servers|admin|flavors|keypairs|limits|test_quotas|test_versions|test_extensions|security_groups|images)`
+
+// TestTempestCloud runs Tempest against ingot in front of Neutron and Glance.
+func TestTempestCloud(t *testing.T) {
+	if v := os.Getenv(CloudEnvVar); v != "1" && v != "true" && v != "yes" {
+		t.Skipf("set %s=1 to run Tempest's compute API tests with Neutron and Glance (minutes)", CloudEnvVar)
+	}
+	runTempest(t, true)
+}
+
+// runTempest runs Tempest against ingot behind Keystone; with cloud, ingot's
+// networks and images are a real Neutron's and Glance's.
+func runTempest(t *testing.T, cloud bool) {
 	for _, p := range []string{tempestBin, stestrBin, python} {
 		if _, err := os.Stat(p); err != nil {
 			t.Fatalf("%s=1 but %s is missing (run .ci/install-tempest.sh)", EnvVar, p)
@@ -115,8 +137,18 @@ func TestTempest(t *testing.T) {
 	}
 	vars := map[string]any{"Dir": dir, "Keystone": ks.URL, "Password": keystonetest.Password,
 		"Image": imageRef, "ImageAlt": imageRefAlt, "Flavor": flavorRef, "FlavorAlt": flavorAlt,
-		"Network": network, "BuildTimeout": 120}
-	serveBehind(t, ks, dir, vars)
+		"Network": network, "BuildTimeout": 120, "Cloud": cloud}
+	regex := Selection
+	if cloud {
+		vars["Image"], vars["ImageAlt"] = startCloud(t, ks)
+		cfg := filepath.Join(dir, "ingot.yaml")
+		writeTemplate(t, cfg, sdkConfig, vars)
+		ingot := ingottest.Serve(t, ingottest.Binary(t), cfg, ingottest.Options{Log: filepath.Join(dir, "ingot.log")}).API
+		ks.RegisterService(t, "compute", "nova", ingot+"/v2.1")
+		regex = CloudSelection
+	} else {
+		serveBehind(t, ks, dir, vars)
+	}
 	setup := time.Since(begin)
 
 	// A clean environment for Debian's Python; HOME holds Tempest's
@@ -140,7 +172,6 @@ func TestTempest(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(ws, "lock"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	regex := Selection
 	if r := os.Getenv("INGOT_TEMPEST_REGEX"); r != "" {
 		regex = r
 	}
@@ -208,7 +239,7 @@ func keptDir(t *testing.T) string {
 	return dir
 }
 
-func writeTemplate(t *testing.T, path, text string, vars map[string]any) {
+func writeTemplate(t *testing.T, path, text string, vars any) {
 	t.Helper()
 	tm, err := template.New(filepath.Base(path)).Option("missingkey=error").Parse(text)
 	if err != nil {

@@ -28,11 +28,17 @@ func collect(ws string, env []string, jsonPath string) ([]result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("stestr last: %v\n%s", err, out)
 	}
+	return readSubunit(ws, env, stream, jsonPath)
+}
+
+// readSubunit reads a subunit v2 stream into results (and writes them to
+// jsonPath).
+func readSubunit(ws string, env []string, stream, jsonPath string) ([]result, error) {
 	script, err := filepath.Abs("subunit2json.py")
 	if err != nil {
 		return nil, err
 	}
-	out, err = runCmd(ws, env, time.Minute, "/bin/sh", "-c", python+" "+script+" < "+stream+" > "+jsonPath)
+	out, err := runCmd(ws, env, time.Minute, "/bin/sh", "-c", python+" "+script+" < "+stream+" > "+jsonPath)
 	if err != nil {
 		return nil, fmt.Errorf("subunit2json: %v\n%s", err, out)
 	}

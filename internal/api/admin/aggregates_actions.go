@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"regexp"
 	"slices"
 
 	"github.com/ingot-dev/ingot/internal/api/core"
@@ -15,9 +14,6 @@ import (
 
 // internalZone is Nova's zone of the services that are not nova-compute.
 const internalZone = "internal"
-
-// metadataKeyRE is Nova's metadata_with_null key pattern.
-var metadataKeyRE = regexp.MustCompile(`^[a-zA-Z0-9-_:. ]{1,255}$`)
 
 // aggregateAction is POST /os-aggregates/{id}/action: one of add_host,
 // remove_host or set_metadata, each under its own rule.
@@ -106,7 +102,7 @@ func aggregateMetadata(raw json.RawMessage) (map[string]*string, error) {
 	}
 	out := map[string]*string{}
 	for k, v := range m {
-		if !metadataKeyRE.MatchString(k) {
+		if !core.MetadataKey.MatchString(k) {
 			return nil, core.BadRequest("Invalid input for field/attribute metadata. Additional properties are not allowed ('%s' was unexpected).", k)
 		}
 		if string(v) == "null" {

@@ -39,7 +39,11 @@ type Config struct {
 	Neutron Neutron
 	// NetworkNames names Neutron's networks in addresses (with Neutron).
 	NetworkNames NetworkNames
-	Clock        clock.Clock // nil: the wall clock
+	// SecurityGroupsAs, with Neutron, is Neutron with a caller's token:
+	// Nova's security group proxy, a create's security_groups and the
+	// add/removeSecurityGroup actions (nil: no security groups).
+	SecurityGroupsAs func(token string) SecurityGroups
+	Clock            clock.Clock // nil: the wall clock
 	// BuildTimeout sets a new server's deadline (0: the lifecycle's default).
 	BuildTimeout time.Duration
 	// InterfaceTimeout bounds an interface attach, which the API waits
@@ -231,7 +235,7 @@ func (s *Env) wrap(h HandlerFunc, compute, public bool) http.Handler {
 				return
 			}
 			req.MV = mv
-			setVersionHeaders(sw.Header(), mv)
+			SetVersionHeaders(sw.Header(), mv)
 		}
 		if hr.Body != nil {
 			hr.Body = http.MaxBytesReader(sw, hr.Body, maxBodyBytes)

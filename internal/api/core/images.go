@@ -14,6 +14,7 @@ import (
 type Images interface {
 	GetImage(ctx context.Context, token, id string) (glance.Image, error)
 	ListImages(ctx context.Context, token string, f glance.ListFilter) ([]glance.Image, error)
+	UpdateProperties(ctx context.Context, token, id string, set map[string]string, remove []string) (glance.Image, error)
 }
 
 // Token is the caller's Keystone token, for the calls ingot makes on the

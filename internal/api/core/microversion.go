@@ -67,8 +67,8 @@ func parseVersion(s string) (Version, error) {
 	return Version{minor}, nil
 }
 
-// setVersionHeaders announces the microversion used to answer, as Nova does.
-func setVersionHeaders(h http.Header, v Version) {
+// SetVersionHeaders announces the microversion used to answer, as Nova does.
+func SetVersionHeaders(h http.Header, v Version) {
 	h.Set("OpenStack-API-Version", "compute "+v.String())
 	h.Set("X-OpenStack-Nova-API-Version", v.String())
 	h.Add("Vary", "OpenStack-API-Version")

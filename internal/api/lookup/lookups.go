@@ -33,6 +33,7 @@ func (s *Service) Register() {
 	s.Plain("GET /v2.1/images", core.OwnRule(policy.Images, s.novaProxy(list, index)))
 	s.Plain("GET /v2.1/images/{id}", core.OwnRule(policy.Images, s.novaProxy(show, novaShow)))
 	s.Compute("GET /v2.1/images/detail", core.OwnRule(policy.Images, detail))
+	s.registerImageMetadata()
 	for _, prefix := range []string{"/v2.1", "/v2.1/v2.0", "/network/v2.0"} {
 		s.Plain("GET "+prefix+"/networks", core.OwnRule(policy.Networks, s.listNetworks))
 		s.Plain("GET "+prefix+"/networks/{id}", core.OwnRule(policy.Networks, s.showNetwork))

@@ -29,6 +29,7 @@ func (s *Service) novaProxy(glance, nova core.HandlerFunc) core.HandlerFunc {
 			return err
 		}
 		r.MV = mv
+		core.SetVersionHeaders(w.Header(), mv)
 		return nova(w, r)
 	}
 }

@@ -14,7 +14,9 @@ import (
 // nova-network is gone it fills two members, id and label (the network's
 // name), and sends every other member as null; an admin gets the longer
 // list of (null) members. ingot answers it from the configured networks,
-// which are shared with every project.
+// which are shared with every project, or with Neutron from the networks
+// the caller's project may use (its own and shared ones; an admin's, all),
+// as Nova's list with the caller's token shows them.
 
 // novaNetworkFields are the members Nova sends to everyone; the admin
 // fields follow for admins.
@@ -58,8 +60,12 @@ func (s *Service) listNovaNetworks(w http.ResponseWriter, r *core.Request) error
 		return err
 	}
 	admin := r.IsAdmin()
-	out := make([]map[string]any, 0, len(s.Cfg.Networks))
-	for _, n := range s.Cfg.Networks {
+	nets, err := s.novaNetworks(r)
+	if err != nil {
+		return err
+	}
+	out := make([]map[string]any, 0, len(nets))
+	for _, n := range nets {
 		out = append(out, novaNetworkView(n, admin))
 	}
 	core.WriteJSON(w, http.StatusOK, struct {
@@ -76,7 +82,11 @@ func (s *Service) showNovaNetwork(w http.ResponseWriter, r *core.Request) error 
 		return err
 	}
 	id := r.PathValue("id")
-	for _, n := range s.Cfg.Networks {
+	nets, err := s.novaNetworks(r)
+	if err != nil {
+		return err
+	}
+	for _, n := range nets {
 		if strings.EqualFold(n.ID, id) {
 			core.WriteJSON(w, http.StatusOK, struct {
 				Network map[string]any `json:"network"`
@@ -85,4 +95,23 @@ func (s *Service) showNovaNetwork(w http.ResponseWriter, r *core.Request) error 
 		}
 	}
 	return core.NotFound("Network not found")
+}
+
+// novaNetworks are the networks os-networks shows the caller.
+func (s *Service) novaNetworks(r *core.Request) (network.Networks, error) {
+	if s.Cfg.Neutron == nil {
+		return s.Cfg.Networks, nil
+	}
+	all, err := s.Cfg.Neutron.ListNetworks(r.Context())
+	if err != nil {
+		return nil, core.NeutronError(err, core.NotFound("Network not found"))
+	}
+	var out network.Networks
+	admin := r.IsAdmin()
+	for _, n := range all {
+		if admin || n.Shared || n.ProjectID == r.Ident.ProjectID {
+			out = append(out, network.Network{ID: n.ID, Name: n.Name})
+		}
+	}
+	return out, nil
 }

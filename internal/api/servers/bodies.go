@@ -115,10 +115,6 @@ type passwordBody struct {
 	Password string `json:"password"`
 }
 
-type securityGroupsBody struct {
-	SecurityGroups []any `json:"security_groups"`
-}
-
 type migrationsBody struct {
 	Migrations []any `json:"migrations"`
 }

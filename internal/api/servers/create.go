@@ -5,10 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/ingot-dev/ingot/internal/api/core"
 	"github.com/ingot-dev/ingot/internal/api/flavors"
@@ -49,11 +47,15 @@ type createRequest struct {
 	// (glanceimage.go).
 	glanceRef   string
 	imageTraits []string
+	// securityGroups by name and the Neutron ids they resolved to
+	// (secgroups.go; Neutron backend only).
+	securityGroups, securityGroupIDs []string
 }
 
 // Fields of the server object that ingot accepts only in the form it would
-// show anyway (one "default" security group, always a config drive): a
-// value ingot could not honour is refused rather than dropped.
+// show anyway (one "default" security group without Neutron, always a
+// config drive): a value ingot could not honour is refused rather than
+// dropped.
 var fixedServerFields = map[string]func(json.RawMessage) bool{
 	"security_groups": func(raw json.RawMessage) bool {
 		var groups []struct {
@@ -105,6 +107,13 @@ func (s *Service) parseCreate(r *core.Request) (*createRequest, error) {
 			if r.MV.AtLeast(mvRebuildUserData) {
 				return nil, core.BadRequest("Invalid input for field/attribute server. Additional properties are not allowed ('%s' was unexpected).", k)
 			}
+		case "security_groups":
+			if s.Cfg.SecurityGroupsAs != nil { // secgroups.go
+				continue
+			}
+			if !fixedServerFields[k](fields[k]) {
+				return nil, core.BadRequest("Invalid input for field/attribute %s. Value: %s. ingot does not support this value yet.", k, fields[k])
+			}
 		default:
 			ok, known := fixedServerFields[k]
 			if !known {
@@ -152,10 +161,13 @@ func (s *Service) parseCreate(r *core.Request) (*createRequest, error) {
 			return nil, err
 		}
 		c.networks, c.fixedIPs, c.userPorts = nr.networks, nr.fixedIPs, nr.userPorts
+		if c.securityGroups, c.securityGroupIDs, err = s.resolveSecurityGroups(r, fields["security_groups"]); err != nil {
+			return nil, err
+		}
 	} else if c.networks, err = s.resolveNetworks(fields["networks"]); err != nil {
 		return nil, err
 	}
-	if c.metadata, err = parseMetadata(fields["metadata"]); err != nil {
+	if c.metadata, err = core.ParseMetadata(fields["metadata"]); err != nil {
 		return nil, err
 	}
 	if c.userData, err = core.OptionalString(fields, "user_data", 65535); err != nil {
@@ -350,31 +362,4 @@ func (s *Service) autoNetworks() []string {
 		return nil
 	}
 	return []string{s.Cfg.Networks[0].ID}
-}
-
-// parseMetadata accepts an object of strings as Nova's parameter_types
-// metadata: keys 1–255 of letters, digits and "-_:. ", values ≤ 255 (and,
-// stricter than Nova, no control characters in a value).
-var metadataKeyRE = regexp.MustCompile(`^[a-zA-Z0-9-_:. ]{1,255}$`)
-
-func parseMetadata(raw json.RawMessage) (map[string]string, error) {
-	if raw == nil || string(raw) == "null" {
-		return nil, nil
-	}
-	var md map[string]string
-	if err := json.Unmarshal(raw, &md); err != nil {
-		return nil, core.BadRequest("Invalid input for field/attribute metadata. Value: %s. It must be an object of strings.", raw)
-	}
-	for k, v := range md {
-		if !metadataKeyRE.MatchString(k) {
-			return nil, core.BadRequest("Invalid input for field/attribute metadata. Value: %s. Additional properties are not allowed (%q was unexpected): a key is 1 to 255 letters, digits, '-', '_', ':', '.' or ' '.", raw, k)
-		}
-		if core.HasControl(v) {
-			return nil, core.BadRequest("Invalid input for field/attribute metadata: values must not contain control characters.")
-		}
-		if utf8.RuneCountInString(v) > 255 {
-			return nil, core.BadRequest("Invalid input for field/attribute metadata: value of %q is longer than 255 characters.", k)
-		}
-	}
-	return md, nil
 }

@@ -38,6 +38,9 @@ var serverActions = map[string]actionFunc{
 	"unlock":        (*Service).unlock,
 	"os-resetState": (*Service).resetState,
 	"restore":       (*Service).restore,
+	// With Neutron (secgroups.go); otherwise answered as unserved.
+	"addSecurityGroup":    securityGroupAction(true),
+	"removeSecurityGroup": securityGroupAction(false),
 }
 
 // ServerAction answers POST /servers/{id}/action: exactly one action

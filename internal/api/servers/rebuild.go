@@ -129,7 +129,7 @@ func (s *Service) parseRebuild(r *core.Request, raw json.RawMessage) (*rebuildRe
 		if string(v) == "null" {
 			return nil, core.BadRequest("Invalid input for field/attribute metadata. Value: null. None is not of type 'object'.")
 		}
-		if rb.metadata, err = parseMetadata(v); err != nil {
+		if rb.metadata, err = core.ParseMetadata(v); err != nil {
 			return nil, err
 		}
 		rb.hasMetadata = true

@@ -55,7 +55,7 @@ type serverView struct {
 	VMState        string                   `json:"OS-EXT-STS:vm_state"`
 	PowerState     int                      `json:"OS-EXT-STS:power_state"`
 	Volumes        []attachedVolume         `json:"os-extended-volumes:volumes_attached"`
-	SecurityGroups []map[string]string      `json:"security_groups"`
+	SecurityGroups []map[string]string      `json:"security_groups,omitempty"`            // left out once every group is removed
 	Locked         any                      `json:"locked,omitempty"`                     // 2.9
 	HostStatus     any                      `json:"host_status,omitempty"`                // 2.16
 	Description    any                      `json:"description,omitempty"`                // 2.19
@@ -195,7 +195,7 @@ func (rd *renderer) server(sv *lifecycle.Server, ports []store.Port) *serverView
 		VMState:        st.VMState,
 		PowerState:     lifecycle.PowerState(sv),
 		Volumes:        []attachedVolume{},
-		SecurityGroups: []map[string]string{{"name": "default"}},
+		SecurityGroups: groupNames(sv),
 	}
 	if v.Metadata == nil {
 		v.Metadata = map[string]string{}

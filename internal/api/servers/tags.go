@@ -267,16 +267,6 @@ func (s *Service) deleteTag(w http.ResponseWriter, r *core.Request) error {
 	return nil
 }
 
-// serverSecurityGroups answers GET /servers/{id}/os-security-groups: ingot's
-// networks have no security groups.
-func (s *Service) serverSecurityGroups(w http.ResponseWriter, r *core.Request) error {
-	if _, err := s.visibleServer(r, r.PathValue("id"), policy.SecurityGroupsList); err != nil {
-		return err
-	}
-	core.WriteJSON(w, http.StatusOK, securityGroupsBody{SecurityGroups: []any{}})
-	return nil
-}
-
 // parseCreateExtras reads the create members of later microversions:
 // description (2.19) and tags (2.52); before them they are unknown
 // members (400), as in Nova.

@@ -203,34 +203,6 @@ func (s *Service) writeMetadata(r *core.Request, sv *lifecycle.Server, action st
 	return out, nil
 }
 
-// metadataBody reads {"<key>": {…}} (metadata or meta), the only member.
-func metadataBody(r *core.Request, key string) (map[string]string, error) {
-	body, err := core.ReadJSONObject(r.Request)
-	if err != nil {
-		return nil, err
-	}
-	for k := range body {
-		if k != key {
-			return nil, core.BadRequest("Additional properties are not allowed ('%s' was unexpected)", k)
-		}
-	}
-	raw, ok := body[key]
-	if !ok {
-		return nil, core.BadRequest("'%s' is a required property", key)
-	}
-	if string(raw) == "null" {
-		return nil, core.BadRequest("Invalid input for field/attribute %s. Value: null. None is not of type 'object'.", key)
-	}
-	md, err := parseMetadata(raw)
-	if err != nil {
-		return nil, err
-	}
-	if md == nil {
-		md = map[string]string{}
-	}
-	return md, nil
-}
-
 // metadataWrite is POST (merge: the given items added or changed) or PUT
 // (replace: the given items are the whole metadata) of …/metadata; both
 // answer 200 with the whole metadata.
@@ -240,7 +212,7 @@ func (s *Service) metadataWrite(replace bool) core.HandlerFunc {
 		rule = policy.ServerMetadataUpdAll
 	}
 	return func(w http.ResponseWriter, r *core.Request) error {
-		md, err := metadataBody(r, "metadata")
+		md, err := core.MetadataBody(r, "metadata")
 		if err != nil {
 			return err
 		}
@@ -286,17 +258,11 @@ func (s *Service) metadataItem(w http.ResponseWriter, r *core.Request) error {
 
 // metadataSetItem is PUT …/metadata/{key} {"meta": {"<key>": "<value>"}}.
 func (s *Service) metadataSetItem(w http.ResponseWriter, r *core.Request) error {
-	meta, err := metadataBody(r, "meta")
+	meta, err := core.MetaItem(r)
 	if err != nil {
 		return err
 	}
-	if len(meta) != 1 {
-		return core.BadRequest("Invalid input for field/attribute meta. It must have exactly one item.")
-	}
 	key := r.PathValue("key")
-	if _, ok := meta[key]; !ok {
-		return core.BadRequest("Request body and URI mismatch")
-	}
 	sv, err := s.visibleServer(r, r.PathValue("id"), policy.ServerMetadataUpdate)
 	if err != nil {
 		return err
