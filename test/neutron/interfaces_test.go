@@ -73,13 +73,15 @@ func TestInterfaceAttachOnRealNeutron(t *testing.T) {
 	node := w.rec(t, id).NodeID
 	built := w.ironic.ListVIFs(t, node)
 
+	callsBefore := w.neutronCalls(t)
 	start := time.Now()
 	var att attached
 	// On the build's own network, as Tempest and gophercloud attach.
 	if code, msg := w.attach(t, id, map[string]any{"net_id": w.net}, &att); code != http.StatusOK {
 		t.Fatalf("attach: %d %s", code, msg)
 	}
-	t.Logf("attach answered in %s", time.Since(start).Round(time.Millisecond))
+	t.Logf("attach answered in %s; Neutron calls for it, with ingot's token: %v; with Ironic's: %v", time.Since(start).Round(time.Millisecond),
+		callsDiff(callsBefore["ingot"], w.neutronCalls(t)["ingot"]), callsDiff(callsBefore["ironic"], w.neutronCalls(t)["ironic"]))
 	a := att.InterfaceAttachment
 	p := w.adminPort(t, a.PortID)
 	macs := map[string]bool{}
@@ -161,4 +163,15 @@ func TestInterfaceAttachOnRealNeutron(t *testing.T) {
 	if after != before+1 {
 		t.Errorf("ports after the delete: %d, want %d (before, and the user's port)", after, before+1)
 	}
+}
+
+// callsDiff is the calls of after that before does not count.
+func callsDiff(before, after map[string]int) map[string]int {
+	out := map[string]int{}
+	for k, n := range after {
+		if d := n - before[k]; d > 0 {
+			out[k] = d
+		}
+	}
+	return out
 }
