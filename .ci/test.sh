@@ -36,10 +36,11 @@ step "tests (INGOT_TEST_IRONIC=1 go test -count=1 -timeout 25m ./...)"
 export INGOT_TEST_IRONIC=1
 go test -count=1 -timeout 25m ./...
 
-step "side by side: the scenario catalogue and the kill -9 cases on PostgreSQL; Tempest's compute API tests; gophercloud's compute acceptance tests; openstacksdk's functional compute tests"
+step "side by side: the scenario catalogue, ingot adopt and the kill -9 cases on PostgreSQL; Tempest's compute API tests, with the embedded backends and with Neutron and Glance; gophercloud's compute acceptance tests; openstacksdk's functional compute tests"
 logs=$(mktemp -d)
 (
 	INGOT_TEST_STORE=postgres go test -count=1 -timeout 15m ./test/scenario &&
+	INGOT_TEST_STORE=postgres go test -count=1 -timeout 10m ./test/adopt &&
 	INGOT_TEST_STORE=postgres go test -count=1 -timeout 15m -run 'TestKill9Sim|TestKill9Operations|TestKill9RandomInstants' ./test/crash
 ) >"$logs/postgres.log" 2>&1 &
 pg=$!
@@ -48,16 +49,20 @@ pg=$!
 tempest=$!
 (INGOT_GOPHERCLOUD=1 go test -count=1 -timeout 20m -v -run '^TestGophercloud$' ./test/tempest/ 2>&1 | grep -v '^=== RUN' | tail -n 80) >"$logs/gophercloud.log" 2>&1 &
 gopher=$!
+(INGOT_TEMPEST_CLOUD=1 go test -count=1 -timeout 25m -v -run '^TestTempestCloud$' ./test/tempest/ 2>&1 | grep -v '^=== RUN' | tail -n 200) >"$logs/tempest-cloud.log" 2>&1 &
+tempest_cloud=$!
 (INGOT_OPENSTACKSDK=1 go test -count=1 -timeout 20m -v -run '^TestOpenStackSDK$' ./test/tempest/ 2>&1 | grep -v '^=== RUN' | tail -n 80) >"$logs/sdk.log" 2>&1 &
 sdk=$!
 pg_status=0; wait "$pg" || pg_status=$?
 tempest_status=0; wait "$tempest" || tempest_status=$?
 gopher_status=0; wait "$gopher" || gopher_status=$?
 sdk_status=0; wait "$sdk" || sdk_status=$?
+tempest_cloud_status=0; wait "$tempest_cloud" || tempest_cloud_status=$?
 echo "-- PostgreSQL (exit $pg_status)"; cat "$logs/postgres.log"
 echo "-- Tempest (exit $tempest_status)"; cat "$logs/tempest.log"
 echo "-- gophercloud's compute acceptance tests (exit $gopher_status)"; cat "$logs/gophercloud.log"
 echo "-- openstacksdk's functional compute tests (exit $sdk_status)"; cat "$logs/sdk.log"
+echo "-- Tempest with Neutron and Glance (exit $tempest_cloud_status)"; cat "$logs/tempest-cloud.log"
 
 # Bounded by executions, not by time: a time bound races Go's fuzzing
 # coordinator at its end on a loaded machine ("context deadline exceeded"
@@ -71,4 +76,5 @@ step "done"
 if [ "$pg_status" -ne 0 ]; then echo "the PostgreSQL reruns failed (see above)"; exit "$pg_status"; fi
 if [ "$tempest_status" -ne 0 ]; then echo "Tempest's compute API tests failed (see above)"; exit "$tempest_status"; fi
 if [ "$gopher_status" -ne 0 ]; then echo "gophercloud's compute acceptance tests failed (see above)"; exit "$gopher_status"; fi
+if [ "$tempest_cloud_status" -ne 0 ]; then echo "Tempest's compute API tests with Neutron and Glance failed (see above)"; exit "$tempest_cloud_status"; fi
 if [ "$sdk_status" -ne 0 ]; then echo "openstacksdk's functional compute tests failed (see above)"; exit "$sdk_status"; fi

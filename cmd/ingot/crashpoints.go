@@ -18,6 +18,8 @@ import (
 //	INGOT_CRASH_AT=<point>[:<nth>]  SIGKILL this process at the nth time
 //	                                (default 1) the reconciler reaches point,
 //	                                e.g. "after:reserve" or "saved:deploying"
+//	                                ("adopt:saved": after each instance
+//	                                `ingot adopt` committed)
 //	INGOT_CRASH_LOG=<file>          append every point reached to file, one a
 //	                                line (to learn a build's sequence of points)
 //

@@ -23,7 +23,7 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newServeCmd(), newDBCmd(), newSimCmd(), newVersionCmd())
+	root.AddCommand(newServeCmd(), newDBCmd(), newSimCmd(), newVersionCmd(), newAdoptCmd())
 	addClientCommands(root)
 	refuseUnknownSubcommands(root)
 	return root

@@ -107,6 +107,7 @@ func (s *Service) routes() {
 	}
 
 	s.Plain("GET /ingot/v1/nodes", core.OwnRule(policy.NodesIndex, s.listNodes))
+	s.Plain("POST /ingot/v1/adopt", core.OwnRule(policy.Adopt, s.adopt))
 	s.identityRoutes()
 	s.Public("GET /healthz", s.healthz)
 	s.Public("GET /readyz", s.readyz)

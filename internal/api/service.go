@@ -21,6 +21,9 @@ import (
 // Config is what the API needs (core.Config).
 type Config = core.Config
 
+// AdoptRequest is what POST /ingot/v1/adopt asks of Config.Adopt.
+type AdoptRequest = core.AdoptRequest
+
 // Route is one registered endpoint (core.Route).
 type Route = core.Route
 

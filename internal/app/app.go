@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ingot-dev/ingot/internal/adopt"
 	"github.com/ingot-dev/ingot/internal/api"
 	"github.com/ingot-dev/ingot/internal/api/core"
 	"github.com/ingot-dev/ingot/internal/auth"
@@ -59,6 +60,9 @@ type App struct {
 	// Keystone validates tokens (and authenticates to Ironic with
 	// ironic.auth: keystone); nil in noauth.
 	Keystone *auth.Keystone
+	// Adopter adopts the instances Ironic runs for another service
+	// (POST /ingot/v1/adopt; `ingot adopt` opens its own: OpenAdoption).
+	Adopter *adopt.Adopter
 
 	owner backend.Owner // this process owns the database
 	// notify publishes Nova's notifications (outbox.go; off: zero).
@@ -96,20 +100,10 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 		opts.ReportInterval = ReportInterval
 	}
 	a := &App{Config: cfg, Log: opts.Logger, clock: opts.Clock, report: opts.ReportInterval}
-	if err := a.lockDatabase(ctx); err != nil {
+	if err := a.openDatabase(ctx); err != nil {
 		return nil, err
 	}
-	st, err := backend.Open(ctx, cfg.Database, backend.Options{MaxConns: cfg.DatabaseMaxConns})
-	if err != nil {
-		a.Close()
-		return nil, fmt.Errorf("database %s: %w", config.RedactDSN(cfg.Database), err)
-	}
-	a.Store = st
-	a.closers = append(a.closers, func() { _ = st.Close() })
-	if err := api.SeedFlavors(ctx, st, cfg.Catalog().Flavors); err != nil {
-		a.Close()
-		return nil, fmt.Errorf("flavors: %w", err)
-	}
+	st := a.Store
 	if err := registerServices(ctx, st, cfg.Host, opts.Clock.Now()); err != nil {
 		a.Close()
 		return nil, fmt.Errorf("services: %w", err)
@@ -180,6 +174,10 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 		DriftInterval: cfg.DriftInterval, Workers: cfg.Workers,
 		Lifecycle: LifecycleConfig(cfg),
 	})
+	if a.Adopter, err = newAdopter(cfg, st, ic, nc, ident, opts.Clock, opts.Step, a.kick); err != nil {
+		a.Close()
+		return nil, err
+	}
 	if a.Notifications, err = a.newNotifications(); err != nil {
 		a.Close()
 		return nil, err
@@ -210,6 +208,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 		PublicURL: cfg.API.PublicURL, TrustedProxies: cfg.TrustedProxyPrefixes(), Hosts: hosts.api,
 		Ready: ready, Host: cfg.Host, ServiceDownTime: ServiceDownTime, Inventory: sched.Nodes,
 		Replica: func() any { return a.Leases.Status() }, Cinder: vc, Embedded: embeddedVolumes(cfg),
+		Adopt: a.adoptHook,
 	})
 	if a.Console, err = newConsole(cfg, a, ident, ready, hosts.console, opts); err != nil {
 		a.Close()
@@ -244,6 +243,27 @@ func (a *App) Root() http.Handler {
 		}
 		a.Handler.ServeHTTP(w, r)
 	})
+}
+
+// openDatabase locks and opens the database and seeds the configured
+// flavors; on error everything is released.
+func (a *App) openDatabase(ctx context.Context) error {
+	cfg := a.Config
+	if err := a.lockDatabase(ctx); err != nil {
+		return err
+	}
+	st, err := backend.Open(ctx, cfg.Database, backend.Options{MaxConns: cfg.DatabaseMaxConns})
+	if err != nil {
+		a.Close()
+		return fmt.Errorf("database %s: %w", config.RedactDSN(cfg.Database), err)
+	}
+	a.Store = st
+	a.closers = append(a.closers, func() { _ = st.Close() })
+	if err := api.SeedFlavors(ctx, st, cfg.Catalog().Flavors); err != nil {
+		a.Close()
+		return fmt.Errorf("flavors: %w", err)
+	}
+	return nil
 }
 
 // lockDatabase makes this process the one owner of the database: a second

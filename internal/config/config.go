@@ -79,6 +79,15 @@ type Config struct {
 	// Notifications is where ingot publishes Nova's versioned
 	// notifications (publish.go); off unless its url is set.
 	Notifications Publish `yaml:"notifications"`
+	// Adopt configures `ingot adopt` (docs/clients.md, "Moving from Nova").
+	Adopt Adopt `yaml:"adopt"`
+}
+
+// Adopt is what adoption takes when the source does not say it.
+type Adopt struct {
+	// Project owns adopted instances that name none (instance_info has no
+	// project_id); "" is the noauth default project.
+	Project string `yaml:"project"`
 }
 
 // Ironic says where Ironic is.

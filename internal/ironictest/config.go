@@ -22,6 +22,7 @@ type configParams struct {
 	NotifyURL       string // transport_url of [oslo_messaging_notifications]; "" for none
 	Neutron         *Neutron
 	Glance          bool
+	PolicyFile      string // "" for Ironic's defaults
 }
 
 // configTmpl is the minimal working standalone config (docs/ironic.md §1)
@@ -82,7 +83,10 @@ deploy_delay = {{.DeployDelay}}
 
 [oslo_concurrency]
 lock_path = {{.LockDir}}
-{{with .NotifyURL}}
+{{with .PolicyFile}}
+[oslo_policy]
+policy_file = {{.}}
+{{end}}{{with .NotifyURL}}
 [oslo_messaging_notifications]
 driver = messagingv2
 transport_url = {{.}}

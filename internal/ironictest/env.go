@@ -91,6 +91,11 @@ type Options struct {
 	// network endpoint is read from its catalog). Nodes keep noop unless
 	// NodeSpec.NetworkInterface says otherwise.
 	Neutron *Neutron
+	// ShowInstanceSecrets, for the real Ironic only, lets every caller see
+	// instance_info's secrets, the config drive among them (Ironic's
+	// show_instance_secrets policy, "!" by default), as an operator may
+	// allow it for adoption.
+	ShowInstanceSecrets bool
 	// Glance, for the real Ironic only and with Keystone, gives it a
 	// [glance] section with Keystone's service credentials: Ironic finds
 	// Glance in the catalog and reads the images it deploys there.

@@ -135,11 +135,18 @@ func startReal(t testing.TB, opts RealOptions) (*Env, error) {
 		p.port = port
 		p.url = fmt.Sprintf("http://127.0.0.1:%d", port)
 		p.conf = filepath.Join(dir, "ironic.conf")
-		cfg := renderConfig(configParams{
+		params := configParams{
 			Port: port, DB: db, LockDir: dir,
 			CallbackTimeout: cb, DeployDelay: delay, Keystone: opts.Keystone,
 			NotifyURL: opts.Notifications, Neutron: opts.Neutron, Glance: opts.Glance,
-		})
+		}
+		if opts.ShowInstanceSecrets {
+			params.PolicyFile = filepath.Join(dir, "policy.yaml")
+			if err := os.WriteFile(params.PolicyFile, []byte(`"show_instance_secrets": "@"`+"\n"), 0o600); err != nil {
+				return nil, err
+			}
+		}
+		cfg := renderConfig(params)
 		if err := os.WriteFile(p.conf, []byte(cfg), 0o600); err != nil {
 			return nil, err
 		}

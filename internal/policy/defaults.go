@@ -164,6 +164,7 @@ const (
 	VolumeLimits  = "limits_extension:used_limits"
 	NetworkQuota  = "get_quota"
 	NodesIndex    = "ingot:nodes:index"
+	Adopt         = "ingot:adopt"
 	AdminAPIRule  = "admin_api"
 	projectReader = "project_reader_api"
 	projectMember = "project_member_api"
@@ -282,6 +283,7 @@ var Defaults = []Rule{
 	{VolumeLimits, ProjectReaderOrAdmin, "The Cinder-shaped limits (what `openstack limits show` reads)."},
 	{NetworkQuota, ProjectReaderOrAdmin, "The Neutron-shaped quota (what `openstack quota show` reads)."},
 	{NodesIndex, Admin, "List Ironic nodes and their holders (GET /ingot/v1/nodes)."},
+	{Adopt, Admin, "Adopt the instances Ironic runs for another service, or plan it (POST /ingot/v1/adopt)."},
 }
 
 func init() { Defaults = append(Defaults, adminDefaults...) }

@@ -199,6 +199,13 @@ type Store interface {
 	// wraps ErrVolumeInUse (the message names the volume and its holder);
 	// on any error nothing is written.
 	CreateServer(ctx context.Context, s *lifecycle.Server) error
+	// AdoptServer inserts a server adopted as it runs (phase active, its
+	// node held: lifecycle.Server as the reconciler would have left it),
+	// its ports and its create action in one transaction: either all of it
+	// is committed or nothing. ErrExists on a duplicate id (adopted
+	// before), ErrNodeTaken when another server holds s.NodeID,
+	// ErrAddressInUse when a port's address is taken on its network.
+	AdoptServer(ctx context.Context, s *lifecycle.Server, ports []Port) error
 	// GetServer returns the server, deleted or not. ErrNotFound when unknown.
 	GetServer(ctx context.Context, id string) (*lifecycle.Server, error)
 	// ListServers pages through the servers that match opts, ordered by

@@ -4,6 +4,7 @@ import (
 	"os"
 	"regexp"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,6 +18,8 @@ import (
 // simulator runs in another process (`ingot sim`), so this process's CPU
 // and RSS are ingot's own (its API, reconciler and store, plus the small
 // load client that posts the creates). The worst tick is a figure.
+// INGOT_BENCH_CPUPROFILE=FILE writes a CPU profile of the burst (go tool
+// pprof FILE shows where ingot's time goes).
 func TestBenchScale(t *testing.T) {
 	spec := os.Getenv("INGOT_SCALE")
 	if spec == "" {
@@ -33,6 +36,16 @@ func TestBenchScale(t *testing.T) {
 
 	g := startIngot(t, ironicURL, "baremetal", func(c *config.Config) { c.BuildTimeout = time.Hour })
 	runtime.GC()
+	if path := os.Getenv("INGOT_BENCH_CPUPROFILE"); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { pprof.StopCPUProfile(); f.Close() })
+	}
 	rss0 := maxRSS()
 	cpu0, wall0 := cpuTime(), time.Now()
 	g.create(t, servers)

@@ -71,26 +71,24 @@ var events = []event{
 	{"power-out-of-band", 1, evPowerOutOfBand},
 }
 
-var totalWeight = func() int {
-	n := 0
-	for _, e := range events {
-		n += e.weight
-	}
-	return n
-}()
+var totalWeight, replicaWeight = sumWeights(events), sumWeights(replicaEvents)
 
-var replicaWeight = func() int {
+// sumWeights is a menu's total weight.
+func sumWeights(es []event) int {
 	n := 0
-	for _, e := range replicaEvents {
+	for _, e := range es {
 		n += e.weight
 	}
 	return n
-}()
+}
 
 func (w *world) pick() event {
 	menu, total := events, totalWeight
 	if len(w.reps) > 1 {
 		menu, total = append(append([]event(nil), events...), replicaEvents...), totalWeight+replicaWeight
+	}
+	if w.p.adopt {
+		menu, total = append(append([]event(nil), menu...), adoptEvents...), total+adoptWeight
 	}
 	r := w.rng.IntN(total)
 	for _, e := range menu {

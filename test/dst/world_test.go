@@ -62,6 +62,9 @@ type params struct {
 	// (notify_test.go); trustPayload breaks the work items on purpose
 	// (teeth): they decide on the payload, not the node.
 	notify, trustPayload bool
+	// adopt: another service deploys idle nodes and `ingot adopt` runs
+	// between ticks (adopt_test.go).
+	adopt bool
 }
 
 // world is one seed's universe. Nothing in it is shared with another seed.

@@ -68,6 +68,9 @@ func adminAttacks(v victim) map[string][]attempt {
 		"GET /v2.1/os-quota-class-sets/{id}": {at("/v2.1/os-quota-class-sets/default", "2.57")},
 		"PUT /v2.1/os-quota-class-sets/{id}": {w("PUT", "/v2.1/os-quota-class-sets/default", "2.57",
 			map[string]any{"quota_class_set": map[string]any{"instances": 1000}})},
+		// Adoption would make A's instances another project's servers.
+		"POST /ingot/v1/adopt": {w("POST", "/ingot/v1/adopt", "", map[string]any{"from": "ironic", "project": v.projectB}),
+			w("POST", "/ingot/v1/adopt", "", map[string]any{"from": "ironic", "dry_run": true})},
 		// Appended to POST /v2.1/servers: building into A's group.
 		"POST /v2.1/servers": {w("POST", "/v2.1/servers", "", hint)},
 	}

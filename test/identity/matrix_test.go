@@ -372,6 +372,7 @@ func memberAdminRoutes(t *testing.T, s *stack, v victim) {
 		get("/v2.1/servers/" + v.server + "/diagnostics"),
 		{method: "POST", path: "/v2.1/os-server-external-events", body: map[string]any{"events": []any{map[string]any{"name": "network-changed", "server_uuid": v.server}}}},
 		{method: "POST", path: "/v2.1/servers/" + v.server + "/action", body: map[string]any{"os-resetState": map[string]any{"state": "error"}}},
+		{method: "POST", path: "/ingot/v1/adopt", body: map[string]any{"from": "ironic", "dry_run": true}},
 	} {
 		if r := s.do("member-a", at.method, at.path, "2.90", at.body); r.status != http.StatusForbidden {
 			t.Errorf("member %s %s: %d %s, want 403", at.method, at.path, r.status, r.body)

@@ -53,6 +53,9 @@ type Config struct {
 	// servers written (each one's work item is due at once); it is called
 	// in the request, so it must not block. May be nil.
 	Kick func(servers ...string)
+	// Adopt runs an adoption from Ironic for POST /ingot/v1/adopt (an
+	// *adopt.Adopter's, its report answered as JSON). nil: 501.
+	Adopt func(ctx context.Context, req AdoptRequest) (any, error)
 	// Nodes lists the Ironic inventory for GET /ingot/v1/nodes. May be nil.
 	Nodes func(ctx context.Context) ([]ironic.Node, error)
 	// RescueInterface reads a node's rescue_interface, so that a rescue
@@ -302,4 +305,12 @@ func (s *statusWriter) Write(b []byte) (int, error) {
 		return len(b), nil
 	}
 	return s.ResponseWriter.Write(b)
+}
+
+// AdoptRequest is the body of POST /ingot/v1/adopt (adopt.Options).
+type AdoptRequest struct {
+	DryRun      bool   `json:"dry_run"`
+	NovaStopped bool   `json:"nova_stopped"`
+	Project     string `json:"project"`
+	Flavor      string `json:"flavor"`
 }

@@ -63,6 +63,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"EventsAndActions", testEventsActions},
 		{"Ports", testPorts},
 		{"NeutronPorts", testNeutronPorts},
+		{"Adopt", testAdopt},
 		{"Volumes", testVolumes},
 		{"VolumeHolds", testVolumeHolds},
 		{"VolumeStranded", testVolumeStranded},
