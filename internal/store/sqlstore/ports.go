@@ -37,12 +37,16 @@ func (st *Store) CreatePort(ctx context.Context, p store.Port) error {
 	if err != nil {
 		return st.errorf("create port %s: %w", p.ID, err)
 	}
-	_, err = st.B.Exec(ctx, QInsertPort,
-		p.ID, p.ServerID, p.NetworkID, p.IP, p.MAC, p.VIFNode, codec.TimeNN(p.CreatedAt), binding, p.NeutronID, p.UserPort, p.Slot)
+	_, err = st.B.Exec(ctx, QInsertPort, portArgs(p, binding)...)
 	if err == nil || errors.Is(err, store.ErrFenced) {
 		return err
 	}
 	return st.portError(p, err)
+}
+
+// portArgs are QInsertPort's arguments for p (binding encoded).
+func portArgs(p store.Port, binding string) []any {
+	return []any{p.ID, p.ServerID, p.NetworkID, p.IP, p.MAC, p.VIFNode, codec.TimeNN(p.CreatedAt), binding, p.NeutronID, p.UserPort, p.Slot}
 }
 
 func (st *Store) portError(p store.Port, err error) error {
