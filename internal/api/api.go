@@ -99,6 +99,7 @@ func (s *Service) routes() {
 	s.servers.UsageRoutes()
 	s.servers.SubresourceRoutes()
 	s.servers.InterfaceRoutes()
+	s.servers.VolumeAttachmentRoutes()
 	s.servers.UpdateRoutes()
 	if s.Cfg.Cinder == nil {
 		s.volume.Register() // the embedded registry's /volume/v3

@@ -39,3 +39,12 @@ func TestImageProxyAnnouncesItsMicroversion(t *testing.T) {
 		}
 	}
 }
+
+// TestImageProxyDelete: the proxy's DELETE (≤ 2.35) refuses the configured
+// images (403), knows no others (404), and is gone from 2.36.
+func TestImageProxyDelete(t *testing.T) {
+	f := newFixture(t)
+	f.do("DELETE", "/v2.1/images/"+imageID, "2.35", nil).novaError(t, 403, "forbidden")
+	f.do("DELETE", "/v2.1/images/00000000-0000-0000-0000-000000000000", "2.35", nil).novaError(t, 404, "itemNotFound")
+	f.do("DELETE", "/v2.1/images/"+imageID, "2.36", nil).novaError(t, 404, "itemNotFound")
+}

@@ -153,7 +153,7 @@ func TestVolumeCreateBadInput(t *testing.T) {
 		{"image", vol(map[string]any{"size": 1, "imageRef": imageID}), "imageRef"},
 		{"volume type", vol(map[string]any{"size": 1, "volume_type": "ssd"}), "volume_type"},
 		{"unknown member", vol(map[string]any{"size": 1, "frobnicate": 1}), "frobnicate"},
-		{"description", vol(map[string]any{"size": 1, "description": "mine"}), "description"},
+		{"description too long", vol(map[string]any{"size": 1, "description": strings.Repeat("d", 256)}), "description"},
 		{"metadata", vol(map[string]any{"size": 1, "metadata": map[string]any{"k": "v"}}), "metadata"},
 		{"other zone", vol(map[string]any{"size": 1, "availability_zone": "az2"}), "az2"},
 		{"multiattach", vol(map[string]any{"size": 1, "multiattach": true}), "multiattach"},
@@ -169,5 +169,26 @@ func TestVolumeCreateBadInput(t *testing.T) {
 	}
 	if n := f.volumeCount(); n != 0 {
 		t.Fatalf("%d volumes stored after bad requests", n)
+	}
+}
+
+// TestVolumeDescription: a volume keeps the description given at create
+// (description, or the v1 name display_description) and shows it; none
+// shows null.
+func TestVolumeDescription(t *testing.T) {
+	f := newFixture(t)
+	for body, want := range map[string]any{"description": "logs", "display_description": "old name", "": nil} {
+		in := map[string]any{"size": 1}
+		if body != "" {
+			in[body] = want
+		}
+		v := obj(t, f.do("POST", volPath, "", map[string]any{"volume": in}).want(t, http.StatusAccepted).body, "volume")
+		if v["description"] != want {
+			t.Errorf("create with %s: description %#v, want %#v", body, v["description"], want)
+		}
+		shown := obj(t, f.do("GET", volPath+"/"+v["id"].(string), "", nil).want(t, http.StatusOK).body, "volume")
+		if shown["description"] != want {
+			t.Errorf("show after create with %s: description %#v, want %#v", body, shown["description"], want)
+		}
 	}
 }

@@ -10,11 +10,12 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
-	"github.com/ingot-dev/ingot/internal/poll"
 	"io"
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/ingot-dev/ingot/internal/poll"
 )
 
 // Client talks to one ingot API. Every method fails the test on transport errors.
@@ -27,6 +28,9 @@ type Client struct {
 	Poll time.Duration
 	// Token, when set, is sent as X-Auth-Token (an API behind Keystone).
 	Token string
+	// HTTP sends the requests (nil: http.DefaultClient); a history's
+	// recording client, for one.
+	HTTP *http.Client
 }
 
 // New returns a client of the API at url.
@@ -87,7 +91,11 @@ func (c *Client) Call(method, path string, body, out any) int {
 	if c.Token != "" {
 		req.Header.Set("X-Auth-Token", c.Token)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	hc := c.HTTP
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	resp, err := hc.Do(req)
 	if err != nil {
 		c.T.Fatalf("%s %s: %v", method, path, err)
 	}

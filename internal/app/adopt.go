@@ -112,7 +112,7 @@ func OpenAdoption(ctx context.Context, cfg config.Config, log *slog.Logger, step
 		return nil, errors.New("adopt: ironic.url is sim: adopt reads a real Ironic")
 	}
 	a := &App{Config: cfg, Log: log, clock: clock.Real{}}
-	if err := a.openDatabase(ctx); err != nil {
+	if err := a.openDatabase(ctx, nil); err != nil {
 		return nil, err
 	}
 	st := a.Store

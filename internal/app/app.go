@@ -76,8 +76,15 @@ type App struct {
 
 // Options are what a caller may supply beyond the configuration.
 type Options struct {
-	Clock  clock.Clock  // default clock.Real{}
-	Logger *slog.Logger // default: discard
+	// Clock is ingot's clock (default: a clock.Steady that starts at the
+	// database's clock with PostgreSQL, at SystemClock with SQLite, and
+	// moves by the monotonic clock: a step of the host's clock moves
+	// neither a deadline nor a lease).
+	Clock clock.Clock
+	// SystemClock is the host's clock as read (default clock.Real{}); a
+	// test steps it.
+	SystemClock clock.Clock
+	Logger      *slog.Logger // default: discard
 	// Step is called at every reconciler step boundary (crash tests).
 	Step func(point string)
 	// ReportInterval is how often the replica's services report a
@@ -90,8 +97,15 @@ type Options struct {
 
 // New builds the service from a normalized configuration. Close releases it.
 func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
-	if opts.Clock == nil {
-		opts.Clock = clock.Real{}
+	if opts.SystemClock == nil {
+		opts.SystemClock = clock.Real{}
+	}
+	// SQLite's leases are judged by the process's clock: the steady one,
+	// unless a test brings its own (then the wall clock, as before).
+	var leaseClock clock.Clock
+	if opts.Clock == nil && !config.IsPostgres(cfg.Database) {
+		opts.Clock = clock.NewSteady(opts.SystemClock.Now())
+		leaseClock = opts.Clock
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -99,11 +113,20 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	if opts.ReportInterval <= 0 {
 		opts.ReportInterval = ReportInterval
 	}
-	a := &App{Config: cfg, Log: opts.Logger, clock: opts.Clock, report: opts.ReportInterval}
-	if err := a.openDatabase(ctx); err != nil {
+	a := &App{Config: cfg, Log: opts.Logger, report: opts.ReportInterval}
+	if err := a.openDatabase(ctx, leaseClock); err != nil {
 		return nil, err
 	}
 	st := a.Store
+	if opts.Clock == nil {
+		at, err := databaseNow(ctx, st, opts.SystemClock)
+		if err != nil {
+			a.Close()
+			return nil, fmt.Errorf("database %s: %w", config.RedactDSN(cfg.Database), err)
+		}
+		opts.Clock = clock.NewSteady(at)
+	}
+	a.clock = opts.Clock
 	if err := registerServices(ctx, st, cfg.Host, opts.Clock.Now()); err != nil {
 		a.Close()
 		return nil, fmt.Errorf("services: %w", err)
@@ -245,14 +268,15 @@ func (a *App) Root() http.Handler {
 	})
 }
 
-// openDatabase locks and opens the database and seeds the configured
-// flavors; on error everything is released.
-func (a *App) openDatabase(ctx context.Context) error {
+// openDatabase locks and opens the database (SQLite's leases judged by
+// leaseClock; nil: the wall clock) and seeds the configured flavors; on
+// error everything is released.
+func (a *App) openDatabase(ctx context.Context, leaseClock clock.Clock) error {
 	cfg := a.Config
 	if err := a.lockDatabase(ctx); err != nil {
 		return err
 	}
-	st, err := backend.Open(ctx, cfg.Database, backend.Options{MaxConns: cfg.DatabaseMaxConns})
+	st, err := backend.Open(ctx, cfg.Database, backend.Options{MaxConns: cfg.DatabaseMaxConns, Clock: leaseClock})
 	if err != nil {
 		a.Close()
 		return fmt.Errorf("database %s: %w", config.RedactDSN(cfg.Database), err)
@@ -284,6 +308,15 @@ func (a *App) lockDatabase(ctx context.Context) error {
 	// Serve may take the ownership again after a lost session (reown.go).
 	a.closers = append(a.closers, func() { _ = a.owner.Release() })
 	return nil
+}
+
+// databaseNow is the database's clock when it has one every replica must
+// agree with, else the host's.
+func databaseNow(ctx context.Context, st store.Store, sys clock.Clock) (time.Time, error) {
+	if c, ok := st.(store.Clocked); ok {
+		return c.Now(ctx)
+	}
+	return sys.Now(), nil
 }
 
 // claimLeases builds the lease keeper and runs its first round at once, so
@@ -380,6 +413,7 @@ func LifecycleConfig(c config.Config) lifecycle.Config {
 		RebuildTimeout:   c.RebuildTimeout,
 		RescueTimeout:    c.RescueTimeout,
 		InterfaceTimeout: c.InterfaceTimeout,
+		VolumeTimeout:    c.VolumeTimeout,
 	}
 }
 

@@ -175,6 +175,17 @@ func (c *Client) UpdateProperties(ctx context.Context, id string, set map[string
 	return convert(img), nil
 }
 
+// DeleteImage deletes an image the token may delete (ErrForbidden for
+// another project's, ErrImageNotFound for one it cannot see).
+func (c *Client) DeleteImage(ctx context.Context, id string) error {
+	callCtx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	if err := images.Delete(callCtx, c.sc, id).ExtractErr(); err != nil {
+		return classify(ctx, "delete image "+id, err)
+	}
+	return nil
+}
+
 // ListFilter narrows ListImages; empty fields do not filter.
 type ListFilter struct {
 	Name       string

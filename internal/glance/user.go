@@ -41,3 +41,8 @@ func (u *AsUser) ListImages(ctx context.Context, token string, f ListFilter) ([]
 func (u *AsUser) UpdateProperties(ctx context.Context, token, id string, set map[string]string, remove []string) (Image, error) {
 	return u.client(token).UpdateProperties(ctx, id, set, remove)
 }
+
+// DeleteImage is Client.DeleteImage with the caller's token.
+func (u *AsUser) DeleteImage(ctx context.Context, token, id string) error {
+	return u.client(token).DeleteImage(ctx, id)
+}

@@ -1,33 +1,18 @@
 package ironicnotify
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/ingot-dev/ingot/internal/testlog"
 )
 
 // logBuffer is a logger's output, safe for the consumer's goroutine.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
+type logBuffer struct{ testlog.Buffer }
 
 func (l *logBuffer) count(s string) int { return strings.Count(l.String(), s) }
 

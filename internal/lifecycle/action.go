@@ -58,11 +58,19 @@ const (
 	// KindDetachInterface: detach the VIF of the port on Op.Network from
 	// Server.NodeID, then free the port.
 	KindDetachInterface
+	// KindAttachVolume: attach Op.VolumeID to Server.NodeID after the build:
+	// the node's connector, the Cinder attachment (Cinder backend), the
+	// volume target, the attachment completed. Idempotent.
+	KindAttachVolume
+	// KindDetachVolume: remove Op.VolumeID's target from the powered-off
+	// Server.NodeID, delete its Cinder attachments, end the server's hold
+	// on it. Idempotent; also the undo of a failed attach.
+	KindDetachVolume
 )
 
 var kindNames = [...]string{"wait", "save", "schedule", "reserve", "network", "deploy", "undeploy", "unreserve", "free_ports",
 	"attach_volumes", "detach_volumes", "release_volumes", "reboot", "power_off", "power_on", "rebuild", "rescue", "unrescue",
-	"attach_interface", "detach_interface"}
+	"attach_interface", "detach_interface", "attach_volume", "detach_volume"}
 
 func (k Kind) String() string { return enumName(kindNames[:], int(k), "kind") }
 

@@ -23,6 +23,7 @@ type Config struct {
 	// InterfaceTimeout bounds an interface attach or detach (and, after
 	// it, the roll-back of an attach that failed).
 	InterfaceTimeout time.Duration
+	VolumeTimeout    time.Duration // a volume attach or detach after the build
 }
 
 // DefaultConfig is what ingot runs with unless configured otherwise.
@@ -38,6 +39,7 @@ func DefaultConfig() Config {
 		RebuildTimeout:   60 * time.Minute,
 		RescueTimeout:    30 * time.Minute,
 		InterfaceTimeout: 2 * time.Minute,
+		VolumeTimeout:    5 * time.Minute,
 	}
 }
 
@@ -115,7 +117,8 @@ func Decide(in Input, cfg Config) Action {
 		return decideDeploying(in, cfg)
 	case PhaseActive, PhaseStopped, PhaseRescued:
 		return decideUp(in, cfg)
-	case PhaseRebooting, PhasePoweringOff, PhasePoweringOn, PhaseRebuilding, PhaseRescuing, PhaseUnrescuing:
+	case PhaseRebooting, PhasePoweringOff, PhasePoweringOn, PhaseRebuilding, PhaseRescuing, PhaseUnrescuing,
+		PhaseAttachingVolume, PhaseDetachingVolume:
 		return decideOp(in, cfg)
 	case PhaseAttachingInterface, PhaseDetachingInterface:
 		return decideInterface(in, cfg)

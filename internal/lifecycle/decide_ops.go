@@ -18,6 +18,8 @@ func (c Config) timeout(k OpKind) time.Duration {
 		v, def = c.RebuildTimeout, d.RebuildTimeout
 	case OpAttachInterface, OpDetachInterface:
 		v, def = c.InterfaceTimeout, d.InterfaceTimeout
+	case OpAttachVolume, OpDetachVolume:
+		v, def = c.VolumeTimeout, d.VolumeTimeout
 	}
 	if v > 0 {
 		return v
@@ -158,6 +160,9 @@ func restingPhase(s *Server, v NodeView) Phase {
 func decideOp(in Input, cfg Config) Action {
 	s, v := in.Server, in.Node
 	if in.Now.After(s.Deadline) {
+		if s.Phase == PhaseAttachingVolume || s.Phase == PhaseDetachingVolume {
+			return volumeOpDeadline(in, cfg)
+		}
 		if s.Phase == PhaseRebuilding {
 			return opFailed(in, ReasonRebuildTimeout, fmt.Sprintf("rebuild of node %s did not finish within %s", s.NodeID, cfg.timeout(OpRebuild)))
 		}
@@ -184,6 +189,8 @@ func decideOp(in Input, cfg Config) Action {
 		return decideRescue(in, KindRescue, NodeRescue, PhaseRescued)
 	case PhaseUnrescuing:
 		return decideRescue(in, KindUnrescue, NodeActive, PhaseActive)
+	case PhaseAttachingVolume, PhaseDetachingVolume:
+		return decideVolumeOp(in)
 	}
 	return wait("unknown operation phase " + string(s.Phase))
 }

@@ -42,16 +42,6 @@ func init() {
 		from: []Phase{PhaseActive, PhaseStopped}}
 }
 
-// interfaceRest is the resting phase an interface operation returns to:
-// the one it started from, which the node's power tells (Nova allows
-// both from active and from stopped).
-func interfaceRest(s *Server) Phase {
-	if s.PowerSeen == PowerOff {
-		return PhaseStopped
-	}
-	return PhaseActive
-}
-
 // decideInterface drives an interface attach or detach to its end: the
 // deadline first (an attach past it is rolled back; a detach past it gives
 // up with the port still there), then the node (lost: ERROR, where the
@@ -69,7 +59,7 @@ func decideInterface(in Input, cfg Config) Action {
 		// The user was answered (202, or the attach's error): the port is
 		// freed in the background, at rest, so that a detach half done
 		// (the VIF off, the port not yet freed) is finished, not left.
-		n := toOpDone(s, interfaceRest(s), in.Now)
+		n := toOpDone(s, volumeOpFrom(s), in.Now)
 		n.OpFault = s.OpFault
 		n.Nets = slices.Clone(s.Networks())
 		if s.Op.Kind == OpDetachInterface {
@@ -143,7 +133,7 @@ func (s *Server) Networks() []string {
 // interfaceDone ends an interface operation: the port on Op.Network is
 // attached (attached true) or gone.
 func interfaceDone(s *Server, now time.Time, attached bool) Applied {
-	n := toOpDone(s, interfaceRest(s), now)
+	n := toOpDone(s, volumeOpFrom(s), now)
 	n.OpFault = s.OpFault
 	if attached {
 		n.Nets = append(slices.Clone(s.Networks()), s.Op.Network)
@@ -220,7 +210,7 @@ func applyInterface(s *Server, a Action, r Result, now time.Time, cfg Config) Ap
 	case OK:
 		return interfaceDone(s, now, false)
 	case Rejected, Taken, Exhausted:
-		n := toOpDone(s, interfaceRest(s), now)
+		n := toOpDone(s, volumeOpFrom(s), now)
 		n.OpFault = s.OpFault
 		return stop(applied(n, now, opEvent(s, now, ResultError, fmt.Sprintf("detach of the port on network %s failed: %s; the port stays", s.Op.Network, r.Message))))
 	}

@@ -18,6 +18,10 @@ const (
 	// OpReset is an admin's os-resetState: the recorded state set to ResetTo
 	// (error or active) with no Ironic action (reset.go).
 	OpReset OpKind = "resetState"
+	// OpAttachVolume and OpDetachVolume are os-volume_attachments' POST and
+	// DELETE of Op.VolumeID (volumeops.go).
+	OpAttachVolume OpKind = "attach_volume"
+	OpDetachVolume OpKind = "detach_volume"
 )
 
 // Op is a day-2 operation the user asked for. At most one is pending at a
@@ -40,6 +44,8 @@ type Op struct {
 	// Port is the id of the port row an interface operation is about (an
 	// attach makes its row with it, so that a retry finds it).
 	Port string `json:"port,omitempty"`
+	// VolumeID is the volume an attach or detach is of.
+	VolumeID string `json:"volume_id,omitempty"`
 }
 
 // Lock is a server's lock, as Nova keeps it.
@@ -82,6 +88,10 @@ var ops = map[OpKind]opSpec{
 	OpRescue:   {StepRescue, "compute_rescue_instance", PhaseRescuing, []Phase{PhaseActive, PhaseStopped}, "", "", "rescuing", TransitRescue},
 	OpUnrescue: {StepUnrescue, "compute_unrescue_instance", PhaseUnrescuing, []Phase{PhaseRescued}, PhaseActive, "not in rescue", "unrescuing", TransitUnrescue},
 	OpReset:    {step: StepReset, event: "api_reset_state"},
+	// Ironic removes a volume target only from a powered-off node: a
+	// detach starts from SHUTOFF alone.
+	OpAttachVolume: {StepAttach, "compute_attach_volume", PhaseAttachingVolume, []Phase{PhaseActive, PhaseStopped}, "", "", "", NoTransit},
+	OpDetachVolume: {StepDetach, "compute_detach_volume", PhaseDetachingVolume, []Phase{PhaseStopped}, "", "", "", NoTransit},
 }
 
 // opIn is the operation phase p runs (false: p is no operation's phase).

@@ -109,7 +109,7 @@ func (m *model) exec(s *Server, a Action) Result {
 	n := m.nodes[s.NodeID]
 	switch a.Kind {
 	case KindNetwork, KindAttachVolumes, KindDeploy, KindUndeploy, KindReboot, KindPowerOn, KindPowerOff, KindRebuild, KindRescue, KindUnrescue,
-		KindAttachInterface, KindDetachInterface:
+		KindAttachInterface, KindDetachInterface, KindAttachVolume, KindDetachVolume:
 		if n != nil && n.inst != s.ID {
 			m.violation = fmt.Sprintf("I7: %v on node %s, which carries %q", a.Kind, s.NodeID, n.inst)
 		}
@@ -176,6 +176,22 @@ func (m *model) exec(s *Server, a Action) Result {
 		}
 	case KindReleaseVolumes:
 		m.volsHeld = false
+	case KindAttachVolume:
+		if n == nil {
+			return Result{Outcome: Gone}
+		}
+		if m.rng.IntN(4) == 0 {
+			return Result{Outcome: Rejected, Message: "volume taken in Cinder"}
+		}
+		m.tgts[s.NodeID] = true
+	case KindDetachVolume:
+		// Ironic removes a target only from a powered-off node.
+		if n == nil {
+			return Result{Outcome: Gone}
+		}
+		if m.tgts[s.NodeID] && n.power != "power off" {
+			return Result{Outcome: Transient}
+		}
 	case KindPowerOn, KindPowerOff, KindReboot:
 		if n == nil {
 			return Result{Outcome: Gone}
@@ -306,7 +322,7 @@ func TestConvergesFromAnySchedule(t *testing.T) {
 		seeds = 300
 	}
 	first, trace := uint64(0), false
-	opsSeen := 0
+	opsSeen, volOps := 0, 0
 	if v := os.Getenv("INGOT_PROP_SEED"); v != "" { // replay one seed with a trace
 		n, err := strconv.ParseUint(v, 10, 64)
 		if err != nil {
@@ -340,7 +356,8 @@ func TestConvergesFromAnySchedule(t *testing.T) {
 				s.Desired, s.DeleteRequestedAt, s.DeleteRequestID = DesiredDeleted, m.now, "req-d"
 			}
 			if step < 400 && m.rng.IntN(10) == 0 { // the user asks for a day-2 operation, as the API would
-				kinds := []OpKind{OpReboot, OpStop, OpStart, OpRebuild, OpRescue, OpUnrescue, OpReset, OpAttachInterface, OpDetachInterface}
+				kinds := []OpKind{OpReboot, OpStop, OpStart, OpRebuild, OpRescue, OpUnrescue, OpReset, OpAttachInterface, OpDetachInterface,
+					OpAttachVolume, OpDetachVolume}
 				k, hard := kinds[m.rng.IntN(len(kinds))], m.rng.IntN(2) == 0
 				to := []string{ResetError, ResetActive}[m.rng.IntN(2)]
 				ok := Allowed(s, k, hard) == nil
@@ -350,8 +367,19 @@ func TestConvergesFromAnySchedule(t *testing.T) {
 				if ok {
 					s = s.Clone()
 					s.Op = Op{Kind: k, Hard: hard, RequestID: fmt.Sprintf("req-%d", step), At: m.now, ResetTo: to}
+					switch k {
+					case OpAttachVolume: // the API lists and holds the volume in the same write
+						s.Op.VolumeID = fmt.Sprintf("v-att-%d", step)
+						s.Spec.Volumes = append(s.Spec.Volumes, VolumeRef{ID: s.Op.VolumeID, BootIndex: -1})
+						m.volsHeld = true
+					case OpDetachVolume:
+						s.Op.VolumeID = "v-data"
+					}
 					s.OpGen++
 					ops++
+					if s.Op.VolumeID != "" {
+						volOps++
+					}
 				}
 			}
 			m.settle()
@@ -443,5 +471,8 @@ func TestConvergesFromAnySchedule(t *testing.T) {
 	if opsSeen == 0 && seeds > 100 {
 		t.Errorf("no day-2 operation was ever allowed: the schedule does not exercise them")
 	}
-	t.Logf("%d seeds, %d day-2 operations", seeds, opsSeen)
+	if volOps == 0 && seeds > 100 {
+		t.Errorf("no volume attach or detach was ever allowed")
+	}
+	t.Logf("%d seeds, %d day-2 operations (%d volume attaches and detaches)", seeds, opsSeen, volOps)
 }

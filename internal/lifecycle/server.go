@@ -57,6 +57,11 @@ const (
 	PhaseError Phase = "error"
 	// PhaseDeleting: the user's delete is being carried out.
 	PhaseDeleting Phase = "deleting"
+	// PhaseAttachingVolume and PhaseDetachingVolume: a volume is being
+	// attached to or detached from a built server (Op.VolumeID); shown as
+	// the vm_state it rests in, with no task_state, as Nova does.
+	PhaseAttachingVolume Phase = "attaching_volume"
+	PhaseDetachingVolume Phase = "detaching_volume"
 	// PhaseDeleted: gone for the user (404). May still hold resources being cleaned up.
 	PhaseDeleted Phase = "deleted"
 )
@@ -75,7 +80,8 @@ func (p Phase) Up() bool {
 // phases are all the phases, in the order a build and its day-2 life meet them.
 var phases = [...]Phase{PhasePending, PhaseReserving, PhaseNetworking, PhaseVolumes, PhaseDeploying, PhaseActive,
 	PhaseStopped, PhaseRescued, PhaseRebooting, PhasePoweringOff, PhasePoweringOn, PhaseRebuilding, PhaseRescuing,
-	PhaseUnrescuing, PhaseAttachingInterface, PhaseDetachingInterface, PhaseReleasing, PhaseError, PhaseDeleting, PhaseDeleted}
+	PhaseUnrescuing, PhaseAttachingInterface, PhaseDetachingInterface, PhaseAttachingVolume, PhaseDetachingVolume, PhaseReleasing,
+	PhaseError, PhaseDeleting, PhaseDeleted}
 
 // Valid reports whether p is a known phase.
 func (p Phase) Valid() bool { return slices.Contains(phases[:], p) }
@@ -141,6 +147,8 @@ const (
 	StepRescue   Step = "rescue"
 	StepUnrescue Step = "unrescue"
 	StepReset    Step = "reset_state"
+	StepAttach   Step = "attach_volume"
+	StepDetach   Step = "detach_volume"
 )
 
 // Fault explains an ERROR (or, while releasing, the failure being handled).
@@ -184,7 +192,10 @@ type Spec struct {
 	// Nova does (a later keypair delete does not change the server).
 	PublicKey string `json:"public_key,omitempty"`
 	// KeyType is the keypair's type, "ssh" (default) or "x509".
-	KeyType string      `json:"key_type,omitempty"`
+	KeyType string `json:"key_type,omitempty"`
+	// Volumes are the block_device_mapping_v2 volumes and those attached
+	// after the build (os-volume_attachments), detached ones included: the
+	// registry says which the server holds now.
 	Volumes []VolumeRef `json:"volumes,omitempty"`
 	// RequiredTraits and ForbiddenTraits are the flavor's trait:<NAME>
 	// extra specs, Capabilities its capabilities:<key> ones: the scheduler

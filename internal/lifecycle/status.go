@@ -126,7 +126,11 @@ func novaDay2(s *Server) (NovaState, bool) {
 		st.Status = vmStatus[st.VMState]
 	case PhaseAttachingInterface, PhaseDetachingInterface:
 		// Nova's interface attach and detach leave task_state alone.
-		st.VMState = string(interfaceRest(s))
+		st.VMState = string(volumeOpFrom(s))
+		st.Status = vmStatus[st.VMState]
+	case PhaseAttachingVolume, PhaseDetachingVolume:
+		// Nova sets no task_state for a volume attach or detach.
+		st.VMState = string(volumeOpFrom(s))
 		st.Status = vmStatus[st.VMState]
 	case PhaseRebuilding:
 		st.Status, st.VMState, st.TaskState = "REBUILD", "active", "rebuilding"
@@ -217,7 +221,7 @@ func buildStatusIndex() statusIndex {
 						s.Desired = DesiredDeleted
 					}
 					if flags&32 != 0 {
-						s.PowerSeen = PowerOff
+						s.PowerSeen = PowerOff // an interface or volume operation shows the phase it rests in
 					}
 					if op.Kind != "" {
 						s.OpGen = 1

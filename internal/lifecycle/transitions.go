@@ -229,6 +229,16 @@ func toOp(s *Server, p Phase, now, deadline time.Time) *Server {
 	n.StopAfterRebuild = s.Op.Kind == OpRebuild && s.Phase == PhaseStopped
 	// Record before act: an interface attach may make a port.
 	n.PortsAllocated = n.PortsAllocated || s.Op.Kind == OpAttachInterface
+	// Record before act: an attach's target may exist from here on.
+	n.VolumesOnNode = n.VolumesOnNode || s.Op.Kind == OpAttachVolume
+	return n
+}
+
+// toUndoAttach records a failed attach being undone: the detach of its
+// volume, under a deadline of its own.
+func toUndoAttach(s *Server, now, deadline time.Time) *Server {
+	n := toPhase(s, PhaseDetachingVolume, now)
+	n.Deadline, n.OpSent, n.OpFallback = deadline, false, true
 	return n
 }
 

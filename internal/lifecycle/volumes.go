@@ -52,3 +52,25 @@ func Marks(s *Server) (m VolumeMark, ok bool) {
 	}
 	return VolumeMark{Status: VolumeInUse, Node: s.NodeID}, true
 }
+
+// VolumeDetaching: a detach of the volume is under way.
+const VolumeDetaching VolumeStatus = "detaching"
+
+// MarkOf is Marks for the volume id: the volume a pending attach is of
+// shows reserved (attaching once the operation started), the one a detach
+// is of detaching, until the operation ends.
+func MarkOf(s *Server, id string) (VolumeMark, bool) {
+	m, ok := Marks(s)
+	if !ok || !s.OpPending() || id != s.Op.VolumeID || m.Status == VolumeError || m.Status == VolumeDeleting {
+		return m, ok
+	}
+	switch {
+	case s.Phase == PhaseAttachingVolume:
+		return VolumeMark{Status: VolumeReserved, Node: s.NodeID, Reason: "attaching to node " + s.NodeID}, true
+	case s.Op.Kind == OpAttachVolume:
+		return VolumeMark{Status: VolumeReserved}, true
+	case s.Phase == PhaseDetachingVolume:
+		return VolumeMark{Status: VolumeDetaching, Node: s.NodeID, Reason: "detaching from node " + s.NodeID}, true
+	}
+	return m, ok
+}

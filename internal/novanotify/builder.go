@@ -121,6 +121,8 @@ func (b Builder) object(et string, old, new *lifecycle.Server, at time.Time) Obj
 		return object("InstanceActionRebuildPayload", versionRebuild, rebuild{action: act})
 	case strings.HasPrefix(et, "instance.rescue."):
 		return object("InstanceActionRescuePayload", versionRescue, rescue{action: act})
+	case strings.HasPrefix(et, "instance.volume_attach."), strings.HasPrefix(et, "instance.volume_detach."):
+		return object("InstanceActionVolumePayload", versionVolume, volumeAction{action: act, VolumeID: new.Op.VolumeID})
 	}
 	return object("InstanceActionPayload", versionAction, act)
 }

@@ -116,6 +116,11 @@ func TestPayloads(t *testing.T) {
 	} else if v, ok := data["rescue_image_ref"]; !ok || v != nil {
 		t.Errorf("rescue.start: rescue_image_ref %v (present %v), want null", v, ok)
 	}
+	att := b.Notices(srv(lifecycle.PhaseActive), srv(lifecycle.PhaseAttachingVolume, func(s *lifecycle.Server) { s.Op.VolumeID = "vol-1" }))
+	if m, data = decode(t, att[0].Body); m.EventType != VolumeAttachStart || m.Payload.Name != "InstanceActionVolumePayload" ||
+		m.Payload.Version != "1.5" || data["volume_id"] != "vol-1" {
+		t.Errorf("volume_attach.start: %+v %v", m, data["volume_id"])
+	}
 	if gone[0].MessageID == gone[1].MessageID {
 		t.Error("two notices share a message_id")
 	}

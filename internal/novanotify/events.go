@@ -28,7 +28,13 @@ const (
 	RescueEnd     = "instance.rescue.end"
 	UnrescueStart = "instance.unrescue.start"
 	UnrescueEnd   = "instance.unrescue.end"
-	Update        = "instance.update"
+	// A volume attached or detached after the build.
+	VolumeAttachStart = "instance.volume_attach.start"
+	VolumeAttachEnd   = "instance.volume_attach.end"
+	VolumeAttachError = "instance.volume_attach.error"
+	VolumeDetachStart = "instance.volume_detach.start"
+	VolumeDetachEnd   = "instance.volume_detach.end"
+	Update            = "instance.update"
 )
 
 // opPhases are the phases of a day-2 operation and its event type's stem;
@@ -40,6 +46,10 @@ var opPhases = map[lifecycle.Phase]struct{ start, end, error string }{
 	lifecycle.PhaseRebuilding:  {RebuildStart, RebuildEnd, RebuildError},
 	lifecycle.PhaseRescuing:    {RescueStart, RescueEnd, ""},
 	lifecycle.PhaseUnrescuing:  {UnrescueStart, UnrescueEnd, ""},
+	// A failed attach is undone in phase detaching_volume (OpFallback): it
+	// ends with volume_attach.error and makes no detach notifications.
+	lifecycle.PhaseAttachingVolume: {VolumeAttachStart, VolumeAttachEnd, VolumeAttachError},
+	lifecycle.PhaseDetachingVolume: {VolumeDetachStart, VolumeDetachEnd, ""},
 }
 
 // Events are the notifications the change old -> new causes, in the order
@@ -68,9 +78,10 @@ func Events(old, new *lifecycle.Server) []string {
 	if old.Desired != lifecycle.DesiredDeleted && new.Desired == lifecycle.DesiredDeleted {
 		out = append(out, DeleteStart)
 	}
-	if op, ok := opPhases[old.Phase]; ok && new.Phase != old.Phase {
+	undo := new.Phase == lifecycle.PhaseDetachingVolume && new.OpFallback
+	if op, ok := opPhases[old.Phase]; ok && new.Phase != old.Phase && !(old.Phase == lifecycle.PhaseDetachingVolume && old.OpFallback) {
 		switch {
-		case new.Phase == lifecycle.PhaseError:
+		case new.Phase == lifecycle.PhaseError, undo:
 			if op.error != "" {
 				out = append(out, op.error)
 			}
@@ -78,7 +89,7 @@ func Events(old, new *lifecycle.Server) []string {
 			out = append(out, op.end)
 		}
 	}
-	if op, ok := opPhases[new.Phase]; ok && new.Phase != old.Phase {
+	if op, ok := opPhases[new.Phase]; ok && new.Phase != old.Phase && !undo {
 		out = append(out, op.start)
 	}
 	if old.LaunchedAt.IsZero() && !new.LaunchedAt.IsZero() {

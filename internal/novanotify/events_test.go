@@ -24,6 +24,8 @@ func srv(phase lifecycle.Phase, set ...func(*lifecycle.Server)) *lifecycle.Serve
 func unlaunched(s *lifecycle.Server) { s.LaunchedAt = time.Time{} }
 func deleted(s *lifecycle.Server)    { s.Desired = lifecycle.DesiredDeleted }
 func renamed(s *lifecycle.Server)    { s.Name = "db" }
+func undo(s *lifecycle.Server)       { s.OpFallback = true }
+func off(s *lifecycle.Server)        { s.PowerSeen = lifecycle.PowerOff }
 
 func TestEvents(t *testing.T) {
 	cases := []struct {
@@ -54,6 +56,12 @@ func TestEvents(t *testing.T) {
 		{"power-off failed: Nova has no power_off.error", srv(lifecycle.PhasePoweringOff), srv(lifecycle.PhaseError), []string{Update}},
 		{"delete during a reboot: no reboot.end", srv(lifecycle.PhaseRebooting), srv(lifecycle.PhaseDeleting, deleted), []string{Update, DeleteStart}},
 		{"renamed", srv(lifecycle.PhaseActive), srv(lifecycle.PhaseActive, renamed), []string{Update}},
+		{"attach", srv(lifecycle.PhaseActive), srv(lifecycle.PhaseAttachingVolume), []string{VolumeAttachStart}},
+		{"attached", srv(lifecycle.PhaseAttachingVolume), srv(lifecycle.PhaseActive), []string{VolumeAttachEnd}},
+		{"attach failed: undone", srv(lifecycle.PhaseAttachingVolume), srv(lifecycle.PhaseDetachingVolume, undo), []string{VolumeAttachError}},
+		{"undone: nothing more", srv(lifecycle.PhaseDetachingVolume, undo), srv(lifecycle.PhaseActive), nil},
+		{"detach", srv(lifecycle.PhaseStopped), srv(lifecycle.PhaseDetachingVolume, off), []string{VolumeDetachStart}},
+		{"detached", srv(lifecycle.PhaseDetachingVolume, off), srv(lifecycle.PhaseStopped), []string{VolumeDetachEnd}},
 		{"bookkeeping: nothing", srv(lifecycle.PhaseActive), srv(lifecycle.PhaseActive, func(s *lifecycle.Server) { s.PortsAllocated = true }), nil},
 	}
 	for _, c := range cases {

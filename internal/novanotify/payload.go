@@ -15,6 +15,7 @@ const (
 	versionCreate         = "1.11" // InstanceCreatePayload
 	versionRebuild        = "1.8"  // InstanceActionRebuildPayload
 	versionRescue         = "1.2"  // InstanceActionRescuePayload
+	versionVolume         = "1.5"  // InstanceActionVolumePayload
 	versionUpdate         = "1.8"  // InstanceUpdatePayload
 	versionFlavor         = "1.4"  // FlavorPayload
 	versionStateUpdate    = "1.0"  // InstanceStateUpdatePayload
@@ -101,6 +102,13 @@ type rebuild struct {
 type rescue struct {
 	action
 	RescueImageRef *string `json:"rescue_image_ref"`
+}
+
+// volumeAction is InstanceActionVolumePayload: the volume attached or
+// detached.
+type volumeAction struct {
+	action
+	VolumeID string `json:"volume_id"`
 }
 
 // update is InstanceUpdatePayload: the instance, the change of its

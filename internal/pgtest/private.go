@@ -37,6 +37,19 @@ func Private(t testing.TB) *Cluster {
 		}
 		t.Skipf("pgtest: %v", err)
 	}
+	c := newCluster(t, bin)
+	if out, err := c.as(filepath.Join(bin, "initdb"), "-D", c.data(), "-U", "postgres", "--auth=trust", "-E", "UTF8").CombinedOutput(); err != nil {
+		t.Fatalf("pgtest: initdb: %v\n%s", err, out)
+	}
+	c.Start()
+	return c
+}
+
+// newCluster is an empty cluster directory (owned by postgres when this
+// process is root: initdb refuses to run as root) and a free port,
+// stopped and removed when the test ends.
+func newCluster(t testing.TB, bin string) *Cluster {
+	t.Helper()
 	port, err := testproc.FreePort()
 	if err != nil {
 		t.Fatal(err)
@@ -45,21 +58,15 @@ func Private(t testing.TB) *Cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &Cluster{t: t, dir: dir, port: port,
+	c := &Cluster{t: t, dir: dir, port: port, bin: bin,
 		DSN: fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port)}
 	t.Cleanup(func() {
 		_ = c.ctl(bin, "stop", "-m", "immediate")
 		_ = os.RemoveAll(dir)
 	})
-	// initdb refuses to run as root: the cluster belongs to postgres then.
 	if err := c.ownByPostgres(); err != nil {
 		t.Fatalf("pgtest: %v", err)
 	}
-	if out, err := c.as(filepath.Join(bin, "initdb"), "-D", c.data(), "-U", "postgres", "--auth=trust", "-E", "UTF8").CombinedOutput(); err != nil {
-		t.Fatalf("pgtest: initdb: %v\n%s", err, out)
-	}
-	c.bin = bin
-	c.Start()
 	return c
 }
 

@@ -34,3 +34,25 @@ func TestPrivateRestarts(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestStandbyPromoted: a row written on the primary is on its synchronous
+// standby; the primary killed and the standby promoted, the multi-host
+// DSN reaches the standby and writes there.
+func TestStandbyPromoted(t *testing.T) {
+	primary := Private(t)
+	standby := primary.Standby()
+	primary.exec("CREATE TABLE t (v int)", "INSERT INTO t VALUES (1)")
+	primary.Kill()
+	standby.Promote()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, MultiHost(primary, standby))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var n int
+	if err := conn.QueryRow(ctx, "INSERT INTO t VALUES (2) RETURNING (SELECT count(*) FROM t)").Scan(&n); err != nil || n != 1 {
+		t.Fatalf("insert on the promoted standby: %v (rows before %d, want 1)", err, n)
+	}
+}

@@ -47,7 +47,7 @@ func (r *Reconciler) attachCinder(ctx context.Context, s *lifecycle.Server, vols
 		return res
 	}
 	return r.eachVolume(ctx, s.NodeID, vols, func(v store.Volume, bootIndex int, hasTarget bool) lifecycle.Result {
-		att, err := r.nodeAttachment(ctx, s, v, bootIndex)
+		att, err := r.nodeAttachment(ctx, s, v, bootIndex, "cinder_attachment_create")
 		if err != nil {
 			return cinderResult(err)
 		}
@@ -75,7 +75,8 @@ func (r *Reconciler) attachCinder(ctx context.Context, s *lifecycle.Server, vols
 // for a node the server left, or before a crash) is deleted first: its
 // connection info may be another initiator's. The new one is recorded
 // before anything is made from it.
-func (r *Reconciler) nodeAttachment(ctx context.Context, s *lifecycle.Server, v store.Volume, bootIndex int) (cinder.Attachment, error) {
+// point names its crash points (before: and after: the create).
+func (r *Reconciler) nodeAttachment(ctx context.Context, s *lifecycle.Server, v store.Volume, bootIndex int, point string) (cinder.Attachment, error) {
 	found, err := r.cinder.ListAttachments(ctx, s.ID, v.ID)
 	if err != nil {
 		return cinder.Attachment{}, err
@@ -94,12 +95,12 @@ func (r *Reconciler) nodeAttachment(ctx context.Context, s *lifecycle.Server, v 
 			return cinder.Attachment{}, err
 		}
 	}
-	r.step("before:cinder_attachment_create")
+	r.step("before:" + point)
 	a, err := r.cinder.CreateAttachment(ctx, v.ID, s.ID, &k)
 	if err != nil {
 		return cinder.Attachment{}, err
 	}
-	r.step("after:cinder_attachment_create")
+	r.step("after:" + point)
 	if err := r.store.SetVolumeAttachment(ctx, v.ID, s.ID, a.ID, s.NodeID); err != nil {
 		return cinder.Attachment{}, fmt.Errorf("record attachment %s of volume %s: %w", a.ID, v.ID, err)
 	}

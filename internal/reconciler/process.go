@@ -81,7 +81,8 @@ func (r *Reconciler) process(ctx context.Context, s *lifecycle.Server, b *bulk, 
 			s = next
 			continue
 		}
-		if a.Kind == lifecycle.KindAttachVolumes || a.Kind == lifecycle.KindReleaseVolumes {
+		if a.Kind == lifecycle.KindAttachVolumes || a.Kind == lifecycle.KindReleaseVolumes ||
+			a.Kind == lifecycle.KindAttachVolume || a.Kind == lifecycle.KindDetachVolume {
 			// Record before act: the registry shows the node a target is
 			// about to be created on, and a stranded volume its error,
 			// before the effect runs.
@@ -286,6 +287,10 @@ func (r *Reconciler) execute(ctx context.Context, s *lifecycle.Server, a lifecyc
 		return r.detachVolumes(ctx, s), nil
 	case lifecycle.KindReleaseVolumes:
 		return r.releaseVolumes(ctx, s), nil
+	case lifecycle.KindAttachVolume:
+		return r.attachVolume(ctx, s), nil
+	case lifecycle.KindDetachVolume:
+		return r.detachVolume(ctx, s), nil
 	case lifecycle.KindReboot:
 		return resultOf(r.ironic.Reboot(ctx, s.NodeID, a.Hard)), nil
 	case lifecycle.KindPowerOff:

@@ -58,9 +58,7 @@ func (r *Reconciler) attachVolumes(ctx context.Context, s *lifecycle.Server) lif
 		if hasTarget {
 			return lifecycle.Result{Outcome: lifecycle.OK}
 		}
-		_, err := r.ironic.CreateVolumeTarget(ctx, ironic.VolumeTarget{NodeID: s.NodeID, VolumeType: "iscsi", VolumeID: v.ID,
-			BootIndex: bootIndex, Properties: map[string]any{"target_iqn": v.TargetIQN, "target_lun": v.TargetLUN,
-				"target_portal": v.TargetPortal, "auth_method": "none"}})
+		_, err := r.ironic.CreateVolumeTarget(ctx, embeddedTarget(s.NodeID, v, bootIndex))
 		return resultOf(err)
 	})
 }
@@ -201,16 +199,16 @@ func (r *Reconciler) releaseVolumes(ctx context.Context, s *lifecycle.Server) li
 // stranded volume keeps its error whatever the mark (it is never handed
 // out again until an operator acts).
 func (r *Reconciler) syncVolumes(ctx context.Context, s *lifecycle.Server) error {
-	mark, ok := lifecycle.Marks(s)
-	if !ok {
+	if _, ok := lifecycle.Marks(s); !ok {
 		return nil
 	}
 	vols, err := r.store.ServerVolumes(ctx, s.ID)
 	if err != nil {
 		return err
 	}
-	status := string(mark.Status)
 	for _, v := range vols {
+		mark, _ := lifecycle.MarkOf(s, v.ID)
+		status := string(mark.Status)
 		if v.Status == store.VolumeError && status != store.VolumeError {
 			continue
 		}

@@ -22,6 +22,11 @@ var (
 	ErrAddressInUse = errors.New("store: address in use")
 	// ErrExists: a record with that id already exists.
 	ErrExists = errors.New("store: already exists")
+	// ErrCommitUnknown: the commit was sent and the database went away
+	// before it answered; the write may or may not have committed (read it
+	// back once the database answers). It comes with the store's
+	// unavailable error, so an API that does not look is still a 503.
+	ErrCommitUnknown = errors.New("store: the commit's outcome is unknown")
 )
 
 // Classifier is implemented by a store whose database can be away (a
@@ -35,6 +40,12 @@ type Classifier interface {
 func Unavailable(st any, err error) bool {
 	c, ok := st.(Classifier)
 	return ok && err != nil && c.Unavailable(err)
+}
+
+// Clocked is implemented by a store whose database has a clock of its own
+// that every replica must agree with (PostgreSQL's, which judges leases).
+type Clocked interface {
+	Now(ctx context.Context) (time.Time, error)
 }
 
 // Port is one network attachment of a server: an address on a network and
@@ -230,7 +241,12 @@ type Store interface {
 	// An error from mutate aborts with nothing written and is returned as is.
 	// act, when not nil, is inserted as the server's action in the same
 	// transaction (ServerID filled in; ProjectID/UserID default to the
-	// server's). ErrNotFound for unknown and deleted servers.
+	// server's). ErrNotFound for unknown and deleted servers. When mutate
+	// records an attach (a new OpGen of kind attach_volume), the volume
+	// Op.VolumeID (listed in Spec.Volumes) is reserved for the server in the
+	// same transaction, with CreateServer's errors; a DeleteOnTermination
+	// of a Spec.Volumes entry it changes is written to the volume the server
+	// holds.
 	UpdateServer(ctx context.Context, id string, act *ActionRecord, mutate func(*lifecycle.Server) error) (*lifecycle.Server, error)
 	// ServersNeedingWork returns every server with NeedsWork() true (indexed query).
 	ServersNeedingWork(ctx context.Context) ([]*lifecycle.Server, error)

@@ -15,6 +15,8 @@ const (
 	VolumeReserved  = "reserved"  // held by a server, not (or no longer) on a node
 	VolumeInUse     = "in-use"    // an Ironic volume target on the server's node carries it
 	VolumeDeleting  = "deleting"  // being released for a server that is gone
+	// VolumeDetaching: a detach after the build is under way.
+	VolumeDetaching = "detaching"
 	// VolumeError: stranded — an Ironic volume target for it was left on a
 	// node ingot may no longer touch (I7). It is never handed out again; an
 	// operator removes the target, then deletes the volume. StatusReason says where.
@@ -26,6 +28,8 @@ const (
 type Volume struct {
 	ID   string // UUID
 	Name string
+	// Description is Cinder's description, given at create ("" for none).
+	Description string
 	// ProjectID and UserID own the volume ("" for none: any project's
 	// server may take it).
 	ProjectID string

@@ -1,6 +1,7 @@
 package crash
 
 import (
+	"fmt"
 	"net/http"
 	"os"
 	"strings"
@@ -26,18 +27,7 @@ func TestKill9Cinder(t *testing.T) {
 	member := cin.Keystone.Token(t, "member-a")
 	for _, point := range []string{"before:cinder_attachment_create:1", "after:cinder_attachment_create:1", "after:attach_volumes:1"} {
 		t.Run(strings.ReplaceAll(point, ":", "#"), func(t *testing.T) {
-			in := newIngot(t, ir, "rc-cinder", nodes)
-			in.token = member
-			cfg, err := os.ReadFile(in.config)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cfg = append(cfg, []byte("auth: {strategy: keystone, keystone: {auth_url: "+cin.Keystone.URL+
-				", username: ingot, password: "+keystonetest.Password+", project_name: service}}\n"+
-				"volume: {backend: cinder, cinder: {url: "+cin.URL+"}}\n")...)
-			if err := os.WriteFile(in.config, cfg, 0o644); err != nil {
-				t.Fatal(err)
-			}
+			in := cinderIngot(t, cin, ir, nodes, member)
 			vol := cinderVolume(t, cin, member)
 			a0, t0 := cinderCounts(t, cin, ir, nodes)
 			p := in.run("INGOT_CRASH_AT=" + point)
@@ -66,6 +56,74 @@ func TestKill9Cinder(t *testing.T) {
 			if a != a0 || tg != t0 {
 				t.Errorf("crash at %s: attachments %d -> %d, targets %d -> %d", point, a0, a, t0, tg)
 			}
+		})
+	}
+}
+
+// cinderIngot is an ingot on ir's nodes with volume.backend: cinder,
+// called with token.
+func cinderIngot(t *testing.T, cin *cindertest.Env, ir *ironicSide, nodes []string, token string) *ingot {
+	t.Helper()
+	in := newIngot(t, ir, "rc-cinder", nodes)
+	in.token = token
+	cfg, err := os.ReadFile(in.config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg = append(cfg, []byte("auth: {strategy: keystone, keystone: {auth_url: "+cin.Keystone.URL+
+		", username: ingot, password: "+keystonetest.Password+", project_name: service}}\n"+
+		"volume: {backend: cinder, cinder: {url: "+cin.URL+"}}\n")...)
+	if err := os.WriteFile(in.config, cfg, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return in
+}
+
+// TestKill9CinderAttach: ingot killed with SIGKILL around the Cinder
+// attachment create of a volume attached after the build (os-volume_attachments
+// POST) — before it, after Cinder answered but before ingot recorded it,
+// and after the whole attach; restarted, the attach ends with exactly one
+// attachment and one target, the volume in-use, and after the delete
+// Cinder's attachments and the node's targets are as many as before.
+func TestKill9CinderAttach(t *testing.T) {
+	cin := cindertest.Start(t)
+	ir, nodes := simSide(t, 1, "rc-cinder")
+	member := cin.Keystone.Token(t, "member-a")
+	for _, point := range []string{"before:cinder_attach_volume_create:1", "after:cinder_attach_volume_create:1", "after:attach_volume:1"} {
+		t.Run(strings.ReplaceAll(point, ":", "#"), func(t *testing.T) {
+			in := cinderIngot(t, cin, ir, nodes, member)
+			vol := cinderVolume(t, cin, member)
+			a0, t0 := cinderCounts(t, cin, ir, nodes)
+			p := in.run("INGOT_CRASH_AT=" + point)
+			id := in.create("crash-attach")
+			in.waitActive(id)
+			body := map[string]any{"volumeAttachment": map[string]any{"volumeId": vol}}
+			if code, err := in.call("POST", "/v2.1/servers/"+id+"/os-volume_attachments", body, nil); err != nil || code != http.StatusOK {
+				t.Fatalf("attach: %d %v", code, err)
+			}
+			if !killedBy9(t, p, ir.timeout) {
+				t.Fatalf("ingot was not killed at %s", point)
+			}
+			a1, _ := cinderCounts(t, cin, ir, nodes)
+			t.Logf("%s: killed with %d attachments in Cinder", point, a1-a0)
+			in.run()
+			poll.Until(t, ir.timeout, "volume in-use", func() (bool, string) {
+				var v struct {
+					Volume struct{ Status string } `json:"volume"`
+				}
+				cin.Do(t, member, http.MethodGet, "/volumes/"+vol, nil, &v)
+				return v.Volume.Status == "in-use", v.Volume.Status
+			})
+			if a, tg := cinderCounts(t, cin, ir, nodes); a != a0+1 || tg != t0+1 {
+				t.Errorf("attached after the crash at %s: %d attachments, %d targets, want 1 and 1", point, a-a0, tg-t0)
+			}
+			in.deleteAndCheck(id)
+			poll.Until(t, ir.timeout, "attachments and targets back", func() (bool, string) {
+				a, tg := cinderCounts(t, cin, ir, nodes)
+				return a == a0 && tg == t0, fmt.Sprintf("%d attachments, %d targets", a, tg)
+			})
+			a, tg := cinderCounts(t, cin, ir, nodes)
+			t.Logf("%s: attachments %d -> %d, targets %d -> %d", point, a0, a, t0, tg)
 		})
 	}
 }

@@ -20,6 +20,7 @@ var buildOrder = map[lifecycle.Phase]int{
 	// An operation never starts once a delete is accepted.
 	lifecycle.PhaseRebooting: 7, lifecycle.PhasePoweringOff: 7, lifecycle.PhasePoweringOn: 7,
 	lifecycle.PhaseRebuilding: 7, lifecycle.PhaseRescuing: 7, lifecycle.PhaseUnrescuing: 7,
+	lifecycle.PhaseAttachingVolume: 7, lifecycle.PhaseDetachingVolume: 7,
 }
 
 // checkStep checks what must hold after every step: I1, I2, I4, I6 (I7 is
@@ -267,8 +268,14 @@ func (w *world) checkVolumes(live map[string]*lifecycle.Server) {
 		targets := w.volumeTargets(n)
 		want := 0
 		if snap, ok := w.sim.Node(n); ok {
-			if s, ok := live[snap.InstanceUUID]; ok {
-				want = len(s.Spec.Volumes)
+			if _, ok := live[snap.InstanceUUID]; ok {
+				// The volumes the registry says it holds (Spec.Volumes also
+				// keeps those attached after the build and detached since).
+				held, err := w.st.ServerVolumes(ctx, snap.InstanceUUID)
+				if err != nil {
+					w.violate("volumes of %s: %v", w.sname(snap.InstanceUUID), err)
+				}
+				want = len(held)
 			}
 		}
 		if targets != want {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"time"
 
@@ -199,7 +200,8 @@ func evOperation(ctx context.Context, w *world) (string, error) {
 	}
 	id := live[w.rng.IntN(len(live))]
 	kinds := []lifecycle.OpKind{lifecycle.OpReboot, lifecycle.OpStop, lifecycle.OpStart, lifecycle.OpRebuild,
-		lifecycle.OpRescue, lifecycle.OpUnrescue, lifecycle.OpReset, lifecycle.OpAttachInterface, lifecycle.OpDetachInterface}
+		lifecycle.OpRescue, lifecycle.OpUnrescue, lifecycle.OpReset, lifecycle.OpAttachInterface, lifecycle.OpDetachInterface,
+		lifecycle.OpAttachVolume, lifecycle.OpDetachVolume}
 	k, hard := kinds[w.rng.IntN(len(kinds))], w.rng.IntN(2) == 0
 	to := []string{lifecycle.ResetError, lifecycle.ResetActive}[w.rng.IntN(2)]
 	network, port := "", ""
@@ -223,7 +225,11 @@ func evOperation(ctx context.Context, w *world) (string, error) {
 	req := fmt.Sprintf("req-%s-%d", k, w.hooks)
 	act := &store.ActionRecord{RequestID: req, Action: string(k), StartTime: now}
 	refused := errors.New("refused")
-	_, err := w.st.UpdateServer(ctx, id, act, func(s *lifecycle.Server) error {
+	vol, err := w.volumeFor(ctx, id, k)
+	if err != nil || (vol == "" && (k == lifecycle.OpAttachVolume || k == lifecycle.OpDetachVolume)) {
+		return fmt.Sprintf("%s %s: no volume for it", k, w.sname(id)), err
+	}
+	_, err = w.st.UpdateServer(ctx, id, act, func(s *lifecycle.Server) error {
 		if k == lifecycle.OpReset {
 			if lifecycle.AllowedReset(s, to) != nil {
 				return refused
@@ -231,7 +237,11 @@ func evOperation(ctx context.Context, w *world) (string, error) {
 		} else if lifecycle.Allowed(s, k, hard) != nil {
 			return refused
 		}
-		s.Op = lifecycle.Op{Kind: k, Hard: hard, RequestID: req, At: now, RescuePassword: "pw", ResetTo: to, Network: network, Port: port}
+		s.Op = lifecycle.Op{Kind: k, Hard: hard, RequestID: req, At: now, RescuePassword: "pw", ResetTo: to, Network: network, Port: port, VolumeID: vol}
+		if k == lifecycle.OpAttachVolume { // listed and held in this write, as the API does
+			s.Spec.Volumes = append(slices.DeleteFunc(s.Spec.Volumes, func(r lifecycle.VolumeRef) bool { return r.ID == vol }),
+				lifecycle.VolumeRef{ID: vol, BootIndex: -1})
+		}
 		s.OpGen++
 		s.UpdatedAt = now
 		if k == lifecycle.OpRebuild {
@@ -240,7 +250,7 @@ func evOperation(ctx context.Context, w *world) (string, error) {
 		return nil
 	})
 	switch {
-	case errors.Is(err, refused), errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, refused), errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrVolumeInUse):
 		return fmt.Sprintf("%s %s refused", k, w.sname(id)), nil
 	case err != nil:
 		return "", fmt.Errorf("%s %s: %w", k, w.sname(id), err)
@@ -358,4 +368,27 @@ func (w *world) vname(id string) string {
 		}
 	}
 	return "v?"
+}
+
+// volumeFor picks the volume of an attach (a free one) or a detach (a
+// data volume the server holds), as a user would; "" for none.
+func (w *world) volumeFor(ctx context.Context, id string, k lifecycle.OpKind) (string, error) {
+	if k != lifecycle.OpAttachVolume && k != lifecycle.OpDetachVolume {
+		return "", nil
+	}
+	vols, err := w.st.ListVolumes(ctx, "", 100)
+	if err != nil {
+		return "", err
+	}
+	var fit []string
+	for _, v := range vols {
+		free := v.ServerID == "" && v.Status == store.VolumeAvailable
+		if (k == lifecycle.OpAttachVolume && free) || (k == lifecycle.OpDetachVolume && v.ServerID == id && v.BootIndex != 0) {
+			fit = append(fit, v.ID)
+		}
+	}
+	if len(fit) == 0 {
+		return "", nil
+	}
+	return fit[w.rng.IntN(len(fit))], nil
 }

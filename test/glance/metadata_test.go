@@ -12,7 +12,7 @@ import (
 // image's properties in Glance with the caller's token: the owner merges,
 // sets, replaces and deletes them, Glance shows the result, another
 // project's member is refused by Glance's policy (403), and from 2.39 the
-// proxy is gone (404).
+// proxy is gone (404). The image proxy's DELETE deletes in Glance.
 func TestImageMetadataProxy(t *testing.T) {
 	w := startWorld(t)
 	id := w.glance.UploadImage(t, "member-a", glancetest.ImageOptions{Name: "mine", Visibility: "shared",
@@ -71,5 +71,13 @@ func TestImageMetadataProxy(t *testing.T) {
 	// A's private image is not B's to see at all.
 	if err := w.call("member-b", "2.35", "GET", path, nil, nil); err == nil || !strings.Contains(err.Error(), "404") {
 		t.Errorf("member-b reading A's image: %v; want 404", err)
+	}
+	// The proxy's DELETE: B may not delete the admin's image; A deletes its own.
+	if err := w.call("member-b", "2.35", "DELETE", "/v2.1/images/"+pub, nil, nil); err == nil || !strings.Contains(err.Error(), "403") {
+		t.Errorf("member-b deleting the admin's public image: %v; want 403", err)
+	}
+	w.must(t, "member-a", "2.35", "DELETE", "/v2.1/images/"+id, nil, nil)
+	if err := testproc.Call(w.hc, w.toks["member-a"], "GET", w.glance.URL+"/v2/images/"+id, nil, nil); err == nil || !strings.Contains(err.Error(), "404") {
+		t.Errorf("Glance still has the deleted image: %v", err)
 	}
 }

@@ -83,6 +83,10 @@ func cloudsYAML(url string) string {
     auth: {endpoint: %[1]s/v2.1}
     image_endpoint_override: %[1]s/image/
     network_endpoint_override: %[1]s/network/
+  bm-volume:
+    auth_type: none
+    auth: {endpoint: %[1]s/v2.1}
+    block_storage_endpoint_override: %[1]s/volume/v3/ingot/
 `, url)
 }
 

@@ -33,15 +33,7 @@ func cinderVolumes(t *testing.T, w *world) {
 		if st := s.volumeStatus(vol); st != "in-use" {
 			t.Errorf("volume %s, want in-use", st)
 		}
-		tg := w.ir.ListVolumeTargets(t, node)
-		if len(tg) != 1 || tg[0]["volume_id"] != vol || tg[0]["volume_type"] != "iscsi" {
-			t.Fatalf("targets on %s: %v", node, tg)
-		}
-		props, _ := tg[0]["properties"].(map[string]any)
-		if props["target_iqn"] != "iqn.2010-10.org.openstack:volume-"+vol || props["target_portal"] != "127.0.0.1:3260" ||
-			props["auth_method"] != "CHAP" {
-			t.Errorf("target properties are not Cinder's connection info: %v", props)
-		}
+		s.wantCinderTarget(node, vol)
 		if a, _ := s.counts(node); a != 1 {
 			t.Errorf("%d attachments, want 1", a)
 		}
@@ -105,6 +97,21 @@ func cinderVolumes(t *testing.T, w *world) {
 			t.Errorf("a volume not bootable: %d %q", code, msg)
 		}
 	})
+}
+
+// wantCinderTarget checks that node's one volume target is vol's, made
+// from Cinder's connection info (the fake driver's iSCSI target).
+func (s *stack) wantCinderTarget(node, vol string) {
+	s.t.Helper()
+	tg := s.w.ir.ListVolumeTargets(s.t, node)
+	if len(tg) != 1 || tg[0]["volume_id"] != vol || tg[0]["volume_type"] != "iscsi" {
+		s.t.Fatalf("targets on %s: %v", node, tg)
+	}
+	props, _ := tg[0]["properties"].(map[string]any)
+	if props["target_iqn"] != "iqn.2010-10.org.openstack:volume-"+vol || props["target_portal"] != "127.0.0.1:3260" ||
+		props["auth_method"] != "CHAP" {
+		s.t.Errorf("target properties are not Cinder's connection info: %v", props)
+	}
 }
 
 // cinderProxyAndCallback: Nova's os-volumes proxy (≤2.35) over Cinder,
@@ -199,5 +206,6 @@ func TestCinder(t *testing.T) {
 	w := startWorld(t)
 	t.Run("volumes", func(t *testing.T) { cinderVolumes(t, w) })
 	t.Run("faults", func(t *testing.T) { cinderFaults(t, w) })
+	t.Run("attach after boot", func(t *testing.T) { cinderAttach(t, w) })
 	t.Run("proxy and call-back", func(t *testing.T) { cinderProxyAndCallback(t, w) })
 }

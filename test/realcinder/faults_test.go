@@ -29,6 +29,19 @@ func (h *hook) step(p string) {
 
 func (h *hook) set(f func(string)) { h.mu.Lock(); h.f = f; h.mu.Unlock() }
 
+// pauseAt holds the reconciler at point the first time it is reached:
+// reached is closed then, and the step goes on once release is.
+func (h *hook) pauseAt(point string) (reached, release chan struct{}) {
+	reached, release = make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	h.set(func(p string) {
+		if p == point {
+			once.Do(func() { close(reached); <-release })
+		}
+	})
+	return reached, release
+}
+
 // createWithData creates a server from the image with one data volume.
 func (s *stack) createWithData(name, vol string) string {
 	s.t.Helper()
@@ -173,13 +186,7 @@ func cinderFaults(t *testing.T, w *world) {
 		vol := s.volume("data", false)
 		var before [2]int
 		before[0], before[1] = s.counts(node)
-		reached, release := make(chan struct{}), make(chan struct{})
-		var once sync.Once
-		h.set(func(p string) {
-			if p == "after:cinder_attachment_create" {
-				once.Do(func() { close(reached); <-release })
-			}
-		})
+		reached, release := h.pauseAt("after:cinder_attachment_create")
 		id := s.createWithData("k1", vol)
 		select {
 		case <-reached:

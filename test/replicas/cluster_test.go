@@ -22,6 +22,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/ingot-dev/ingot/internal/config"
+	"github.com/ingot-dev/ingot/internal/history"
 	"github.com/ingot-dev/ingot/internal/ingottest"
 	"github.com/ingot-dev/ingot/internal/pgtest"
 	"github.com/ingot-dev/ingot/internal/poll"
@@ -63,6 +64,10 @@ type cluster struct {
 	// fails the test.
 	retryUnavailable bool
 	unavailable      atomic.Int64
+	// rec records every create, show, list and delete sent through api,
+	// for the history check at the end (internal/history).
+	rec *history.Recorder
+	api *http.Client
 }
 
 // replica is one `ingot serve` with its configuration and its proxy.
@@ -150,7 +155,8 @@ func newClusterOf(t *testing.T, bin string, nodes, n int, poll time.Duration) *c
 // test restarts), replica i reaching it at via(i, dsn) when via is set (a
 // link through a fault proxy).
 func newClusterOn(t *testing.T, bin, dsn string, nodes, n int, poll time.Duration, via func(i int, dsn string) string) *cluster {
-	c := &cluster{t: t, dir: t.TempDir(), dsn: dsn, bin: bin}
+	c := &cluster{t: t, dir: t.TempDir(), dsn: dsn, bin: bin, rec: history.New()}
+	c.api = c.rec.Client(10 * time.Second)
 	sim := ingottest.Start(t, ingottest.Binary(t), ingottest.Options{}, "sim", "--nodes", fmt.Sprint(nodes), "--listen", "127.0.0.1:0",
 		"--deploy-time", deployTime.String(), "--undeploy-time", "500ms", "--vif-mode", "store", "--ports", "1", "--seed", "1")
 	c.sim = sim.WaitLog(simRe, 30*time.Second)
@@ -292,7 +298,7 @@ func (c *cluster) create(r *replica, name string) (string, int) {
 		"imageRef": c.cfg.Images[0].ID, "networks": []map[string]string{{"uuid": c.cfg.Networks[0].ID}}}})
 	req, _ := http.NewRequest(http.MethodPost, r.api+"/v2.1/servers", bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := hc.Do(req)
+	resp, err := c.api.Do(req)
 	if err != nil {
 		return "", 0
 	}
@@ -309,42 +315,22 @@ func (c *cluster) create(r *replica, name string) (string, int) {
 // statuses lists every server's status through replica r.
 func (c *cluster) statuses(r *replica) map[string]string {
 	c.t.Helper()
-	out := map[string]string{}
-	marker := ""
-	for {
-		u := r.api + "/v2.1/servers/detail?limit=1000"
-		if marker != "" {
-			u += "&marker=" + marker
-		}
-		resp, err := hc.Get(u)
-		if err != nil {
-			c.t.Fatalf("list through %s: %v", r.host, err)
-		}
-		var page struct {
-			Servers []struct {
-				ID     string `json:"id"`
-				Status string `json:"status"`
-			} `json:"servers"`
-		}
-		err = json.NewDecoder(resp.Body).Decode(&page)
-		resp.Body.Close()
-		if err != nil {
-			c.t.Fatalf("list through %s: %v", r.host, err)
-		}
-		for _, s := range page.Servers {
-			out[s.ID] = s.Status
-		}
-		if len(page.Servers) < 1000 {
-			return out
-		}
-		marker = page.Servers[len(page.Servers)-1].ID
+	servers, err := history.Servers(c.api, r.api, "")
+	if err != nil {
+		c.t.Fatalf("through %s: %v", r.host, err)
 	}
+	out := map[string]string{}
+	for id, s := range servers {
+		out[id] = s.Status
+	}
+	return out
 }
 
 // waitActive waits until every id is ACTIVE (through r), failing on ERROR.
 func (c *cluster) waitActive(r *replica, ids []string) {
 	c.t.Helper()
 	c.waitFor(fmt.Sprintf("%d servers ACTIVE", len(ids)), func() bool {
+		c.rec.ObserveNodes(c.historyNodes())
 		st := c.statuses(r)
 		for _, id := range ids {
 			if st[id] == "ERROR" {

@@ -14,8 +14,9 @@ import (
 // still reaches Ironic, in the middle of 90 builds. It sends no change to
 // Ironic once its leases' local deadline has passed (at most lease_ttl
 // after the partition), the other two take its shards over and finish
-// every build, and once the link heals it rides through and takes its
-// share again; no server on two nodes, no node leaked.
+// every build and the 10 deletes sent meanwhile, and once the link heals
+// it rides through and takes its share again; the history check finds
+// nothing lost, resurrected, double-held or leaked.
 func TestPartitionedReplicaStopsActing(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	link := faulttest.New(t, "postgres-replica-0", "127.0.0.1:5432")
@@ -30,7 +31,11 @@ func TestPartitionedReplicaStopsActing(t *testing.T) {
 	c.waitWithin(time.Minute, cut.host+" acting on Ironic", func() bool { return len(cut.proxy.log()) >= 5 })
 	partitioned := time.Now()
 	link.Blackhole()
-	c.waitActive(c.reps[1], ids)
+	doomed := c.accepted(10)
+	c.deleteAll(c.reps[1], doomed)
+	kept := without(ids, doomed)
+	c.waitActive(c.reps[1], kept)
+	c.waitGone(c.reps[1], doomed)
 	var before, after int
 	for _, call := range cut.proxy.log() {
 		switch {
@@ -48,10 +53,12 @@ func TestPartitionedReplicaStopsActing(t *testing.T) {
 	link.Heal()
 	healed := time.Now()
 	c.waitBalanced(c.reps)
-	c.checkPlacement(ids)
+	c.checkPlacement(kept)
 	if !cut.p.Alive() {
 		t.Fatalf("%s exited after the partition healed:\n%s", cut.host, cut.p.Tail(20))
 	}
-	t.Logf("%s partitioned from PostgreSQL during 90 builds: %d Ironic changes before, %d after lease_ttl (%s); the others finished every build; healed → balanced again in %s",
-		cut.host, before, after, leaseTTL, time.Since(healed).Round(10*time.Millisecond))
+	balanced := time.Since(healed)
+	verdict := c.checkHistory(c.reps[1])
+	t.Logf("%s partitioned from PostgreSQL during 90 builds and %d deletes: %d Ironic changes before, %d after lease_ttl (%s); the others finished every build and delete; healed → balanced again in %s; %s",
+		cut.host, len(doomed), before, after, leaseTTL, balanced.Round(10*time.Millisecond), verdict)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/ingot-dev/ingot/internal/apitest"
 	"github.com/ingot-dev/ingot/internal/config"
 	"github.com/ingot-dev/ingot/internal/faulttest"
+	"github.com/ingot-dev/ingot/internal/history"
 	"github.com/ingot-dev/ingot/internal/ingottest"
 )
 
@@ -23,9 +24,20 @@ type faultyIronic struct {
 	link *faulttest.Link
 	api  *apitest.Client
 	cfg  config.Config
+	sim  string // the simulator's URL (not through the link)
+	db   string // the SQLite file
+	rec  *history.Recorder
+	p    *ingottest.Proc
 }
 
 func newFaultyIronic(t *testing.T, ironicTimeout time.Duration) *faultyIronic {
+	t.Helper()
+	return newFaultyIronicOn(t, ironicTimeout, t.TempDir())
+}
+
+// newFaultyIronicOn is newFaultyIronic with the database in dbDir (a file
+// system of its own, for one).
+func newFaultyIronicOn(t *testing.T, ironicTimeout time.Duration, dbDir string) *faultyIronic {
 	t.Helper()
 	sim := launch(t, "sim", "--nodes", "12", "--listen", "127.0.0.1:0", "--deploy-time", "1s", "--undeploy-time", "200ms",
 		"--vif-mode", "store", "--ports", "1", "--seed", "1")
@@ -34,8 +46,8 @@ func newFaultyIronic(t *testing.T, ironicTimeout time.Duration) *faultyIronic {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &faultyIronic{link: faulttest.New(t, "ironic", u.Host)}
 	dir := t.TempDir()
+	f := &faultyIronic{link: faulttest.New(t, "ironic", u.Host), sim: simURL, db: filepath.Join(dbDir, "ingot.db"), rec: history.New()}
 	yaml := fmt.Sprintf(`database: %s
 poll_interval: 200ms
 build_timeout: 5m
@@ -43,7 +55,7 @@ ironic: {url: %s, timeout: %s}
 flavors: [{name: bm, resource_class: baremetal, vcpus: 8, ram_mb: 16384, disk_gb: 100}]
 images: [{name: debian-12, url: "http://images.example/debian-12.qcow2"}]
 networks: [{name: provisioning, cidr: 10.0.0.0/24}]
-`, filepath.Join(dir, "ingot.db"), f.link.Rewrite(simURL), ironicTimeout)
+`, f.db, f.link.Rewrite(simURL), ironicTimeout)
 	path := filepath.Join(dir, "ingot.yaml")
 	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
@@ -51,7 +63,9 @@ networks: [{name: provisioning, cidr: 10.0.0.0/24}]
 	if f.cfg, err = config.Parse([]byte(yaml)); err != nil {
 		t.Fatal(err)
 	}
-	f.api = apitest.New(t, ingottest.Serve(t, ingottest.Binary(t), path, ingottest.Options{}).API)
+	f.p = ingottest.Serve(t, ingottest.Binary(t), path, ingottest.Options{})
+	f.api = apitest.New(t, f.p.API)
+	f.api.HTTP = f.rec.Client(30 * time.Second)
 	return f
 }
 
@@ -76,8 +90,10 @@ func (f *faultyIronic) slowest(id string, n int) time.Duration {
 // TestIronicBlackholedThenHealed: the link to Ironic goes silent (every
 // byte dropped, nothing closed) for longer than Ironic's per-call timeout,
 // in the middle of builds. The API goes on answering at once and accepts
-// creates; nothing goes to ERROR (the builds are well within their
-// deadline); once the link heals every build ends ACTIVE.
+// creates and a delete; nothing goes to ERROR (the builds are well within
+// their deadline); once the link heals every build ends ACTIVE and the
+// deleted server is gone; the history check finds nothing lost,
+// resurrected, double-held or leaked.
 func TestIronicBlackholedThenHealed(t *testing.T) {
 	f := newFaultyIronic(t, 2*time.Second)
 	var ids []string
@@ -87,6 +103,9 @@ func TestIronicBlackholedThenHealed(t *testing.T) {
 	f.link.Blackhole()
 	cut := time.Now()
 	ids = append(ids, f.create("during"))
+	doomed := ids[1]
+	f.api.Delete(doomed)
+	ids = append(ids[:1], ids[2:]...)
 	worst := f.slowest(ids[0], 20)
 	if worst > time.Second {
 		t.Errorf("a show took %s while Ironic was blackholed", worst)
@@ -97,18 +116,22 @@ func TestIronicBlackholedThenHealed(t *testing.T) {
 			t.Fatalf("%s went to ERROR while Ironic was blackholed: %+v", id, s)
 		}
 	}
+	out := time.Since(cut)
 	f.link.Heal()
 	for _, id := range ids {
 		f.api.WaitStatus(id, "ACTIVE", 2*time.Minute)
 	}
-	t.Logf("Ironic blackholed %s (per-call timeout 2s) during %d builds: slowest show %s, a create accepted, all ACTIVE after the heal",
-		time.Since(cut).Round(100*time.Millisecond), len(ids), worst.Round(time.Millisecond))
+	f.api.WaitGone(doomed, 2*time.Minute)
+	t.Logf("Ironic blackholed %s (per-call timeout 2s) during %d builds and a delete: slowest show %s, a create and the delete accepted, all ACTIVE and the deleted one gone after the heal; %s",
+		out.Round(100*time.Millisecond), len(ids), worst.Round(time.Millisecond), f.checkHistory(t))
 }
 
 // TestIronicSlowed: every byte to and from Ironic delayed 400 ms (±100),
 // so a node list takes longer than a tick's budget (poll_interval 200 ms):
-// builds take longer and all end ACTIVE, none ERROR, and the API answers
-// as fast as with a quick Ironic. (Before the steps got their own half
+// builds take longer and all end ACTIVE, none ERROR, a delete through
+// the slow link ends, and the API answers as fast as with a quick Ironic;
+// the history check finds nothing lost, resurrected, double-held or
+// leaked. (Before the steps got their own half
 // budget after the view, every tick spent itself on the view and no build
 // got past networking.)
 func TestIronicSlowed(t *testing.T) {
@@ -126,6 +149,9 @@ func TestIronicSlowed(t *testing.T) {
 	for _, id := range ids {
 		f.api.WaitStatus(id, "ACTIVE", 3*time.Minute)
 	}
-	t.Logf("Ironic slowed by 400±100 ms a chunk: %d builds ACTIVE in %s, slowest show %s", len(ids),
-		time.Since(began).Round(100*time.Millisecond), worst.Round(time.Millisecond))
+	built := time.Since(began)
+	f.api.Delete(ids[0])
+	f.api.WaitGone(ids[0], 3*time.Minute)
+	t.Logf("Ironic slowed by 400±100 ms a chunk: %d builds ACTIVE in %s, a delete done in %s, slowest show %s; %s", len(ids),
+		built.Round(100*time.Millisecond), (time.Since(began) - built).Round(100*time.Millisecond), worst.Round(time.Millisecond), f.checkHistory(t))
 }

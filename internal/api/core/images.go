@@ -15,6 +15,7 @@ type Images interface {
 	GetImage(ctx context.Context, token, id string) (glance.Image, error)
 	ListImages(ctx context.Context, token string, f glance.ListFilter) ([]glance.Image, error)
 	UpdateProperties(ctx context.Context, token, id string, set map[string]string, remove []string) (glance.Image, error)
+	DeleteImage(ctx context.Context, token, id string) error
 }
 
 // Token is the caller's Keystone token, for the calls ingot makes on the

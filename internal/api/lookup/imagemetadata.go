@@ -17,7 +17,8 @@ import (
 // mvNoImageMetadata is 2.39: the image metadata proxy gone.
 const mvNoImageMetadata = 39
 
-// registerImageMetadata adds …/images/{id}/metadata[/{key}].
+// registerImageMetadata adds …/images/{id}/metadata[/{key}] and the
+// proxy's DELETE.
 func (s *Service) registerImageMetadata() {
 	for pattern, h := range map[string]core.HandlerFunc{
 		"GET /v2.1/images/{id}/metadata":          s.imageMetadataIndex,
@@ -29,6 +30,33 @@ func (s *Service) registerImageMetadata() {
 	} {
 		s.Compute(pattern, core.OwnRule(policy.Images, h))
 	}
+	s.Compute("DELETE /v2.1/images/{id}", core.OwnRule(policy.Images, s.deleteImage))
+}
+
+// deleteImage is Nova's image proxy's DELETE (≤ 2.35): the image deleted
+// in Glance with the caller's token, so Glance decides who may; the
+// configured images cannot be.
+func (s *Service) deleteImage(w http.ResponseWriter, r *core.Request) error {
+	if err := proxyGone(r); err != nil {
+		return err
+	}
+	id := r.PathValue("id")
+	if s.Cfg.Images == nil {
+		for _, img := range s.Cfg.Catalog.Images {
+			if strings.EqualFold(img.ID, id) {
+				return core.Forbidden("The configured images are read-only (image.backend: embedded).")
+			}
+		}
+		return core.NotFound("Image not found.")
+	}
+	if !core.IsUUID(id) {
+		return core.NotFound("Image not found.")
+	}
+	if err := s.Cfg.Images.DeleteImage(r.Context(), r.Token(), id); err != nil {
+		return core.GlanceError(err, core.NotFound("Image not found."))
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
 }
 
 // imageProperties are image id's properties as the caller sees them.

@@ -81,6 +81,8 @@ type opRequest struct {
 	password string
 	// resetTo is the state an os-resetState sets.
 	resetTo string
+	// volumeID is the volume an attach or detach is of.
+	volumeID string
 	// change, if set, makes the request's other changes on the fresh
 	// record (a rebuild's Spec and name).
 	change func(*lifecycle.Server)
@@ -125,7 +127,7 @@ func (s *Service) recordOp(r *core.Request, sv *lifecycle.Server, op opRequest) 
 			op.change(cur)
 		}
 		cur.Op = lifecycle.Op{Kind: op.kind, Hard: op.hard, RequestID: r.ID, At: now, RescuePassword: op.password, ResetTo: op.resetTo,
-			Network: op.network, FixedIP: op.fixedIP, UserPort: op.userPort, Port: op.port}
+			Network: op.network, FixedIP: op.fixedIP, UserPort: op.userPort, Port: op.port, VolumeID: op.volumeID}
 		cur.OpGen++
 		cur.UpdatedAt = now
 		return nil
@@ -147,6 +149,11 @@ func (s *Service) startOp(w http.ResponseWriter, r *core.Request, rule string, o
 	if err != nil {
 		return err
 	}
+	return s.acceptOp(w, r, sv, op)
+}
+
+// acceptOp checks op on sv, records it and answers 202.
+func (s *Service) acceptOp(w http.ResponseWriter, r *core.Request, sv *lifecycle.Server, op opRequest) error {
 	if err := checkOp(sv, op, r.IsAdmin()); err != nil {
 		return err
 	}

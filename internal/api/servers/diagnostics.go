@@ -52,7 +52,11 @@ func (s *Service) serverDiagnostics(w http.ResponseWriter, r *core.Request) erro
 	for _, p := range ports {
 		nics = append(nics, nicDiagnostics{MACAddress: p.MAC})
 	}
-	disks := make([]diskDiagnostics, 1+len(sv.Spec.Volumes))
+	vols, err := s.heldVolumes(r, sv)
+	if err != nil {
+		return err
+	}
+	disks := make([]diskDiagnostics, 1+len(vols))
 	d := diagnosticsView{State: state, Driver: "ironic", Hypervisor: "ironic", ConfigDrive: true,
 		NumCPUs: sv.Spec.VCPUs, NumNICs: len(nics), NumDisks: len(disks), CPUDetails: []any{}, NICDetails: nics, DiskDetails: disks}
 	d.MemoryDetails.Maximum = sv.Spec.RAMMB

@@ -121,10 +121,42 @@ func (s *Service) createAll(r *core.Request, servers []*lifecycle.Server) error 
 		return err
 	}
 	if mc, ok := s.Cfg.Store.(store.MultiCreator); ok {
-		_, err := mc.CreateServersWithin(r.Context(), servers, len(servers), defaults)
-		return err
+		_, err = mc.CreateServersWithin(r.Context(), servers, len(servers), defaults)
+	} else {
+		err = s.Cfg.Store.CreateServerWithin(r.Context(), servers[0], defaults)
 	}
-	return s.Cfg.Store.CreateServerWithin(r.Context(), servers[0], defaults)
+	if errors.Is(err, store.ErrCommitUnknown) && s.recorded(r.Context(), servers[0].ID) {
+		return nil // it committed: a 503 now would have the client create it twice
+	}
+	return err
+}
+
+// commitLookup bounds how long a create whose commit got no answer waits
+// for the database to say whether it committed.
+const commitLookup = 10 * time.Second
+
+// recorded reports whether server id is in the database, asking again
+// while the database is away, for commitLookup at most. A 503 for a create
+// that committed would have the client's retry make a second server (seen
+// in TestFailoverToStandby: the primary killed in the commit, the
+// synchronous standby promoted with it).
+func (s *Service) recorded(ctx context.Context, id string) bool {
+	ctx, cancel := context.WithTimeout(ctx, commitLookup)
+	defer cancel()
+	for {
+		_, err := s.Cfg.Store.GetServer(ctx, id)
+		switch {
+		case err == nil:
+			return true
+		case !store.Unavailable(s.Cfg.Store, err):
+			return false // not found (it did not commit), or another refusal
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
 
 // quotaError is a *store.QuotaExceededError as Nova's 403; err itself otherwise.

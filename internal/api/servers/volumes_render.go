@@ -59,11 +59,9 @@ func (s *Service) serverVolumeAttachments(w http.ResponseWriter, r *core.Request
 	if err != nil {
 		return err
 	}
-	var vols []store.Volume
-	if len(sv.Spec.Volumes) > 0 {
-		if vols, err = s.Cfg.Store.ServerVolumes(r.Context(), sv.ID); err != nil {
-			return fmt.Errorf("volumes of %s: %w", sv.ID, err)
-		}
+	vols, err := s.heldVolumes(r, sv)
+	if err != nil {
+		return err
 	}
 	out := make([]serverVolumeAttachment, 0, len(vols))
 	for _, v := range vols {
@@ -71,6 +69,19 @@ func (s *Service) serverVolumeAttachments(w http.ResponseWriter, r *core.Request
 	}
 	core.WriteJSON(w, http.StatusOK, volumeAttachmentsBody{VolumeAttachments: out})
 	return nil
+}
+
+// heldVolumes are the volumes sv holds now, as the registry says
+// (Spec.Volumes also keeps those detached after the build).
+func (s *Service) heldVolumes(r *core.Request, sv *lifecycle.Server) ([]store.Volume, error) {
+	if len(sv.Spec.Volumes) == 0 {
+		return nil, nil
+	}
+	vols, err := s.Cfg.Store.ServerVolumes(r.Context(), sv.ID)
+	if err != nil {
+		return nil, fmt.Errorf("volumes of %s: %w", sv.ID, err)
+	}
+	return vols, nil
 }
 
 // volumeAttachmentView is one volume of a server in os-volume_attachments'

@@ -78,6 +78,7 @@ func volumeDetail(r *http.Request, v store.Volume) *volumeView {
 		AvailabilityZone: core.AvailabilityZone,
 		Metadata:         map[string]string{},
 		Links:            volumeLinks(r, v.ID),
+		Description:      core.StrPtr(v.Description),
 	}
 	if core.WantsExtensions(r) {
 		out.StatusReason = v.StatusReason // an extension member (extensionsHeader)

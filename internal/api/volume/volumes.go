@@ -99,10 +99,9 @@ func (s *Service) volumeVersion(w http.ResponseWriter, r *core.Request) error {
 
 // Members of a Cinder create body that ingot accepts only empty: it has
 // no snapshots, backups, images on volumes, groups or volume types, and it
-// does not keep descriptions or metadata (refused rather than dropped).
+// does not keep metadata (refused rather than dropped).
 var emptyVolumeFields = []string{"snapshot_id", "source_volid", "imageRef", "backup_id",
-	"consistencygroup_id", "group_id", "volume_type", "source_replica", "scheduler_hints",
-	"description", "display_description", "metadata"}
+	"consistencygroup_id", "group_id", "volume_type", "source_replica", "scheduler_hints", "metadata"}
 
 // maxVolumeGB bounds a volume's size (Cinder's default per-volume quota
 // is unlimited; a bound keeps the number sane in an int).
@@ -127,7 +126,7 @@ func (s *Service) createVolume(w http.ResponseWriter, r *core.Request) error {
 	}
 	for k, v := range fields {
 		switch k {
-		case "size", "name", "display_name", "availability_zone", "multiattach":
+		case "size", "name", "display_name", "description", "display_description", "availability_zone", "multiattach":
 		default:
 			if !slices.Contains(emptyVolumeFields, k) {
 				return core.BadRequest("Invalid input for field/attribute volume. Additional properties are not allowed ('%s' was unexpected).", k)
@@ -153,6 +152,18 @@ func (s *Service) createVolume(w http.ResponseWriter, r *core.Request) error {
 	if core.HasControl(name) {
 		return core.BadRequest("Invalid input for field/attribute name: it must not contain control characters.")
 	}
+	desc, err := core.OptionalString(fields, "description", 255)
+	if err != nil {
+		return err
+	}
+	if desc == "" {
+		if desc, err = core.OptionalString(fields, "display_description", 255); err != nil {
+			return err
+		}
+	}
+	if core.HasControl(desc) {
+		return core.BadRequest("Invalid input for field/attribute description: it must not contain control characters.")
+	}
 	if az, err := core.OptionalString(fields, "availability_zone", 255); err != nil {
 		return err
 	} else if az != "" && az != core.AvailabilityZone {
@@ -164,7 +175,7 @@ func (s *Service) createVolume(w http.ResponseWriter, r *core.Request) error {
 	now := s.Cfg.Clock.Now().UTC()
 	e := s.Cfg.Embedded
 	v := store.NewVolumeAt(uuid.NewString(), name, size, e.Portal, e.IQNPrefix, now)
-	v.ProjectID, v.UserID = r.Ident.ProjectID, r.Ident.UserID
+	v.ProjectID, v.UserID, v.Description = r.Ident.ProjectID, r.Ident.UserID, desc
 	if err := s.Cfg.Store.CreateVolume(r.Context(), v); err != nil {
 		return fmt.Errorf("create volume %s: %w", v.ID, err)
 	}

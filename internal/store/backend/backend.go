@@ -11,6 +11,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/ingot-dev/ingot/internal/clock"
 	"github.com/ingot-dev/ingot/internal/config"
 	"github.com/ingot-dev/ingot/internal/lockfile"
 	"github.com/ingot-dev/ingot/internal/store"
@@ -22,12 +23,18 @@ import (
 type Options struct {
 	// MaxConns bounds a PostgreSQL connection pool (0: the driver's default).
 	MaxConns int
+	// Clock judges SQLite's leases and fences (nil: the wall clock);
+	// PostgreSQL judges them by its own.
+	Clock clock.Clock
 }
 
 // Open opens (and migrates) the store of dsn.
 func Open(ctx context.Context, dsn string, opts Options) (store.Store, error) {
 	if config.IsPostgres(dsn) {
 		return postgres.Open(ctx, dsn, postgres.Options{MaxConns: opts.MaxConns})
+	}
+	if opts.Clock != nil {
+		return sqlite.Open(ctx, dsn, sqlite.WithClock(opts.Clock))
 	}
 	return sqlite.Open(ctx, dsn)
 }

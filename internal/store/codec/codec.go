@@ -333,7 +333,7 @@ func ParseBinding(s string) (store.Binding, error) {
 // HeldStatus reports whether status is one a held volume may have.
 func HeldStatus(status string) bool {
 	return status == store.VolumeReserved || status == store.VolumeInUse || status == store.VolumeDeleting ||
-		status == store.VolumeError
+		status == store.VolumeDetaching || status == store.VolumeError
 }
 
 // AnyLimit reports whether a server could pass one of the limits.

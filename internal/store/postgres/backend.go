@@ -65,6 +65,12 @@ func (b backend) once(ctx context.Context, fn func(sqlstore.Tx) error) error {
 		return err
 	}
 	if err := tx.Commit(); err != nil {
+		if b.st.Unavailable(err) {
+			// The server may have committed (a synchronous standby
+			// promoted after it flushed, or crash recovery): only a read
+			// can tell (store.ErrCommitUnknown).
+			return fmt.Errorf("postgres: commit: %w: %w", store.ErrCommitUnknown, err)
+		}
 		return fmt.Errorf("postgres: commit: %w", err)
 	}
 	return nil

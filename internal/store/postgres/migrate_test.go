@@ -33,6 +33,7 @@ func TestMigratesVersion9(t *testing.T) {
 		"DROP INDEX ports_network_ip", "ALTER TABLE ports DROP COLUMN neutron_id, DROP COLUMN user_port", // 0011
 		"ALTER TABLE ports ADD CONSTRAINT ports_network_ip UNIQUE (network_id, ip)",
 		"ALTER TABLE volumes DROP COLUMN attachment_id", "ALTER TABLE volumes DROP COLUMN attachment_node", // 0012
+		"ALTER TABLE volumes DROP COLUMN description", // 0014
 		"DELETE FROM schema_migrations WHERE version > 9"} {
 		if _, err := st.pool.Exec(ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)

@@ -136,6 +136,17 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
+// Now is the database's clock (clock_timestamp()), the one its leases are
+// judged by: every replica starts its own clock from it (app.New), so the
+// replicas agree on deadlines whatever their hosts' clocks say.
+func (s *Store) Now(ctx context.Context) (time.Time, error) {
+	var now time.Time
+	if err := s.pool.QueryRow(ctx, pqNow).Scan(&now); err != nil {
+		return time.Time{}, fmt.Errorf("postgres: clock: %w", err)
+	}
+	return now, nil
+}
+
 // defaultConnectTimeout bounds a connection attempt the DSN gives no
 // connect_timeout for: an unreachable server fails the start (or /readyz)
 // in seconds, not after the kernel's minutes of SYN retries.
@@ -178,11 +189,12 @@ func constraint(err error) (code, name string) {
 // Unavailable reports an error of a server that is away rather than one
 // that refused the statement: no connection (refused, reset, timed out,
 // closed under the call), or the server's own connection and shutdown
-// states (SQLSTATE class 08, 57P01–57P03, 53300). A retry may succeed.
+// states (SQLSTATE class 08, 57P01–57P03, 53300), or its disk full
+// (53100: the statement rolled back). A retry may succeed.
 func (s *Store) Unavailable(err error) bool {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
-		return strings.HasPrefix(pe.Code, "08") || pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03" || pe.Code == "53300"
+		return strings.HasPrefix(pe.Code, "08") || pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03" || pe.Code == "53300" || pe.Code == "53100"
 	}
 	var ce *pgconn.ConnectError
 	var ne net.Error

@@ -265,6 +265,15 @@ func (s *Store) write(ctx context.Context, fn func(tx txn) error) error {
 	return nil
 }
 
+// Unavailable reports an error a retry may cure once the operator acts:
+// the database's file system is full (SQLITE_FULL, the write's
+// transaction rolled back, nothing half-written). The API answers it 503
+// with Retry-After, as a PostgreSQL that is away.
+func (s *Store) Unavailable(err error) bool {
+	var e *sqlite.Error
+	return errors.As(err, &e) && e.Code()&0xff == sqlite3.SQLITE_FULL
+}
+
 // constraint names which constraint a failed statement violated: the
 // "table.col, table.col" list of a UNIQUE or PRIMARY KEY failure, "fk" for
 // a foreign key, "" when err is no constraint violation.

@@ -200,12 +200,17 @@ func (st *Store) insertServer(ctx context.Context, tx Tx, row *insertRow) error 
 // held by any server wraps ErrVolumeInUse naming the holder. The caller
 // rolls back on error.
 func (st *Store) reserveVolumes(ctx context.Context, tx Tx, s *lifecycle.Server) error {
-	if len(s.Spec.Volumes) == 0 {
+	return st.reserveRefs(ctx, tx, s, s.Spec.Volumes, s.CreatedAt)
+}
+
+// reserveRefs is reserveVolumes of refs, at time at.
+func (st *Store) reserveRefs(ctx context.Context, tx Tx, s *lifecycle.Server, refs []lifecycle.VolumeRef, at time.Time) error {
+	if len(refs) == 0 {
 		return nil
 	}
-	seen := make(map[string]bool, len(s.Spec.Volumes))
-	ids := make([]any, 0, len(s.Spec.Volumes))
-	for _, ref := range s.Spec.Volumes {
+	seen := make(map[string]bool, len(refs))
+	ids := make([]any, 0, len(refs))
+	for _, ref := range refs {
 		if seen[ref.ID] {
 			return st.errorf("server %s lists volume %s twice", s.ID, ref.ID)
 		}
@@ -219,7 +224,7 @@ func (st *Store) reserveVolumes(ctx context.Context, tx Tx, s *lifecycle.Server)
 			return st.errorf("lock volumes of server %s: %w", s.ID, err)
 		}
 	}
-	for _, ref := range s.Spec.Volumes {
+	for _, ref := range refs {
 		v, err := st.lockVolume(ctx, tx, ref.ID)
 		if err != nil {
 			return fmt.Errorf("volume %s: %w", ref.ID, err)
@@ -240,7 +245,7 @@ func (st *Store) reserveVolumes(ctx context.Context, tx Tx, s *lifecycle.Server)
 		// even if the read before it were stale.
 		res, err := tx.ExecContext(ctx, `UPDATE volumes SET status = ?, server_id = ?, boot_index = ?,
 			delete_on_termination = ?, updated_at = ? WHERE id = ? AND server_id = '' AND status = 'available'`,
-			store.VolumeReserved, s.ID, ref.BootIndex, ref.DeleteOnTermination, codec.Time(s.CreatedAt), ref.ID)
+			store.VolumeReserved, s.ID, ref.BootIndex, ref.DeleteOnTermination, codec.Time(at), ref.ID)
 		if err != nil {
 			return st.errorf("reserve volume %s for server %s: %w", ref.ID, s.ID, err)
 		}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/ingot-dev/ingot/internal/lifecycle"
@@ -90,7 +91,14 @@ func (st *Store) UpdateServer(ctx context.Context, id string, act *store.ActionR
 		if st.notify != nil {
 			before = s.Clone()
 		}
+		opGen, refs := s.OpGen, slices.Clone(s.Spec.Volumes)
 		if err := mutate(s); err != nil {
+			return err
+		}
+		if err := st.reserveAttach(ctx, tx, s, opGen); err != nil {
+			return err
+		}
+		if err := st.mirrorDeleteFlags(ctx, tx, s, refs); err != nil {
 			return err
 		}
 		spec, err := json.Marshal(s.Spec)
@@ -140,4 +148,39 @@ func (st *Store) UpdateServer(ctx context.Context, id string, act *store.ActionR
 		return nil
 	})
 	return out, err
+}
+
+// reserveAttach holds the volume of an attach that mutate recorded (a new
+// OpGen) for s, in the same transaction: the hold is the attach's desired
+// state. Errors as CreateServer's reservation.
+func (st *Store) reserveAttach(ctx context.Context, tx Tx, s *lifecycle.Server, opGen int64) error {
+	if s.OpGen == opGen || s.Op.Kind != lifecycle.OpAttachVolume {
+		return nil
+	}
+	i := slices.IndexFunc(s.Spec.Volumes, func(r lifecycle.VolumeRef) bool { return r.ID == s.Op.VolumeID })
+	if i < 0 {
+		return fmt.Errorf("attach of volume %s not listed in the spec of server %s", s.Op.VolumeID, s.ID)
+	}
+	at := s.UpdatedAt
+	if at.IsZero() {
+		at = time.Now()
+	}
+	return st.reserveRefs(ctx, tx, s, s.Spec.Volumes[i:i+1], at)
+}
+
+// mirrorDeleteFlags writes to the volumes s holds the delete_on_termination
+// of their Spec.Volumes entry where mutate changed it from before's (an
+// os-volume_attachments PUT, 2.85): the release reads the registry's.
+func (st *Store) mirrorDeleteFlags(ctx context.Context, tx Tx, s *lifecycle.Server, before []lifecycle.VolumeRef) error {
+	for _, ref := range s.Spec.Volumes {
+		i := slices.IndexFunc(before, func(b lifecycle.VolumeRef) bool { return b.ID == ref.ID })
+		if i < 0 || before[i].DeleteOnTermination == ref.DeleteOnTermination {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, "UPDATE volumes SET delete_on_termination = ? WHERE id = ? AND server_id = ?",
+			ref.DeleteOnTermination, ref.ID, s.ID); err != nil {
+			return st.errorf("volume %s of server %s: delete_on_termination: %w", ref.ID, s.ID, err)
+		}
+	}
+	return nil
 }

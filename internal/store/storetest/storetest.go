@@ -15,7 +15,8 @@
 //   - Actions, AllEvents: ErrNotFound for an unknown server; Events:
 //     ErrNotFound for an unknown action.
 //   - SaveServer: ErrNotFound or ErrConflict for an unknown id.
-//   - UpdateServer adds one to the stored version, like SaveServer.
+//   - UpdateServer adds one to the stored version, like SaveServer; one that
+//     records an attach holds its volume in the same write.
 //   - CreatePort: ErrExists for a duplicate id or a second port of one
 //     server on one network.
 //   - CreateVolume stores an available volume whatever holder fields it is
@@ -69,6 +70,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"VolumeStranded", testVolumeStranded},
 		{"CreateServerReservesVolumes", testVolumesServer},
 		{"VolumeAttachment", testVolumeAttachment},
+		{"AttachReserves", testAttachReserves},
 		{"CreateServerVolumeRace", testVolumeRace},
 		{"Concurrency", testConcurrency},
 		{"ListProject", testListProject},

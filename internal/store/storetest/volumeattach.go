@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"testing"
+	"time"
 
 	"github.com/ingot-dev/ingot/internal/lifecycle"
 	"github.com/ingot-dev/ingot/internal/store"
@@ -44,5 +45,51 @@ func testVolumeAttachment(t *testing.T, st store.Store) {
 	}
 	if v, _ := st.GetVolume(ctx(t), "va-2"); v.AttachmentID != "att-2" || v.Status != store.VolumeError {
 		t.Fatalf("stranded volume after release: %+v", v)
+	}
+}
+
+// testAttachReserves: an UpdateServer that records an attach (a new OpGen
+// of kind attach_volume) holds its volume in the same write; a volume held
+// elsewhere (ErrVolumeInUse) or unknown (ErrNotFound) aborts it with
+// nothing written; a write that records no attach reserves nothing, and
+// a changed delete_on_termination reaches the registry.
+func testAttachReserves(t *testing.T, st store.Store) {
+	free := mustCreateVolume(t, st, "vr-free")
+	taken := mustCreateVolume(t, st, "vr-taken")
+	other := MinimalServer("sr-other", T0)
+	other.Spec.Volumes = []lifecycle.VolumeRef{{ID: "vr-taken", BootIndex: -1}}
+	mustCreate(t, st, other)
+	s := MinimalServer("sr", T0)
+	mustCreate(t, st, s)
+	attach := func(vol string) error {
+		_, err := st.UpdateServer(ctx(t), "sr", nil, func(s *lifecycle.Server) error {
+			s.Spec.Volumes = append(s.Spec.Volumes, lifecycle.VolumeRef{ID: vol, BootIndex: -1, DeleteOnTermination: true})
+			s.Op = lifecycle.Op{Kind: lifecycle.OpAttachVolume, VolumeID: vol}
+			s.OpGen++
+			s.UpdatedAt = T0.Add(time.Minute)
+			return nil
+		})
+		return err
+	}
+	wantErr(t, "attach of a held volume", attach("vr-taken"), store.ErrVolumeInUse)
+	wantErr(t, "attach of an unknown volume", attach("vr-nope"), store.ErrNotFound)
+	if got := mustGet(t, st, "sr"); got.OpGen != 0 || len(got.Spec.Volumes) != 0 {
+		t.Fatalf("a refused attach wrote the server: op %+v, volumes %+v", got.Op, got.Spec.Volumes)
+	}
+	requireVolume(t, st, held(taken, "sr-other", -1, false, other.CreatedAt))
+	if err := attach("vr-free"); err != nil {
+		t.Fatal(err)
+	}
+	requireVolume(t, st, held(free, "sr", -1, true, T0.Add(time.Minute)))
+	// A later write with the same Op records no new attach; one that
+	// changes a listed volume's delete_on_termination writes the registry's.
+	if _, err := st.UpdateServer(ctx(t), "sr", nil, func(s *lifecycle.Server) error {
+		s.Name, s.Spec.Volumes[0].DeleteOnTermination = "renamed", false
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := st.GetVolume(ctx(t), "vr-free"); err != nil || v.DeleteOnTermination || v.ServerID != "sr" {
+		t.Errorf("after the flag's change: %+v, %v", v, err)
 	}
 }
