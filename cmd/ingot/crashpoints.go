@@ -23,6 +23,11 @@ import (
 //	INGOT_CRASH_LOG=<file>          append every point reached to file, one a
 //	                                line (to learn a build's sequence of points)
 //
+// An interface attach reaches before:attach_interface, then (Neutron)
+// after:neutron-create-port — between Neutron's create and ingot's record —
+// and after:interface-bound, before Ironic's VIF attach; a detach
+// before:detach_interface and after:detach_interface.
+//
 // The kill happens inside the step hook, so nothing after the point — no
 // database write, no Ironic call — takes place, exactly as with kill -9.
 func crashStep() func(point string) {

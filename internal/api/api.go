@@ -98,6 +98,7 @@ func (s *Service) routes() {
 	s.servers.ConformanceRoutes()
 	s.servers.UsageRoutes()
 	s.servers.SubresourceRoutes()
+	s.servers.InterfaceRoutes()
 	s.servers.VolumeAttachmentRoutes()
 	s.servers.UpdateRoutes()
 	if s.Cfg.Cinder == nil {

@@ -224,7 +224,8 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	hosts := allowedHosts(cfg)
 	a.Handler = api.New(api.Config{
 		Store: st, Catalog: cat, Networks: nets, Neutron: neutronAPI, NetworkNames: netNames, SecurityGroupsAs: secGroups, Clock: opts.Clock, BuildTimeout: cfg.BuildTimeout,
-		Kick: a.kick, Nodes: ic.ListNodes, Logger: opts.Logger, Metrics: a.Metrics.Handler(),
+		InterfaceTimeout: cfg.InterfaceTimeout,
+		Kick:             a.kick, Nodes: ic.ListNodes, Logger: opts.Logger, Metrics: a.Metrics.Handler(),
 		RescueInterface: ic.NodeRescueInterface, DisableInstancePassword: !cfg.API.EnableInstancePassword,
 		Auth: ident.authn, AuthURL: ident.authURL, Policy: ident.policy, Quotas: QuotaLimits(cfg), Images: images,
 		PublicURL: cfg.API.PublicURL, TrustedProxies: cfg.TrustedProxyPrefixes(), Hosts: hosts.api,
@@ -411,6 +412,7 @@ func LifecycleConfig(c config.Config) lifecycle.Config {
 		PowerTimeout:     c.PowerTimeout,
 		RebuildTimeout:   c.RebuildTimeout,
 		RescueTimeout:    c.RescueTimeout,
+		InterfaceTimeout: c.InterfaceTimeout,
 		VolumeTimeout:    c.VolumeTimeout,
 	}
 }

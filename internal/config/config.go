@@ -54,6 +54,7 @@ type Config struct {
 	PowerTimeout     time.Duration `yaml:"power_timeout"`
 	RebuildTimeout   time.Duration `yaml:"rebuild_timeout"`
 	RescueTimeout    time.Duration `yaml:"rescue_timeout"`
+	InterfaceTimeout time.Duration `yaml:"interface_timeout"`
 	VolumeTimeout    time.Duration `yaml:"volume_timeout"`
 	MaxAttempts      int           `yaml:"max_attempts"`
 	Workers          int           `yaml:"workers"`
@@ -190,6 +191,7 @@ func Default() Config {
 		PowerTimeout:     lc.PowerTimeout,
 		RebuildTimeout:   lc.RebuildTimeout,
 		RescueTimeout:    lc.RescueTimeout,
+		InterfaceTimeout: lc.InterfaceTimeout,
 		VolumeTimeout:    lc.VolumeTimeout,
 		MaxAttempts:      lc.MaxAttempts,
 		Workers:          32,
@@ -289,7 +291,7 @@ func (c *Config) Normalize() error {
 	positive := map[string]time.Duration{"poll_interval": c.PollInterval, "fast_poll_interval": c.FastPollInterval, "drift_interval": c.DriftInterval,
 		"build_timeout": c.BuildTimeout, "delete_timeout": c.DeleteTimeout, "maintenance_grace": c.MaintenanceGrace, "ironic.timeout": c.Ironic.Timeout,
 		"reboot_timeout": c.RebootTimeout, "power_timeout": c.PowerTimeout, "rebuild_timeout": c.RebuildTimeout,
-		"rescue_timeout": c.RescueTimeout, "volume_timeout": c.VolumeTimeout}
+		"rescue_timeout": c.RescueTimeout, "interface_timeout": c.InterfaceTimeout, "volume_timeout": c.VolumeTimeout}
 	if c.CapacityWait < 0 {
 		bad("capacity_wait", "must not be negative (0 turns the wait off), got %s", c.CapacityWait)
 	}

@@ -51,6 +51,13 @@ const (
 	KindRescue
 	// KindUnrescue: ask Ironic to take Server.NodeID out of rescue.
 	KindUnrescue
+	// KindAttachInterface: allocate the port of Op.Network (recorded before
+	// any outside create), bind it to a free Ironic port of Server.NodeID
+	// and attach its VIF there.
+	KindAttachInterface
+	// KindDetachInterface: detach the VIF of the port on Op.Network from
+	// Server.NodeID, then free the port.
+	KindDetachInterface
 	// KindAttachVolume: attach Op.VolumeID to Server.NodeID after the build:
 	// the node's connector, the Cinder attachment (Cinder backend), the
 	// volume target, the attachment completed. Idempotent.
@@ -63,7 +70,7 @@ const (
 
 var kindNames = [...]string{"wait", "save", "schedule", "reserve", "network", "deploy", "undeploy", "unreserve", "free_ports",
 	"attach_volumes", "detach_volumes", "release_volumes", "reboot", "power_off", "power_on", "rebuild", "rescue", "unrescue",
-	"attach_volume", "detach_volume"}
+	"attach_interface", "detach_interface", "attach_volume", "detach_volume"}
 
 func (k Kind) String() string { return enumName(kindNames[:], int(k), "kind") }
 

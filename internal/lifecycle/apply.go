@@ -135,6 +135,8 @@ func Apply(s *Server, a Action, r Result, now time.Time, cfg Config) Applied {
 		return applyOp(s, a, r, now)
 	case KindReboot, KindPowerOff, KindRebuild, KindRescue, KindUnrescue:
 		return applyOp(s, a, r, now)
+	case KindAttachInterface, KindDetachInterface:
+		return applyInterface(s, a, r, now, cfg)
 	case KindAttachVolume, KindDetachVolume:
 		return applyVolumeOp(s, a, r, now, cfg)
 	case KindFreePorts:

@@ -20,7 +20,10 @@ type Config struct {
 	PowerTimeout   time.Duration // stop and start
 	RebuildTimeout time.Duration
 	RescueTimeout  time.Duration // rescue and unrescue
-	VolumeTimeout  time.Duration // a volume attach or detach after the build
+	// InterfaceTimeout bounds an interface attach or detach (and, after
+	// it, the roll-back of an attach that failed).
+	InterfaceTimeout time.Duration
+	VolumeTimeout    time.Duration // a volume attach or detach after the build
 }
 
 // DefaultConfig is what ingot runs with unless configured otherwise.
@@ -35,6 +38,7 @@ func DefaultConfig() Config {
 		PowerTimeout:     5 * time.Minute,
 		RebuildTimeout:   60 * time.Minute,
 		RescueTimeout:    30 * time.Minute,
+		InterfaceTimeout: 2 * time.Minute,
 		VolumeTimeout:    5 * time.Minute,
 	}
 }
@@ -116,6 +120,8 @@ func Decide(in Input, cfg Config) Action {
 	case PhaseRebooting, PhasePoweringOff, PhasePoweringOn, PhaseRebuilding, PhaseRescuing, PhaseUnrescuing,
 		PhaseAttachingVolume, PhaseDetachingVolume:
 		return decideOp(in, cfg)
+	case PhaseAttachingInterface, PhaseDetachingInterface:
+		return decideInterface(in, cfg)
 	case PhaseReleasing:
 		if s.NodeID != "" || s.PortsAllocated {
 			return decideRelease(in)

@@ -16,6 +16,8 @@ func (c Config) timeout(k OpKind) time.Duration {
 		v, def = c.PowerTimeout, d.PowerTimeout
 	case OpRebuild:
 		v, def = c.RebuildTimeout, d.RebuildTimeout
+	case OpAttachInterface, OpDetachInterface:
+		v, def = c.InterfaceTimeout, d.InterfaceTimeout
 	case OpAttachVolume, OpDetachVolume:
 		v, def = c.VolumeTimeout, d.VolumeTimeout
 	}
@@ -39,6 +41,9 @@ func decideUp(in Input, cfg Config) Action {
 	}
 	if !v.Observed() {
 		return wait("node not observed")
+	}
+	if a, ok := backgroundDetach(in); ok {
+		return a
 	}
 	return powerSync(in)
 }
@@ -167,15 +172,8 @@ func decideOp(in Input, cfg Config) Action {
 		}
 		return opFinished(in, restingPhase(s, v), ResultError, why)
 	}
-	switch {
-	case !v.Observed():
-		// Never act on a node not seen this tick: it may no longer be ours (I7).
-		return wait("node not observed")
-	case v.State == NodeGone:
-		return opFailed(in, ReasonNodeDeleted, fmt.Sprintf("node %s was deleted during the %s", s.NodeID, s.Op.Kind))
-	case v.Holder != HeldByUs:
-		reason, msg := lostReason(s, v)
-		return opFailed(in, reason, msg+" during the "+string(s.Op.Kind))
+	if a, ok := opNodeNotOurs(in); ok {
+		return a
 	}
 	// From here on the node is observed and ours.
 	switch s.Phase {
@@ -195,6 +193,23 @@ func decideOp(in Input, cfg Config) Action {
 		return decideVolumeOp(in)
 	}
 	return wait("unknown operation phase " + string(s.Phase))
+}
+
+// opNodeNotOurs stops an operation in progress unless Ironic shows its
+// node as ours this tick: a wait when unobserved (it may no longer be
+// ours, I7), ERROR when gone or someone else's.
+func opNodeNotOurs(in Input) (Action, bool) {
+	s, v := in.Server, in.Node
+	switch {
+	case !v.Observed():
+		return wait("node not observed"), true
+	case v.State == NodeGone:
+		return opFailed(in, ReasonNodeDeleted, fmt.Sprintf("node %s was deleted during the %s", s.NodeID, s.Op.Kind)), true
+	case v.Holder != HeldByUs:
+		reason, msg := lostReason(s, v)
+		return opFailed(in, reason, msg+" during the "+string(s.Op.Kind)), true
+	}
+	return Action{}, false
 }
 
 // decidePower sends a power change once and waits for the node to show it.

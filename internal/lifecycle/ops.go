@@ -35,6 +35,15 @@ type Op struct {
 	RescuePassword string `json:"rescue_password,omitempty"`
 	// ResetTo is the state an OpReset sets: ResetError or ResetActive.
 	ResetTo string `json:"reset_to,omitempty"`
+	// Network is the network of the port an interface attach or detach
+	// is about; FixedIP the address and UserPort the user's own port an
+	// attach asks for there (interfaces.go).
+	Network  string `json:"network,omitempty"`
+	FixedIP  string `json:"fixed_ip,omitempty"`
+	UserPort string `json:"user_port,omitempty"`
+	// Port is the id of the port row an interface operation is about (an
+	// attach makes its row with it, so that a retry finds it).
+	Port string `json:"port,omitempty"`
 	// VolumeID is the volume an attach or detach is of.
 	VolumeID string `json:"volume_id,omitempty"`
 }

@@ -109,7 +109,7 @@ func (m *model) exec(s *Server, a Action) Result {
 	n := m.nodes[s.NodeID]
 	switch a.Kind {
 	case KindNetwork, KindAttachVolumes, KindDeploy, KindUndeploy, KindReboot, KindPowerOn, KindPowerOff, KindRebuild, KindRescue, KindUnrescue,
-		KindAttachVolume, KindDetachVolume:
+		KindAttachInterface, KindDetachInterface, KindAttachVolume, KindDetachVolume:
 		if n != nil && n.inst != s.ID {
 			m.violation = fmt.Sprintf("I7: %v on node %s, which carries %q", a.Kind, s.NodeID, n.inst)
 		}
@@ -216,6 +216,18 @@ func (m *model) exec(s *Server, a Action) Result {
 		n.state, n.target, n.power = "deploying", "active", "power on"
 		n.until = m.now.Add(time.Duration(5+m.rng.IntN(60)) * time.Second)
 		n.lockedUntil = n.until
+	case KindAttachInterface:
+		if n == nil {
+			return Result{Outcome: Gone}
+		}
+		m.ports++ // the port is made (and recorded) before the VIF attach
+		if m.rng.IntN(3) == 0 {
+			return Result{Outcome: Rejected, Message: "no free Ironic port"}
+		}
+	case KindDetachInterface:
+		if m.ports > 0 {
+			m.ports--
+		}
 	case KindRescue, KindUnrescue:
 		if n == nil {
 			return Result{Outcome: Gone}
@@ -344,7 +356,8 @@ func TestConvergesFromAnySchedule(t *testing.T) {
 				s.Desired, s.DeleteRequestedAt, s.DeleteRequestID = DesiredDeleted, m.now, "req-d"
 			}
 			if step < 400 && m.rng.IntN(10) == 0 { // the user asks for a day-2 operation, as the API would
-				kinds := []OpKind{OpReboot, OpStop, OpStart, OpRebuild, OpRescue, OpUnrescue, OpReset, OpAttachVolume, OpDetachVolume}
+				kinds := []OpKind{OpReboot, OpStop, OpStart, OpRebuild, OpRescue, OpUnrescue, OpReset, OpAttachInterface, OpDetachInterface,
+					OpAttachVolume, OpDetachVolume}
 				k, hard := kinds[m.rng.IntN(len(kinds))], m.rng.IntN(2) == 0
 				to := []string{ResetError, ResetActive}[m.rng.IntN(2)]
 				ok := Allowed(s, k, hard) == nil

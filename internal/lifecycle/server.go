@@ -80,7 +80,8 @@ func (p Phase) Up() bool {
 // phases are all the phases, in the order a build and its day-2 life meet them.
 var phases = [...]Phase{PhasePending, PhaseReserving, PhaseNetworking, PhaseVolumes, PhaseDeploying, PhaseActive,
 	PhaseStopped, PhaseRescued, PhaseRebooting, PhasePoweringOff, PhasePoweringOn, PhaseRebuilding, PhaseRescuing,
-	PhaseUnrescuing, PhaseAttachingVolume, PhaseDetachingVolume, PhaseReleasing, PhaseError, PhaseDeleting, PhaseDeleted}
+	PhaseUnrescuing, PhaseAttachingInterface, PhaseDetachingInterface, PhaseAttachingVolume, PhaseDetachingVolume, PhaseReleasing,
+	PhaseError, PhaseDeleting, PhaseDeleted}
 
 // Valid reports whether p is a known phase.
 func (p Phase) Valid() bool { return slices.Contains(phases[:], p) }
@@ -333,6 +334,19 @@ type Server struct {
 	OpSent bool
 	// OpFallback: a soft reboot was refused; the reboot goes on hard.
 	OpFallback bool
+	// Nets is the networks the server's ports are on once an interface
+	// was attached or detached (NetsSet); before that, Spec.Networks.
+	// Read it through Networks.
+	Nets    []string
+	NetsSet bool
+	// Detaching are the ports (row ids) an interface detach (or the
+	// roll-back of an attach) did not free by its deadline: freed in the
+	// background while the server is at rest.
+	Detaching []string
+	// OpFault is why the last operation failed without sending the server
+	// to ERROR (an interface attach rolled back), for the API that waits on
+	// it; cleared when the next operation starts.
+	OpFault *Fault
 	// StopAfterRebuild: the rebuild started from stopped, so the node is
 	// powered off again once it is redeployed (as Nova does).
 	StopAfterRebuild bool
@@ -383,7 +397,7 @@ func (s *Server) NeedsWork() bool {
 	}
 	if s.Phase.Up() || s.HeldInError() {
 		// Watched for drift on its own cadence (the reconciler's drift check).
-		return s.OpPending()
+		return s.OpPending() || (s.Phase.Up() && len(s.Detaching) > 0)
 	}
 	return s.Holds() || (s.Phase == PhaseError && s.OpPending())
 }
@@ -392,6 +406,8 @@ func (s *Server) NeedsWork() bool {
 func (s *Server) Clone() *Server {
 	c := *s
 	c.Spec.Networks = slices.Clone(s.Spec.Networks)
+	c.Nets = slices.Clone(s.Nets)
+	c.Detaching = slices.Clone(s.Detaching)
 	c.Spec.FixedIPs = maps.Clone(s.Spec.FixedIPs)
 	c.Spec.UserPorts = maps.Clone(s.Spec.UserPorts)
 	c.Spec.Volumes = slices.Clone(s.Spec.Volumes)
@@ -410,6 +426,10 @@ func (s *Server) Clone() *Server {
 	if s.Fault != nil {
 		f := *s.Fault
 		c.Fault = &f
+	}
+	if s.OpFault != nil {
+		f := *s.OpFault
+		c.OpFault = &f
 	}
 	return &c
 }

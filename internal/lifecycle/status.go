@@ -124,6 +124,10 @@ func novaDay2(s *Server) (NovaState, bool) {
 		op, _ := opIn(s.Phase)
 		st.VMState, st.TaskState = string(op.from[0]), op.task
 		st.Status = vmStatus[st.VMState]
+	case PhaseAttachingInterface, PhaseDetachingInterface:
+		// Nova's interface attach and detach leave task_state alone.
+		st.VMState = string(volumeOpFrom(s))
+		st.Status = vmStatus[st.VMState]
 	case PhaseAttachingVolume, PhaseDetachingVolume:
 		// Nova sets no task_state for a volume attach or detach.
 		st.VMState = string(volumeOpFrom(s))
@@ -217,7 +221,7 @@ func buildStatusIndex() statusIndex {
 						s.Desired = DesiredDeleted
 					}
 					if flags&32 != 0 {
-						s.PowerSeen = PowerOff // a volume operation shows the phase it rests in
+						s.PowerSeen = PowerOff // an interface or volume operation shows the phase it rests in
 					}
 					if op.Kind != "" {
 						s.OpGen = 1

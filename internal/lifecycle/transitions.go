@@ -225,8 +225,10 @@ func toOp(s *Server, p Phase, now, deadline time.Time) *Server {
 	n := toPhase(s, p, now)
 	n.Fault = nil // a rebuild from a reset-to-error server leaves that fault behind
 	n.Deadline = deadline
-	n.OpSent, n.OpFallback = false, false
+	n.OpSent, n.OpFallback, n.OpFault = false, false, nil
 	n.StopAfterRebuild = s.Op.Kind == OpRebuild && s.Phase == PhaseStopped
+	// Record before act: an interface attach may make a port.
+	n.PortsAllocated = n.PortsAllocated || s.Op.Kind == OpAttachInterface
 	// Record before act: an attach's target may exist from here on.
 	n.VolumesOnNode = n.VolumesOnNode || s.Op.Kind == OpAttachVolume
 	return n

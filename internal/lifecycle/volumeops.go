@@ -14,8 +14,9 @@ import (
 // so nothing is left half-made. Ironic attaches a node's volume targets at
 // power-on: the machine sees the volume from its next boot.
 
-// volumeOpFrom is the resting phase a volume operation started from and
-// goes back to: attaching or detaching changes nothing of the power.
+// volumeOpFrom is the resting phase a volume (or interface) operation
+// started from and goes back to: attaching or detaching changes nothing of
+// the power.
 func volumeOpFrom(s *Server) Phase {
 	if s.PowerSeen == PowerOff {
 		return PhaseStopped

@@ -115,11 +115,18 @@ func NewIPAM(st store.Store, nets Networks) *IPAM {
 // networkID may be a network's id or name. ErrUnknownNetwork,
 // ErrPoolExhausted, or the store's error.
 func (m *IPAM) Allocate(ctx context.Context, serverID, networkID string) (store.Port, error) {
+	return m.AllocateSlot(ctx, serverID, networkID, "")
+}
+
+// AllocateSlot is Allocate of the server's port on the network in slot
+// (store.Port.Slot): "" is the one port of a build's network; any other
+// slot is also the new port's id.
+func (m *IPAM) AllocateSlot(ctx context.Context, serverID, networkID, slot string) (store.Port, error) {
 	n, ok := m.nets.Lookup(networkID)
 	if !ok {
 		return store.Port{}, fmt.Errorf("%w: %s", ErrUnknownNetwork, networkID)
 	}
-	if p, ok, err := m.existing(ctx, serverID, n.ID); err != nil || ok {
+	if p, ok, err := m.existing(ctx, serverID, n.ID, slot); err != nil || ok {
 		return p, err
 	}
 	pl, err := m.pool(ctx, n)
@@ -140,9 +147,12 @@ func (m *IPAM) Allocate(ctx context.Context, serverID, networkID string) (store.
 			reloaded = true
 			continue
 		}
-		id := uuid.NewString()
+		id := slot
+		if id == "" {
+			id = uuid.NewString()
+		}
 		p := store.Port{ID: id, ServerID: serverID, NetworkID: n.ID, IP: pl.addr(i).String(), MAC: MAC(id),
-			CreatedAt: m.now().UTC()}
+			CreatedAt: m.now().UTC(), Slot: slot}
 		err := m.st.CreatePort(ctx, p)
 		switch {
 		case err == nil:
@@ -153,7 +163,7 @@ func (m *IPAM) Allocate(ctx context.Context, serverID, networkID string) (store.
 		case errors.Is(err, store.ErrExists):
 			// A concurrent Allocate for this server and network won.
 			pl.settle(i, false)
-			if p, ok, err2 := m.existing(ctx, serverID, n.ID); err2 != nil || ok {
+			if p, ok, err2 := m.existing(ctx, serverID, n.ID, slot); err2 != nil || ok {
 				return p, err2
 			}
 			return store.Port{}, err
@@ -164,13 +174,13 @@ func (m *IPAM) Allocate(ctx context.Context, serverID, networkID string) (store.
 	}
 }
 
-func (m *IPAM) existing(ctx context.Context, serverID, networkID string) (store.Port, bool, error) {
+func (m *IPAM) existing(ctx context.Context, serverID, networkID, slot string) (store.Port, bool, error) {
 	ports, err := m.st.Ports(ctx, serverID)
 	if err != nil {
 		return store.Port{}, false, err
 	}
 	for _, p := range ports {
-		if p.NetworkID == networkID {
+		if p.NetworkID == networkID && p.Slot == slot {
 			return p, true, nil
 		}
 	}

@@ -117,19 +117,24 @@ func (b *Backend) Allocate(ctx context.Context, s *lifecycle.Server, networkID s
 	return row, nil
 }
 
-// row is the server's row on the network, written when there is none.
+// row is the server's row on the network (in the slot being made, see
+// lifecycle.Server.PortSlot), written when there is none.
 func (b *Backend) row(ctx context.Context, s *lifecycle.Server, networkID string) (store.Port, error) {
 	for attempt := 0; attempt < 2; attempt++ {
 		ports, err := b.st.Ports(ctx, s.ID)
 		if err != nil {
 			return store.Port{}, err
 		}
+		slot := s.PortSlot(networkID)
 		for _, p := range ports {
-			if p.NetworkID == networkID {
+			if p.NetworkID == networkID && p.Slot == slot {
 				return p, nil
 			}
 		}
-		row := store.Port{ID: uuid.NewString(), ServerID: s.ID, NetworkID: networkID}
+		row := store.Port{ID: uuid.NewString(), ServerID: s.ID, NetworkID: networkID, Slot: slot}
+		if slot != "" {
+			row.ID = slot // an attached interface's port: its id is the slot
+		}
 		if id := s.Spec.UserPorts[networkID]; id != "" {
 			row.NeutronID, row.UserPort = id, true
 		}

@@ -62,6 +62,9 @@ const (
 	SecurityGroupsRemove   = "os_compute_api:os-security-groups:remove"
 	IPsIndex               = "os_compute_api:ips:index"
 	InterfacesList         = "os_compute_api:os-attach-interfaces:list"
+	InterfacesShow         = "os_compute_api:os-attach-interfaces:show"
+	InterfacesCreate       = "os_compute_api:os-attach-interfaces:create"
+	InterfacesDelete       = "os_compute_api:os-attach-interfaces:delete"
 	ServerTagsIndex        = "os_compute_api:os-server-tags:index"
 	ServerTagsShow         = "os_compute_api:os-server-tags:show"
 	ServerTagsUpdate       = "os_compute_api:os-server-tags:update"
@@ -226,6 +229,9 @@ var Defaults = []Rule{
 	{SecurityGroupsRemove, ProjectMemberOrAdmin, "Remove a security group from a server's ports (removeSecurityGroup)."},
 	{IPsIndex, ProjectReaderOrAdmin, "List a server's addresses."},
 	{InterfacesList, ProjectReaderOrAdmin, "List a server's interfaces."},
+	{InterfacesShow, ProjectReaderOrAdmin, "Show one interface of a server."},
+	{InterfacesCreate, ProjectMemberOrAdmin, "Attach an interface to a server (Ironic's VIF attach)."},
+	{InterfacesDelete, ProjectMemberOrAdmin, "Detach an interface from a server (Ironic's VIF detach)."},
 	{ServerTagsIndex, ProjectReaderOrAdmin, "List a server's tags."},
 	{ServerTagsShow, ProjectReaderOrAdmin, "Check one tag of a server."},
 	{ServerTagsUpdate, ProjectMemberOrAdmin, "Add one tag to a server."},

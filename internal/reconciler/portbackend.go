@@ -34,7 +34,7 @@ type embeddedPorts struct {
 }
 
 func (e embeddedPorts) Allocate(ctx context.Context, s *lifecycle.Server, networkID string) (store.Port, error) {
-	return e.ipam.Allocate(ctx, s.ID, networkID)
+	return e.ipam.AllocateSlot(ctx, s.ID, networkID, s.PortSlot(networkID))
 }
 
 func (e embeddedPorts) Free(ctx context.Context, p store.Port) error { return e.ipam.Free(ctx, p.ID) }

@@ -307,6 +307,10 @@ func (r *Reconciler) execute(ctx context.Context, s *lifecycle.Server, a lifecyc
 		return resultOf(r.ironic.Rescue(ctx, s.NodeID, s.Op.RescuePassword)), nil
 	case lifecycle.KindUnrescue:
 		return resultOf(r.ironic.Unrescue(ctx, s.NodeID)), nil
+	case lifecycle.KindAttachInterface:
+		return r.attachInterface(ctx, s), nil
+	case lifecycle.KindDetachInterface:
+		return r.detachInterface(ctx, s), nil
 	}
 	return lifecycle.Result{Outcome: lifecycle.Transient, Message: "unknown action " + a.Kind.String()}, nil
 }

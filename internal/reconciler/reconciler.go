@@ -59,7 +59,7 @@ type Scheduler interface {
 
 // IPAM allocates ports (implemented by *network.IPAM).
 type IPAM interface {
-	Allocate(ctx context.Context, serverID, networkID string) (store.Port, error)
+	AllocateSlot(ctx context.Context, serverID, networkID, slot string) (store.Port, error)
 	Free(ctx context.Context, portID string) error
 }
 

@@ -71,6 +71,10 @@ type Port struct {
 	// UserPort: a user's pre-created Neutron port (networks: [{port: …}]),
 	// released when the server goes, never deleted.
 	UserPort bool
+	// Slot tells a server's ports on one network apart: "" for the port of
+	// a network the build asked for (one each), the port's own id for an
+	// interface attached later (lifecycle.Server.PortSlot).
+	Slot string
 }
 
 // VIF is the id Ironic knows the port's VIF by: Neutron's port id, or

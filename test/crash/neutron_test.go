@@ -24,12 +24,7 @@ import (
 // and deleted at once has its port found and deleted. Neutron's port count
 // is the same before and after.
 func TestKill9AfterNeutronCreate(t *testing.T) {
-	ks := keystonetest.Start(t)
-	n := neutrontest.Start(t, ks)
-	tenant := n.CreateNetwork(t, neutrontest.NetworkOptions{Name: "tenant", Shared: true})
-	n.CreateSubnet(t, neutrontest.SubnetOptions{NetworkID: tenant.ID, CIDR: "192.0.2.0/24"})
-	ir, nodes := simSide(t, 2, "bm")
-	member := ks.Token(t, "member-a")
+	ks, n, tenant, ir, nodes, member := neutronCrashWorld(t)
 	before := n.PortCount(t, "")
 	point := neutronports.PointCreated + ":1"
 
@@ -53,10 +48,7 @@ func TestKill9AfterNeutronCreate(t *testing.T) {
 			}
 			neutronCall(t, in, member, "DELETE", "/v2.1/servers/"+id, nil, nil, http.StatusNoContent)
 		}
-		poll.Until(t, time.Minute, id+" gone", func() (bool, string) {
-			code := neutronCall(t, in, member, "GET", "/v2.1/servers/"+id, nil, nil, 0)
-			return code == http.StatusNotFound && n.PortCount(t, "device_id="+id) == 0, fmt.Sprint(code)
-		})
+		waitNeutronGone(t, in, n, member, id)
 		in.checkReleased(id)
 	}
 	after := n.PortCount(t, "")
@@ -64,6 +56,29 @@ func TestKill9AfterNeutronCreate(t *testing.T) {
 	if after != before {
 		t.Errorf("Neutron ports %d after, want %d", after, before)
 	}
+}
+
+// waitNeutronGone waits for the server's 404 and for Neutron to hold no
+// port of it.
+func waitNeutronGone(t *testing.T, in *ingot, n *neutrontest.Env, member, id string) {
+	t.Helper()
+	poll.Until(t, time.Minute, id+" gone", func() (bool, string) {
+		code := neutronCall(t, in, member, "GET", "/v2.1/servers/"+id, nil, nil, 0)
+		return code == http.StatusNotFound && n.PortCount(t, "device_id="+id) == 0, fmt.Sprint(code)
+	})
+}
+
+// neutronCrashWorld is Keystone, a real neutron-server with one shared
+// network and its subnet, and two simulated nodes; member is member-a's
+// token.
+func neutronCrashWorld(t *testing.T) (ks *keystonetest.Env, n *neutrontest.Env, tenant neutrontest.Network, ir *ironicSide, nodes []string, member string) {
+	t.Helper()
+	ks = keystonetest.Start(t)
+	n = neutrontest.Start(t, ks)
+	tenant = n.CreateNetwork(t, neutrontest.NetworkOptions{Name: "tenant", Shared: true})
+	n.CreateSubnet(t, neutrontest.SubnetOptions{NetworkID: tenant.ID, CIDR: "192.0.2.0/24"})
+	ir, nodes = simSide(t, 2, "bm")
+	return ks, n, tenant, ir, nodes, ks.Token(t, "member-a")
 }
 
 // newNeutronIngot is newIngot's service with its ports in Neutron.

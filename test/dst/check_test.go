@@ -140,8 +140,8 @@ func (w *world) checkFinal() {
 		}
 		if s.Phase.Up() || s.HeldInError() { // an admin's reset to error keeps the machine
 			live[id] = s
-			if len(ports) != len(s.Spec.Networks) {
-				w.violate("active %s has %d ports, want %d", name, len(ports), len(s.Spec.Networks))
+			if len(ports) != len(s.Networks()) {
+				w.violate("active %s has %d ports, want %d", name, len(ports), len(s.Networks()))
 			}
 			for _, p := range ports {
 				if p.VIFNode != s.NodeID {

@@ -200,9 +200,27 @@ func evOperation(ctx context.Context, w *world) (string, error) {
 	}
 	id := live[w.rng.IntN(len(live))]
 	kinds := []lifecycle.OpKind{lifecycle.OpReboot, lifecycle.OpStop, lifecycle.OpStart, lifecycle.OpRebuild,
-		lifecycle.OpRescue, lifecycle.OpUnrescue, lifecycle.OpReset, lifecycle.OpAttachVolume, lifecycle.OpDetachVolume}
+		lifecycle.OpRescue, lifecycle.OpUnrescue, lifecycle.OpReset, lifecycle.OpAttachInterface, lifecycle.OpDetachInterface,
+		lifecycle.OpAttachVolume, lifecycle.OpDetachVolume}
 	k, hard := kinds[w.rng.IntN(len(kinds))], w.rng.IntN(2) == 0
 	to := []string{lifecycle.ResetError, lifecycle.ResetActive}[w.rng.IntN(2)]
+	network, port := "", ""
+	if k == lifecycle.OpAttachInterface || k == lifecycle.OpDetachInterface {
+		// As the API: an attach makes a port with a new id (a second one
+		// on the network too); a detach names one the server has.
+		network, port = w.networkID(), fmt.Sprintf("%08x-0000-4000-8000-%012x", w.rng.Uint32(), w.rng.Uint64()&(1<<48-1))
+		if k == lifecycle.OpDetachInterface {
+			ports, err := w.st.Ports(ctx, id)
+			if err != nil {
+				return "", fmt.Errorf("ports of %s: %w", w.sname(id), err)
+			}
+			if len(ports) == 0 {
+				return fmt.Sprintf("%s %s refused", k, w.sname(id)), nil
+			}
+			p := ports[w.rng.IntN(len(ports))]
+			network, port = p.NetworkID, p.ID
+		}
+	}
 	now := w.clk.Now().UTC()
 	req := fmt.Sprintf("req-%s-%d", k, w.hooks)
 	act := &store.ActionRecord{RequestID: req, Action: string(k), StartTime: now}
@@ -219,7 +237,7 @@ func evOperation(ctx context.Context, w *world) (string, error) {
 		} else if lifecycle.Allowed(s, k, hard) != nil {
 			return refused
 		}
-		s.Op = lifecycle.Op{Kind: k, Hard: hard, RequestID: req, At: now, RescuePassword: "pw", ResetTo: to, VolumeID: vol}
+		s.Op = lifecycle.Op{Kind: k, Hard: hard, RequestID: req, At: now, RescuePassword: "pw", ResetTo: to, Network: network, Port: port, VolumeID: vol}
 		if k == lifecycle.OpAttachVolume { // listed and held in this write, as the API does
 			s.Spec.Volumes = append(slices.DeleteFunc(s.Spec.Volumes, func(r lifecycle.VolumeRef) bool { return r.ID == vol }),
 				lifecycle.VolumeRef{ID: vol, BootIndex: -1})

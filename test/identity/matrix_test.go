@@ -185,6 +185,11 @@ func attacks(v victim) map[string][]attempt {
 		"GET /v2.1/v2.0/quotas/{project}":                 {get("/v2.1/v2.0/quotas/" + a)},
 		"GET /network/v2.0/quotas/{project}":              {get("/network/v2.0/quotas/" + a)},
 	}
+	// os-interface attach, show and detach.
+	out["POST /v2.1/servers/{id}/os-interface"] = []attempt{{method: "POST", path: "/v2.1/servers/" + v.server + "/os-interface",
+		body: map[string]any{"interfaceAttachment": map[string]any{}}, write: true}}
+	out["GET /v2.1/servers/{id}/os-interface/{port}"] = []attempt{get("/v2.1/servers/" + v.server + "/os-interface/" + v.port)}
+	out["DELETE /v2.1/servers/{id}/os-interface/{port}"] = []attempt{{method: "DELETE", path: "/v2.1/servers/" + v.server + "/os-interface/" + v.port, write: true}}
 	for route, more := range adminAttacks(v) {
 		out[route] = append(out[route], more...)
 	}

@@ -84,8 +84,9 @@ func (w *world) ingot(t *testing.T, rc string) *stack {
 	return w.ingotOn(t, rc, filepath.Join(t.TempDir(), "ingot.db"), app.Options{})
 }
 
-// ingotOn is ingot on database db with the app's options (a step hook).
-func (w *world) ingotOn(t *testing.T, rc, db string, opts app.Options) *stack {
+// ingotOn is ingot on database db with the app's options (a step hook),
+// its configuration changed by edit.
+func (w *world) ingotOn(t *testing.T, rc, db string, opts app.Options, edit ...func(*config.Config)) *stack {
 	t.Helper()
 	cfg := config.Default()
 	cfg.Database = db
@@ -106,6 +107,9 @@ func (w *world) ingotOn(t *testing.T, rc, db string, opts app.Options) *stack {
 	cfg.Auth.Keystone.ProjectName = "service"
 	cfg.Volume.Backend = config.VolumeCinder
 	cfg.Volume.Cinder.URL = w.cinderURL
+	for _, e := range edit {
+		e(&cfg)
+	}
 	if err := cfg.Normalize(); err != nil {
 		t.Fatal(err)
 	}

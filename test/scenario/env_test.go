@@ -43,6 +43,7 @@ type envOpts struct {
 	rescueIface  string // "" = no-rescue
 	cidr         string
 	callback     time.Duration
+	ports        int // Ironic ports per node (0: 4)
 	// configure, if set, changes the configuration before ingot starts.
 	configure func(*config.Config)
 }
@@ -89,11 +90,14 @@ func newEnv(t *testing.T, o envOpts) *env {
 	if o.cidr == "" {
 		o.cidr = "10.0.0.0/24"
 	}
+	if o.ports == 0 {
+		o.ports = 4
+	}
 	sim := ironicsim.New(ironicsim.Options{DeployTime: o.deployTime, UndeployTime: o.undeployTime,
 		CallbackTimeout: o.callback, VIFMode: ironicsim.VIFModeStore, Seed: 1,
 		// As the real Ironic, keep the lock a moment after a deploy settles.
 		LockLinger: 50 * time.Millisecond})
-	nodes := sim.AddNodes(o.nodes, ironicsim.NodeSpec{ResourceClass: rc, Ports: 4, DeployInterface: o.deployIface, RescueInterface: o.rescueIface})
+	nodes := sim.AddNodes(o.nodes, ironicsim.NodeSpec{ResourceClass: rc, Ports: o.ports, DeployInterface: o.deployIface, RescueInterface: o.rescueIface})
 	gate := &gate{next: sim.Handler()}
 	ironS := httptest.NewServer(gate)
 	t.Cleanup(ironS.Close)
@@ -204,8 +208,8 @@ func (e *env) checkInvariants(ids ...string) {
 		}
 		if s.Phase.Up() || s.HeldInError() {
 			live[id] = s
-			if len(ports) != len(s.Spec.Networks) {
-				e.t.Errorf("active server %s has %d ports, want %d", id, len(ports), len(s.Spec.Networks))
+			if len(ports) != len(s.Networks()) {
+				e.t.Errorf("active server %s has %d ports, want %d", id, len(ports), len(s.Networks()))
 			}
 			continue
 		}

@@ -46,6 +46,9 @@ type Config struct {
 	Clock            clock.Clock // nil: the wall clock
 	// BuildTimeout sets a new server's deadline (0: the lifecycle's default).
 	BuildTimeout time.Duration
+	// InterfaceTimeout bounds an interface attach, which the API waits
+	// for as Nova's does (0: the lifecycle's default).
+	InterfaceTimeout time.Duration
 	// Kick wakes the reconciler after a committed write, naming the
 	// servers written (each one's work item is due at once); it is called
 	// in the request, so it must not block. May be nil.

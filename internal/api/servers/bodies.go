@@ -60,7 +60,7 @@ type basicAddress struct {
 }
 
 type interfacesBody struct {
-	InterfaceAttachments []interfaceAttachment `json:"interfaceAttachments"`
+	InterfaceAttachments []any `json:"interfaceAttachments"` // interfaceAttachment, taggedInterface from 2.70
 }
 
 type interfaceAttachment struct {

@@ -86,6 +86,10 @@ type opRequest struct {
 	// change, if set, makes the request's other changes on the fresh
 	// record (a rebuild's Spec and name).
 	change func(*lifecycle.Server)
+	// network is an interface attach's or detach's network; fixedIP
+	// and userPort what an attach asks for there; port the id of the
+	// attach's port row, or the row a detach frees.
+	network, fixedIP, userPort, port string
 }
 
 // checkOp is what a request must pass on the server, before and again
@@ -123,7 +127,7 @@ func (s *Service) recordOp(r *core.Request, sv *lifecycle.Server, op opRequest) 
 			op.change(cur)
 		}
 		cur.Op = lifecycle.Op{Kind: op.kind, Hard: op.hard, RequestID: r.ID, At: now, RescuePassword: op.password, ResetTo: op.resetTo,
-			VolumeID: op.volumeID}
+			Network: op.network, FixedIP: op.fixedIP, UserPort: op.userPort, Port: op.port, VolumeID: op.volumeID}
 		cur.OpGen++
 		cur.UpdatedAt = now
 		return nil

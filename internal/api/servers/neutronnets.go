@@ -227,15 +227,19 @@ func (s *Service) neutronInterfaces(w http.ResponseWriter, r *core.Request, serv
 	if err != nil {
 		return unavailable(err)
 	}
-	out := make([]interfaceAttachment, 0, len(ports))
+	out := make([]any, 0, len(ports))
 	for _, p := range ports {
-		ips := make([]fixedIP, 0, len(p.FixedIPs))
-		for _, f := range p.FixedIPs {
-			ips = append(ips, fixedIP{IPAddress: f.IPAddress, SubnetID: f.SubnetID})
-		}
-		out = append(out, interfaceAttachment{PortID: p.ID, NetID: p.NetworkID, MACAddr: p.MACAddress,
-			PortState: p.Status, FixedIPs: ips})
+		out = append(out, interfaceShown(r, neutronInterface(p)))
 	}
 	core.WriteJSON(w, http.StatusOK, interfacesBody{InterfaceAttachments: out})
 	return nil
+}
+
+// neutronInterface is Nova's view of a Neutron port.
+func neutronInterface(p neutron.Port) interfaceAttachment {
+	ips := make([]fixedIP, 0, len(p.FixedIPs))
+	for _, f := range p.FixedIPs {
+		ips = append(ips, fixedIP{IPAddress: f.IPAddress, SubnetID: f.SubnetID})
+	}
+	return interfaceAttachment{PortID: p.ID, NetID: p.NetworkID, MACAddr: p.MACAddress, PortState: p.Status, FixedIPs: ips}
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/ingot-dev/ingot/internal/api/core"
 	"github.com/ingot-dev/ingot/internal/api/lookup"
 	"github.com/ingot-dev/ingot/internal/policy"
+	"github.com/ingot-dev/ingot/internal/store"
 )
 
 // Read-only server sub-resources and small documents that clients such as
@@ -72,13 +73,18 @@ func (s *Service) serverInterfaces(w http.ResponseWriter, r *core.Request) error
 	if err != nil {
 		return fmt.Errorf("ports of %s: %w", sv.ID, err)
 	}
-	out := make([]interfaceAttachment, 0, len(ports))
+	out := make([]any, 0, len(ports))
 	for _, p := range ports {
-		out = append(out, interfaceAttachment{PortID: p.ID, NetID: p.NetworkID, MACAddr: p.MAC, PortState: lookup.PortStatus(p),
-			FixedIPs: []fixedIP{{SubnetID: lookup.SubnetID(p.NetworkID), IPAddress: p.IP}}})
+		out = append(out, interfaceShown(r, embeddedInterface(p)))
 	}
 	core.WriteJSON(w, http.StatusOK, interfacesBody{InterfaceAttachments: out})
 	return nil
+}
+
+// embeddedInterface is Nova's view of an embedded IPAM's port.
+func embeddedInterface(p store.Port) interfaceAttachment {
+	return interfaceAttachment{PortID: p.ID, NetID: p.NetworkID, MACAddr: p.MAC, PortState: lookup.PortStatus(p),
+		FixedIPs: []fixedIP{{SubnetID: lookup.SubnetID(p.NetworkID), IPAddress: p.IP}}}
 }
 
 // serverEmpty answers an always-empty list of a visible server.

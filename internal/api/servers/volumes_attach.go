@@ -214,7 +214,7 @@ func (s *Service) cinderVolume(r *core.Request, volID string) (cinder.Volume, er
 	case errors.Is(err, cinder.ErrVolumeNotFound), errors.Is(err, cinder.ErrForbidden):
 		return v, core.NotFound("Volume %s could not be found.", volID)
 	case err != nil:
-		return v, fmt.Errorf("volume %s: %w", volID, err)
+		return v, core.CinderError(err, "volume "+volID)
 	}
 	return v, nil
 }

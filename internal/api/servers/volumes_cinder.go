@@ -24,7 +24,7 @@ func (s *Service) holdCinderVolumes(r *core.Request, refs []lifecycle.VolumeRef)
 		case errors.Is(err, cinder.ErrVolumeNotFound), errors.Is(err, cinder.ErrForbidden):
 			return core.BadRequest("Block Device Mapping is Invalid: failed to get volume %s.", ref.ID)
 		case err != nil:
-			return fmt.Errorf("volume %s: %w", ref.ID, err)
+			return core.CinderError(err, "volume "+ref.ID)
 		case v.Status != "available":
 			return core.BadRequest("Invalid volume: volume '%s' status must be 'available'. Currently in '%s'", ref.ID, v.Status)
 		case ref.BootIndex == 0 && !v.Bootable:

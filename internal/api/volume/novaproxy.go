@@ -3,7 +3,6 @@ package volume
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 
 	"github.com/ingot-dev/ingot/internal/api/core"
@@ -141,5 +140,5 @@ func proxyError(err error, id string) error {
 	case errors.Is(err, cinder.ErrForbidden):
 		return &core.APIError{Status: http.StatusForbidden, Message: msg}
 	}
-	return fmt.Errorf("cinder: %w", err)
+	return core.CinderError(err, "cinder")
 }

@@ -138,15 +138,19 @@ func ScanServer(sc Scanner) (*lifecycle.Server, error) {
 // serverExt is the ext column: lifecycle fields no query filters on. A
 // field added here needs no migration (absent reads as its zero value).
 type serverExt struct {
-	VolumesStrandedOn string          `json:"volumes_stranded_on,omitempty"`
-	CapacityWaitSince *time.Time      `json:"capacity_wait_since,omitempty"`
-	OpDone            int64           `json:"op_done,omitempty"`
-	OpSent            bool            `json:"op_sent,omitempty"`
-	OpFallback        bool            `json:"op_fallback,omitempty"`
-	StopAfterRebuild  bool            `json:"stop_after_rebuild,omitempty"`
-	PowerSeen         lifecycle.Power `json:"power_seen,omitempty"`
-	Held              bool            `json:"held,omitempty"`
-	DeleteFrom        lifecycle.Phase `json:"delete_from,omitempty"`
+	VolumesStrandedOn string           `json:"volumes_stranded_on,omitempty"`
+	CapacityWaitSince *time.Time       `json:"capacity_wait_since,omitempty"`
+	OpDone            int64            `json:"op_done,omitempty"`
+	OpSent            bool             `json:"op_sent,omitempty"`
+	OpFallback        bool             `json:"op_fallback,omitempty"`
+	StopAfterRebuild  bool             `json:"stop_after_rebuild,omitempty"`
+	PowerSeen         lifecycle.Power  `json:"power_seen,omitempty"`
+	Held              bool             `json:"held,omitempty"`
+	DeleteFrom        lifecycle.Phase  `json:"delete_from,omitempty"`
+	OpFault           *lifecycle.Fault `json:"op_fault,omitempty"`
+	Nets              []string         `json:"nets,omitempty"`
+	NetsSet           bool             `json:"nets_set,omitempty"`
+	Detaching         []string         `json:"detaching,omitempty"`
 }
 
 // serverRequests is the requests column: what the API records besides the
@@ -167,7 +171,8 @@ func Requests(s *lifecycle.Server) (string, error) {
 
 func extOf(s *lifecycle.Server) serverExt {
 	e := serverExt{VolumesStrandedOn: s.VolumesStrandedOn, OpDone: s.OpDone, OpSent: s.OpSent, OpFallback: s.OpFallback,
-		StopAfterRebuild: s.StopAfterRebuild, PowerSeen: s.PowerSeen, Held: s.Held, DeleteFrom: s.DeleteFrom}
+		StopAfterRebuild: s.StopAfterRebuild, PowerSeen: s.PowerSeen, Held: s.Held, DeleteFrom: s.DeleteFrom, OpFault: s.OpFault,
+		Nets: s.Nets, NetsSet: s.NetsSet, Detaching: s.Detaching}
 	if !s.CapacityWaitSince.IsZero() {
 		t := s.CapacityWaitSince.UTC()
 		e.CapacityWaitSince = &t
@@ -178,7 +183,8 @@ func extOf(s *lifecycle.Server) serverExt {
 func (e serverExt) to(s *lifecycle.Server) {
 	s.VolumesStrandedOn = e.VolumesStrandedOn
 	s.OpDone, s.OpSent, s.OpFallback, s.StopAfterRebuild, s.PowerSeen = e.OpDone, e.OpSent, e.OpFallback, e.StopAfterRebuild, e.PowerSeen
-	s.Held, s.DeleteFrom = e.Held, e.DeleteFrom
+	s.Held, s.DeleteFrom, s.OpFault = e.Held, e.DeleteFrom, e.OpFault
+	s.Nets, s.NetsSet, s.Detaching = e.Nets, e.NetsSet, e.Detaching
 	if e.CapacityWaitSince != nil {
 		s.CapacityWaitSince = e.CapacityWaitSince.UTC()
 	}

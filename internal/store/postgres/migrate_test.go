@@ -28,6 +28,8 @@ func TestMigratesVersion9(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, q := range []string{"DROP INDEX servers_work_shard", "ALTER TABLE servers DROP COLUMN shard_hash",
+		"ALTER TABLE ports DROP CONSTRAINT ports_server_network_slot, DROP COLUMN slot", // 0015
+		"ALTER TABLE ports ADD CONSTRAINT ports_server_network UNIQUE (server_id, network_id)",
 		"DROP INDEX ports_network_ip", "ALTER TABLE ports DROP COLUMN neutron_id, DROP COLUMN user_port", // 0011
 		"ALTER TABLE ports ADD CONSTRAINT ports_network_ip UNIQUE (network_id, ip)",
 		"ALTER TABLE volumes DROP COLUMN attachment_id", "ALTER TABLE volumes DROP COLUMN attachment_node", // 0012

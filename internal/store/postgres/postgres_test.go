@@ -166,7 +166,7 @@ func TestConstraintNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"servers_pkey", "servers_node_id", "ports_pkey", "ports_network_ip", "ports_server_network",
+	for _, want := range []string{"servers_pkey", "servers_node_id", "ports_pkey", "ports_network_ip", "ports_server_network_slot",
 		"volumes_pkey", "keypairs_pkey"} {
 		if !slices.Contains(names, want) {
 			t.Errorf("no index %s (have %v)", want, names)

@@ -32,8 +32,7 @@ func (st *Store) AdoptServer(ctx context.Context, s *lifecycle.Server, ports []s
 			if err != nil {
 				return st.errorf("adopt port %s: %w", p.ID, err)
 			}
-			if _, err := tx.ExecContext(ctx, QInsertPort, p.ID, p.ServerID, p.NetworkID, p.IP, p.MAC, p.VIFNode,
-				codec.TimeNN(p.CreatedAt), binding, p.NeutronID, p.UserPort); err != nil {
+			if _, err := tx.ExecContext(ctx, QInsertPort, portArgs(p, binding)...); err != nil {
 				return st.portError(p, err)
 			}
 		}

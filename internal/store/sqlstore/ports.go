@@ -13,8 +13,8 @@ import (
 
 // The port writes, exported so that SQLite prepares them at Open.
 const (
-	portCols    = "id, server_id, network_id, ip, mac, vif_node, created_at, binding, neutron_id, user_port"
-	QInsertPort = "INSERT INTO ports (" + portCols + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+	portCols    = "id, server_id, network_id, ip, mac, vif_node, created_at, binding, neutron_id, user_port, slot"
+	QInsertPort = "INSERT INTO ports (" + portCols + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 	QSetPortVIF = "UPDATE ports SET vif_node = ? WHERE id = ?"
 	QBindPort   = "UPDATE ports SET vif_node = ?, mac = ?, binding = ? WHERE id = ?"
 	QDeletePort = "DELETE FROM ports WHERE id = ?"
@@ -23,7 +23,7 @@ const (
 
 // CreatePort inserts p (a zero CreatedAt is taken as now). ErrAddressInUse
 // when (NetworkID, IP) is taken; ErrExists when the id is taken or the
-// server already has a port on that network; ErrNotFound when the server
+// server already has a port on that network in that slot; ErrNotFound when the server
 // is unknown. Only a row written before Neutron's create may lack an
 // address, and then its MAC too (RecordNeutronPort fills both).
 func (st *Store) CreatePort(ctx context.Context, p store.Port) error {
@@ -37,12 +37,16 @@ func (st *Store) CreatePort(ctx context.Context, p store.Port) error {
 	if err != nil {
 		return st.errorf("create port %s: %w", p.ID, err)
 	}
-	_, err = st.B.Exec(ctx, QInsertPort,
-		p.ID, p.ServerID, p.NetworkID, p.IP, p.MAC, p.VIFNode, codec.TimeNN(p.CreatedAt), binding, p.NeutronID, p.UserPort)
+	_, err = st.B.Exec(ctx, QInsertPort, portArgs(p, binding)...)
 	if err == nil || errors.Is(err, store.ErrFenced) {
 		return err
 	}
 	return st.portError(p, err)
+}
+
+// portArgs are QInsertPort's arguments for p (binding encoded).
+func portArgs(p store.Port, binding string) []any {
+	return []any{p.ID, p.ServerID, p.NetworkID, p.IP, p.MAC, p.VIFNode, codec.TimeNN(p.CreatedAt), binding, p.NeutronID, p.UserPort, p.Slot}
 }
 
 func (st *Store) portError(p store.Port, err error) error {
@@ -54,7 +58,7 @@ func (st *Store) portError(p store.Port, err error) error {
 		return fmt.Errorf("address %s on network %s: %w", p.IP, p.NetworkID, store.ErrAddressInUse)
 	case "ports.id", "ports_pkey":
 		return fmt.Errorf("port %s: %w", p.ID, store.ErrExists)
-	case "ports.server_id, ports.network_id", "ports_server_network":
+	case "ports.server_id, ports.network_id, ports.slot", "ports_server_network_slot":
 		return fmt.Errorf("port of server %s on network %s: %w", p.ServerID, p.NetworkID, store.ErrExists)
 	}
 	return st.errorf("create port %s: %w", p.ID, err)
@@ -64,7 +68,7 @@ func scanPort(sc codec.Scanner) (store.Port, error) {
 	var p store.Port
 	var created sql.NullString
 	var binding string
-	if err := sc.Scan(&p.ID, &p.ServerID, &p.NetworkID, &p.IP, &p.MAC, &p.VIFNode, &created, &binding, &p.NeutronID, &p.UserPort); err != nil {
+	if err := sc.Scan(&p.ID, &p.ServerID, &p.NetworkID, &p.IP, &p.MAC, &p.VIFNode, &created, &binding, &p.NeutronID, &p.UserPort, &p.Slot); err != nil {
 		return p, err
 	}
 	var err error

@@ -86,6 +86,20 @@ func testPorts(t *testing.T, st store.Store) {
 	wantErr(t, "CreatePort with a duplicate id", st.CreatePort(ctx(t), dupID), store.ErrExists)
 	second := store.Port{ID: "port-6", ServerID: "s1", NetworkID: "net-a", IP: "10.0.0.9", MAC: "fa:16:3e:00:00:06", CreatedAt: T0}
 	wantErr(t, "second port of s1 on net-a", st.CreatePort(ctx(t), second), store.ErrExists)
+	// An attached interface is a second port on the network in its own slot.
+	slotted := store.Port{ID: "port-7", ServerID: "s1", NetworkID: "net-a", IP: "10.0.0.7", MAC: "fa:16:3e:00:00:07", CreatedAt: T0.Add(4 * time.Nanosecond), Slot: "port-7"}
+	if err := st.CreatePort(ctx(t), slotted); err != nil {
+		t.Fatalf("a second port of s1 on net-a in its own slot: %v", err)
+	}
+	if got, err := st.GetPort(ctx(t), "port-7"); err != nil || !samePort(got, slotted) {
+		t.Fatalf("GetPort(port-7) = %+v, %v; want %+v", got, err, slotted)
+	}
+	again := slotted
+	again.ID, again.IP = "port-8", "10.0.0.8"
+	wantErr(t, "a second port in one slot", st.CreatePort(ctx(t), again), store.ErrExists)
+	if err := st.DeletePort(ctx(t), "port-7"); err != nil {
+		t.Fatal(err)
+	}
 
 	used, err := st.UsedAddresses(ctx(t), "net-a")
 	if err != nil {
