@@ -51,7 +51,7 @@ func (c *churn) run(ctx context.Context, rate float64) {
 		}
 		kind, id, name, api := c.next()
 		if api == "" {
-			c.note(kind, 0)
+			c.note(kind+" (not sent: no ingot up)", 0)
 			continue
 		}
 		select {
@@ -200,7 +200,7 @@ func (c *churn) note(kind string, code int) {
 	c.counts[kind][code]++
 }
 
-// summary is each kind's answers by status (0: no answer, or no ingot up).
+// summary is each kind's answers by status (0: no answer).
 func (c *churn) summary() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
