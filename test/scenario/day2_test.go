@@ -34,7 +34,13 @@ type day2View struct {
 		Reason string `json:"reason"`
 		Step   string `json:"step"`
 	} `json:"ingot:fault"`
+	// IngotPhase tells an operation Nova shows no task_state for (an
+	// interface or volume attach or detach) from the rest after it.
+	IngotPhase string `json:"ingot:phase"`
 }
+
+// restPhase is the resting phase of each status waitRest waits for.
+var restPhase = map[string]string{"ACTIVE": "active", "SHUTOFF": "stopped", "RESCUE": "rescued", "ERROR": "error"}
 
 func (e *env) view(id string) (day2View, int) {
 	e.t.Helper()
@@ -69,7 +75,8 @@ func (e *env) waitRest(id, want string, timeout time.Duration) day2View {
 		if v.Status == "ERROR" && want != "ERROR" {
 			e.t.Fatalf("server %s is ERROR (%+v), want %s", id, v.IngotFault, want)
 		}
-		return v.TaskState == nil && v.Status == want
+		rest, known := restPhase[want]
+		return v.TaskState == nil && v.Status == want && (!known || v.IngotPhase == "" || v.IngotPhase == rest)
 	})
 	return v
 }
