@@ -80,6 +80,16 @@ func New(st store.Store, nc Neutron, o Options) *Backend {
 	return &Backend{st: st, nc: nc, deviceOwner: o.DeviceOwner, step: o.Step, now: o.Now, nets: map[string]described{}}
 }
 
+// groupsOf is the security groups a new port of s gets: those recorded,
+// none at all once every group was removed (an empty list, not Neutron's
+// default), Neutron's default when none were asked for (nil).
+func groupsOf(s *lifecycle.Server) []string {
+	if s.Spec.NoSecurityGroups {
+		return []string{}
+	}
+	return s.Spec.SecurityGroupIDs
+}
+
 // PortName is the deterministic name of the Neutron port made for a row:
 // with the server as device_id and the network, how a retry finds it.
 func PortName(rowID string) string { return "ingot-" + rowID }
@@ -98,7 +108,7 @@ func (b *Backend) Allocate(ctx context.Context, s *lifecycle.Server, networkID s
 	} else {
 		p, _, err = b.nc.EnsurePort(ctx, neutron.PortSpec{NetworkID: networkID, ServerID: s.ID,
 			DeviceOwner: b.deviceOwner, Name: PortName(row.ID), FixedIP: s.Spec.FixedIPs[networkID],
-			SecurityGroups: s.Spec.SecurityGroupIDs, ProjectID: s.ProjectID})
+			SecurityGroups: groupsOf(s), ProjectID: s.ProjectID})
 	}
 	if err != nil {
 		return row, refused(err)

@@ -227,6 +227,35 @@ func TestSecurityGroupsWithNeutron(t *testing.T) {
 		!strings.Contains(err.Error(), "404") {
 		t.Errorf("B adding a group to A's server: %v", err)
 	}
+	// A port made after the change (an attached interface) gets the
+	// server's groups now, not the create's.
+	var att struct {
+		Attachment struct {
+			PortID string `json:"port_id"`
+		} `json:"interfaceAttachment"`
+	}
+	must("a", "2.90", "POST", "/v2.1/servers/"+id+"/os-interface", map[string]any{"interfaceAttachment": map[string]string{"net_id": tenant.ID}}, &att)
+	var attached struct {
+		Port struct {
+			SecurityGroups []string `json:"security_groups"`
+		} `json:"port"`
+	}
+	if err := testproc.Call(hc, n.AdminToken(t), "GET", n.URL+"/v2.0/ports/"+att.Attachment.PortID, nil, &attached); err != nil {
+		t.Fatal(err)
+	}
+	if g := attached.Port.SecurityGroups; slices.Contains(g, web) || len(g) != 1 {
+		t.Errorf("the attached port's groups %v: want the server's one group now (default), not web", g)
+	}
+	must("a", "2.90", "DELETE", "/v2.1/servers/"+id+"/os-interface/"+att.Attachment.PortID, nil, nil)
+	poll.Until(t, 60*time.Second, "the attached port detached", func() (bool, string) {
+		var v struct {
+			Server map[string]any `json:"server"`
+		}
+		must("a", "2.90", "GET", "/v2.1/servers/"+id, nil, &v)
+		phase, _ := v.Server["ingot:phase"].(string)
+		return len(portsOf(t, hc, n, id)) == 1 && (phase == "" || phase == "active"), phase
+	})
+
 	// Every group removed: Nova leaves the member out.
 	must("a", "2.90", "POST", "/v2.1/servers/"+id+"/action", map[string]any{"removeSecurityGroup": map[string]string{"name": "default"}}, nil)
 	var bare struct {
@@ -282,4 +311,16 @@ func TestNovaNetworksWithNeutron(t *testing.T) {
 	if err := w.call("a", "2.36", "GET", "/v2.1/os-networks", nil, nil); err == nil || !strings.Contains(err.Error(), "404") {
 		t.Errorf("at 2.36: %v", err)
 	}
+}
+
+// portsOf are the Neutron ports whose device is server id.
+func portsOf(t *testing.T, hc *http.Client, n *neutrontest.Env, id string) []map[string]any {
+	t.Helper()
+	var out struct {
+		Ports []map[string]any `json:"ports"`
+	}
+	if err := testproc.Call(hc, n.AdminToken(t), "GET", n.URL+"/v2.0/ports?device_id="+id, nil, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out.Ports
 }

@@ -162,10 +162,19 @@ func securityGroupAction(add bool) actionFunc {
 			return core.NotFound("instance_id %s could not be found as device id on any ports", sv.ID)
 		}
 		found := false
-		for _, p := range ports {
+		var applied []string // the first port's groups after the change
+		for i, p := range ports {
 			has := slices.Contains(p.SecurityGroups, id)
 			found = found || has
 			want := p.SecurityGroups
+			if i == 0 {
+				applied = want
+				if add && !has {
+					applied = append(slices.Clone(want), id)
+				} else if !add && has {
+					applied = slices.DeleteFunc(slices.Clone(want), func(g string) bool { return g == id })
+				}
+			}
 			switch {
 			case add && !has:
 				want = append(slices.Clone(p.SecurityGroups), id)
@@ -184,7 +193,7 @@ func securityGroupAction(add bool) actionFunc {
 		if !add && !found {
 			return core.NotFound("Security group %s not associated with the instance %s", group, sv.ID)
 		}
-		if err := s.recordGroupNames(r, sv.ID, group, add); err != nil {
+		if err := s.recordGroups(r, sv.ID, group, add, applied); err != nil {
 			return err
 		}
 		w.WriteHeader(http.StatusAccepted)
@@ -192,8 +201,11 @@ func securityGroupAction(add bool) actionFunc {
 	}
 }
 
-// recordGroupNames adds or removes name among the names the server shows.
-func (s *Service) recordGroupNames(r *core.Request, id, name string, add bool) error {
+// recordGroups adds or removes name among the names the server shows, and
+// records the groups its ports now have (applied, read back from Neutron's
+// answer), so that a port made later (an attach, a rebuilt allocation)
+// gets the server's current groups, not the create's.
+func (s *Service) recordGroups(r *core.Request, id, name string, add bool, applied []string) error {
 	now := s.Cfg.Clock.Now().UTC()
 	_, err := s.Cfg.Store.UpdateServer(r.Context(), id, nil, func(cur *lifecycle.Server) error {
 		names := cur.Spec.SecurityGroups
@@ -208,6 +220,7 @@ func (s *Service) recordGroupNames(r *core.Request, id, name string, add bool) e
 			names = nil
 		}
 		cur.Spec.SecurityGroups, cur.Spec.NoSecurityGroups, cur.UpdatedAt = names, names == nil, now
+		cur.Spec.SecurityGroupIDs = slices.Clone(applied)
 		return nil
 	})
 	if errors.Is(err, store.ErrNotFound) {
