@@ -92,21 +92,20 @@ func (s *Service) serverSecurityGroups(w http.ResponseWriter, r *core.Request) e
 		if err != nil {
 			return core.NeutronError(err, core.NotFound("Instance %s could not be found.", sv.ID))
 		}
-		var groups []neutron.SecurityGroup
-		seen := map[string]bool{}
+		// One list of the project's groups rather than a read per group.
+		all, err := sg.ListSecurityGroups(r.Context(), sv.ProjectID)
+		if err != nil {
+			return core.NeutronError(err, core.NotFound("Instance %s could not be found.", sv.ID))
+		}
+		onPorts := map[string]bool{}
 		for _, p := range ports {
 			for _, id := range p.SecurityGroups {
-				if seen[id] {
-					continue
-				}
-				seen[id] = true
-				g, err := sg.GetSecurityGroup(r.Context(), id)
-				if errors.Is(err, neutron.ErrSecurityGroupNotFound) || errors.Is(err, neutron.ErrNotFound) {
-					continue
-				}
-				if err != nil {
-					return core.NeutronError(err, core.NotFound("Security group %s not found.", id))
-				}
+				onPorts[id] = true
+			}
+		}
+		var groups []neutron.SecurityGroup
+		for _, g := range all {
+			if onPorts[g.ID] {
 				groups = append(groups, g)
 			}
 		}
