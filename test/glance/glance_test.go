@@ -59,6 +59,16 @@ func startWorld(t *testing.T) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
+	glanceSettings(t, &cfg, ks)
+	a, url := apptest.Serve(t, cfg, app.Options{})
+	return &world{ks: ks, glance: g, app: a, url: url,
+		hc:   &http.Client{Timeout: 60 * time.Second},
+		toks: map[string]string{"member-a": ks.Token(t, "member-a"), "member-b": ks.Token(t, "member-b")}}
+}
+
+// glanceSettings points cfg at ks and Glance (image.backend glance), with a
+// database of the test's own.
+func glanceSettings(t *testing.T, cfg *config.Config, ks *keystonetest.Env) {
 	cfg.Database = filepath.Join(t.TempDir(), "ingot.db")
 	cfg.Host = "ingot-glance"
 	cfg.Auth.Strategy = "keystone"
@@ -67,10 +77,6 @@ func startWorld(t *testing.T) *world {
 	cfg.Auth.Keystone.Password = keystonetest.Password
 	cfg.Auth.Keystone.ProjectName = "service"
 	cfg.Image.Backend = config.ImageGlance
-	a, url := apptest.Serve(t, cfg, app.Options{})
-	return &world{ks: ks, glance: g, app: a, url: url,
-		hc:   &http.Client{Timeout: 60 * time.Second},
-		toks: map[string]string{"member-a": ks.Token(t, "member-a"), "member-b": ks.Token(t, "member-b")}}
 }
 
 // call is one API call as user at microversion mv ("" names none, as the

@@ -49,15 +49,8 @@ func TestGlanceWithRealIronic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Database = filepath.Join(t.TempDir(), "ingot.db")
-	cfg.Host = "ingot-glance"
-	cfg.Auth.Strategy = "keystone"
-	cfg.Auth.Keystone.AuthURL = ks.URL
-	cfg.Auth.Keystone.Username = "ingot"
-	cfg.Auth.Keystone.Password = keystonetest.Password
-	cfg.Auth.Keystone.ProjectName = "service"
+	glanceSettings(t, &cfg, ks)
 	cfg.Ironic.URL, cfg.Ironic.Auth = "catalog", "keystone"
-	cfg.Image.Backend = config.ImageGlance
 	_, url := apptest.Serve(t, cfg, app.Options{})
 	w := &world{ks: ks, glance: g, url: url, hc: &http.Client{Timeout: 60 * time.Second},
 		toks: map[string]string{"member-a": ks.Token(t, "member-a")}}
