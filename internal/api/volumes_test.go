@@ -150,7 +150,10 @@ func TestVolumeCreateBadInput(t *testing.T) {
 		{"size fraction", vol(map[string]any{"size": 1.5}), "size"},
 		{"name number", vol(map[string]any{"size": 1, "name": 3}), "name"},
 		{"snapshot", vol(map[string]any{"size": 1, "snapshot_id": unknownID}), "snapshot_id"},
-		{"image", vol(map[string]any{"size": 1, "imageRef": imageID}), "imageRef"},
+		{"unknown image", vol(map[string]any{"size": 10, "imageRef": unknownID}), "Invalid image identifier or unable to access requested image."},
+		{"image not a string", vol(map[string]any{"size": 10, "imageRef": 3}), "Invalid image identifier or unable to access requested image."},
+		{"image larger than the volume", vol(map[string]any{"size": 9, "imageRef": imageID}),
+			"Invalid input received: Volume size 9GB cannot be smaller than the image minDisk size 10GB."},
 		{"volume type", vol(map[string]any{"size": 1, "volume_type": "ssd"}), "volume_type"},
 		{"unknown member", vol(map[string]any{"size": 1, "frobnicate": 1}), "frobnicate"},
 		{"description too long", vol(map[string]any{"size": 1, "description": strings.Repeat("d", 256)}), "description"},
@@ -190,5 +193,28 @@ func TestVolumeDescription(t *testing.T) {
 		if shown["description"] != want {
 			t.Errorf("show after create with %s: description %#v, want %#v", body, shown["description"], want)
 		}
+	}
+}
+
+// TestVolumeFromImage: a volume made from an image (Cinder's imageRef)
+// records it, shows it in volume_image_metadata and is bootable; a blank
+// volume shows neither.
+func TestVolumeFromImage(t *testing.T) {
+	f := newFixture(t)
+	v := obj(t, f.do("POST", volPath, "", map[string]any{"volume": map[string]any{"size": 10, "imageRef": imageID}}).
+		want(t, http.StatusAccepted).body, "volume")
+	id := v["id"].(string)
+	for _, got := range []map[string]any{v, obj(t, f.do("GET", volPath+"/"+id, "", nil).want(t, http.StatusOK).body, "volume")} {
+		meta, _ := got["volume_image_metadata"].(map[string]any)
+		if got["bootable"] != "true" || meta["image_id"] != imageID || got["status"] != "available" {
+			t.Errorf("volume from image: %v", got)
+		}
+	}
+	if sv := f.volume(id); sv.ImageID != imageID {
+		t.Errorf("stored image %q, want %s", sv.ImageID, imageID)
+	}
+	blank := obj(t, f.do("GET", volPath+"/"+f.newVolume("blank"), "", nil).want(t, http.StatusOK).body, "volume")
+	if _, ok := blank["volume_image_metadata"]; ok || blank["bootable"] != "false" {
+		t.Errorf("blank volume: %v", blank)
 	}
 }

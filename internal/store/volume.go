@@ -30,6 +30,10 @@ type Volume struct {
 	Name string
 	// Description is Cinder's description, given at create ("" for none).
 	Description string
+	// ImageID is the image the volume was made from (Cinder's imageRef at
+	// create; "" for a blank volume). The embedded registry records it
+	// only: it has no data path to write the image's bytes.
+	ImageID string
 	// ProjectID and UserID own the volume ("" for none: any project's
 	// server may take it).
 	ProjectID string

@@ -326,6 +326,35 @@ func TestGlanceImages(t *testing.T) {
 	})
 
 	// Last: Glance stopped. What needs it is 503 (try again), nothing recorded.
+	t.Run("volume-from-image", func(t *testing.T) {
+		vols := "/volume/v3/" + w.ks.Users["member-a"].ProjectID + "/volumes"
+		var made struct {
+			Volume struct {
+				ID            string            `json:"id"`
+				Bootable      string            `json:"bootable"`
+				ImageMetadata map[string]string `json:"volume_image_metadata"`
+			} `json:"volume"`
+		}
+		w.must(t, "member-a", "", "POST", vols, map[string]any{"volume": map[string]any{"size": 5, "imageRef": mine}}, &made)
+		if made.Volume.Bootable != "true" || made.Volume.ImageMetadata["image_id"] != mine {
+			t.Errorf("volume from Glance's image: %+v", made.Volume)
+		}
+		for _, c := range []struct {
+			user, image string
+			size        int
+			msg         string
+		}{
+			{"member-a", theirs, 5, "Invalid image identifier or unable to access requested image."},
+			{"member-a", queued, 5, "Invalid input received: Image " + queued + " is not active."},
+			{"member-a", mine, 4, "Invalid input received: Volume size 4GB cannot be smaller than the image minDisk size 5GB."},
+		} {
+			err := w.call(c.user, "", "POST", vols, map[string]any{"volume": map[string]any{"size": c.size, "imageRef": c.image}}, nil)
+			if err == nil || !strings.Contains(err.Error(), "400") || !strings.Contains(err.Error(), c.msg) {
+				t.Errorf("volume from %s of %d GB: %v; want 400 %q", c.image, c.size, err, c.msg)
+			}
+		}
+	})
+
 	t.Run("glance-away", func(t *testing.T) {
 		count := func() int {
 			var out struct {

@@ -127,6 +127,9 @@ func parseBlockDevice(item map[string]json.RawMessage) (lifecycle.VolumeRef, err
 	if dst == "" {
 		dst = "volume" // Nova's default for a volume source
 	}
+	if err := novaNewVolumeChecks(item, src, dst); err != nil {
+		return lifecycle.VolumeRef{}, err
+	}
 	if src != "volume" || dst != "volume" {
 		return lifecycle.VolumeRef{}, core.BadRequest("Block device mapping with source_type %q and destination_type %q is not supported: %s.",
 			src, dst, bdmSupported)
@@ -152,23 +155,71 @@ func parseBlockDevice(item map[string]json.RawMessage) (lifecycle.VolumeRef, err
 	return lifecycle.VolumeRef{ID: strings.ToLower(id), BootIndex: boot, DeleteOnTermination: dot}, nil
 }
 
+// novaNewVolumeChecks answers Nova's 400s for the entries that would make
+// a volume (image or blank to volume), which are checked before ingot's
+// own refusal: a blank entry names no uuid, an image one does, and both
+// need a volume_size above 0.
+func novaNewVolumeChecks(item map[string]json.RawMessage, src, dst string) error {
+	if dst != "volume" || (src != "image" && src != "blank") {
+		return nil
+	}
+	id, err := core.OptionalString(item, "uuid", 255)
+	if err != nil {
+		return err
+	}
+	switch {
+	case src == "blank" && id != "":
+		return core.BadRequest("Block Device Mapping is Invalid: Invalid device UUID.")
+	case src == "image" && id == "":
+		return core.BadRequest("Block Device Mapping is Invalid: Missing device UUID.")
+	}
+	size, err := bdmVolumeSize(item["volume_size"])
+	if err != nil || size > 0 {
+		return err
+	}
+	if src == "blank" {
+		return core.BadRequest("Blank volumes (source: 'blank', dest: 'volume') need to have non-zero size")
+	}
+	return core.BadRequest("Images with destination_type 'volume' need to have a non-zero size specified")
+}
+
+// bdmVolumeSize reads volume_size: absent or null is 0; an integer or a
+// string of one, not negative (Nova's schema).
+func bdmVolumeSize(raw json.RawMessage) (int, error) {
+	if raw == nil || string(raw) == "null" {
+		return 0, nil
+	}
+	str, _ := numberText(raw)
+	size, err := strconv.Atoi(strings.TrimSpace(str))
+	if err != nil || size < 0 {
+		return 0, core.BadRequest("Invalid input for field/attribute volume_size. Value: %s. It is not a non-negative integer.", raw)
+	}
+	return size, nil
+}
+
+// numberText is a JSON number's text, or a JSON string's (ok false for
+// anything else).
+func numberText(raw json.RawMessage) (string, bool) {
+	var n json.Number
+	if json.Unmarshal(raw, &n) == nil {
+		return n.String(), true
+	}
+	var str string
+	return str, json.Unmarshal(raw, &str) == nil
+}
+
 // bootIndex reads boot_index: an integer or a string of one; absent, null,
 // "none" and negative values mean a data volume (-1).
 func bootIndex(raw json.RawMessage) (int, error) {
 	if raw == nil || string(raw) == "null" {
 		return -1, nil
 	}
-	var n json.Number
-	var str string
-	switch {
-	case json.Unmarshal(raw, &n) == nil:
-		str = n.String()
-	case json.Unmarshal(raw, &str) == nil:
-		if s := strings.TrimSpace(strings.ToLower(str)); s == "" || s == "none" {
-			return -1, nil
-		}
-	default:
+	str, ok := numberText(raw)
+	if !ok {
 		return 0, core.BadRequest("Invalid input for field/attribute boot_index. Value: %s. It is not an integer.", raw)
+	}
+	if s := strings.TrimSpace(strings.ToLower(str)); s == "" || s == "none" {
+		return -1, nil
 	}
 	b, err := strconv.Atoi(strings.TrimSpace(str))
 	if err != nil {

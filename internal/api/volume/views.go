@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/google/uuid"
+
 	"github.com/ingot-dev/ingot/internal/api/core"
 	"github.com/ingot-dev/ingot/internal/store"
 )
@@ -31,6 +32,9 @@ type volumeView struct {
 	SnapshotID         *string            `json:"snapshot_id"`
 	SourceVolID        *string            `json:"source_volid"`
 	ConsistencyGroupID *string            `json:"consistencygroup_id"`
+	// ImageMetadata names the image a volume was made from (absent for a
+	// blank volume, as in Cinder).
+	ImageMetadata map[string]string `json:"volume_image_metadata,omitempty"`
 	// StatusReason says why a held volume is still in-use or deleting.
 	StatusReason string `json:"ingot:status_reason,omitempty"`
 }
@@ -79,6 +83,10 @@ func volumeDetail(r *http.Request, v store.Volume) *volumeView {
 		Metadata:         map[string]string{},
 		Links:            volumeLinks(r, v.ID),
 		Description:      core.StrPtr(v.Description),
+	}
+	if v.ImageID != "" {
+		out.Bootable = "true" // Cinder marks a volume made from an image bootable
+		out.ImageMetadata = map[string]string{"image_id": v.ImageID}
 	}
 	if core.WantsExtensions(r) {
 		out.StatusReason = v.StatusReason // an extension member (extensionsHeader)

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
+
 	"github.com/ingot-dev/ingot/internal/api/core"
 	"github.com/ingot-dev/ingot/internal/policy"
 	"github.com/ingot-dev/ingot/internal/store"
@@ -98,9 +99,9 @@ func (s *Service) volumeVersion(w http.ResponseWriter, r *core.Request) error {
 }
 
 // Members of a Cinder create body that ingot accepts only empty: it has
-// no snapshots, backups, images on volumes, groups or volume types, and it
-// does not keep metadata (refused rather than dropped).
-var emptyVolumeFields = []string{"snapshot_id", "source_volid", "imageRef", "backup_id",
+// no snapshots, backups, groups or volume types, and it does not keep
+// metadata (refused rather than dropped).
+var emptyVolumeFields = []string{"snapshot_id", "source_volid", "backup_id",
 	"consistencygroup_id", "group_id", "volume_type", "source_replica", "scheduler_hints", "metadata"}
 
 // maxVolumeGB bounds a volume's size (Cinder's default per-volume quota
@@ -126,7 +127,7 @@ func (s *Service) createVolume(w http.ResponseWriter, r *core.Request) error {
 	}
 	for k, v := range fields {
 		switch k {
-		case "size", "name", "display_name", "description", "display_description", "availability_zone", "multiattach":
+		case "size", "name", "display_name", "description", "display_description", "availability_zone", "multiattach", "imageRef":
 		default:
 			if !slices.Contains(emptyVolumeFields, k) {
 				return core.BadRequest("Invalid input for field/attribute volume. Additional properties are not allowed ('%s' was unexpected).", k)
@@ -172,10 +173,14 @@ func (s *Service) createVolume(w http.ResponseWriter, r *core.Request) error {
 	if v, ok := fields["multiattach"]; ok && string(v) != "null" && string(v) != "false" {
 		return core.BadRequest("Invalid input for field/attribute multiattach. Value: %s. A volume attaches to one server.", v)
 	}
+	image, err := s.volumeImage(r, fields, size)
+	if err != nil {
+		return err
+	}
 	now := s.Cfg.Clock.Now().UTC()
 	e := s.Cfg.Embedded
 	v := store.NewVolumeAt(uuid.NewString(), name, size, e.Portal, e.IQNPrefix, now)
-	v.ProjectID, v.UserID, v.Description = r.Ident.ProjectID, r.Ident.UserID, desc
+	v.ProjectID, v.UserID, v.Description, v.ImageID = r.Ident.ProjectID, r.Ident.UserID, desc, image
 	if err := s.Cfg.Store.CreateVolume(r.Context(), v); err != nil {
 		return fmt.Errorf("create volume %s: %w", v.ID, err)
 	}

@@ -34,6 +34,7 @@ func TestMigratesVersion9(t *testing.T) {
 		"ALTER TABLE ports ADD CONSTRAINT ports_network_ip UNIQUE (network_id, ip)",
 		"ALTER TABLE volumes DROP COLUMN attachment_id", "ALTER TABLE volumes DROP COLUMN attachment_node", // 0012
 		"ALTER TABLE volumes DROP COLUMN description", // 0014
+		"ALTER TABLE volumes DROP COLUMN image_id",    // 0016
 		"DELETE FROM schema_migrations WHERE version > 9"} {
 		if _, err := st.pool.Exec(ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)

@@ -13,7 +13,7 @@ import (
 
 const (
 	volumeCols = `id, name, size_gb, status, server_id, node_id, boot_index, delete_on_termination,
-	target_iqn, target_lun, target_portal, status_reason, created_at, updated_at, project_id, user_id, description`
+	target_iqn, target_lun, target_portal, status_reason, created_at, updated_at, project_id, user_id, description, image_id`
 	// volumeReadCols are what scanVolume reads: volumeCols and the Cinder
 	// attachment (never written by an insert).
 	volumeReadCols = volumeCols + ", attachment_id, attachment_node"
@@ -37,7 +37,7 @@ func scanVolume(sc codec.Scanner) (store.Volume, error) {
 	)
 	err := sc.Scan(&v.ID, &v.Name, &v.SizeGB, &v.Status, &v.ServerID, &v.NodeID, &v.BootIndex,
 		&v.DeleteOnTermination, &v.TargetIQN, &v.TargetLUN, &v.TargetPortal, &v.StatusReason, &created, &updated,
-		&v.ProjectID, &v.UserID, &v.Description, &v.AttachmentID, &v.AttachmentNode)
+		&v.ProjectID, &v.UserID, &v.Description, &v.ImageID, &v.AttachmentID, &v.AttachmentNode)
 	if err != nil {
 		return v, err
 	}
@@ -88,10 +88,10 @@ func (st *Store) CreateVolume(ctx context.Context, v store.Volume) error {
 		v.UpdatedAt = v.CreatedAt
 	}
 	_, err := st.B.Exec(ctx, "INSERT INTO volumes ("+volumeCols+
-		") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 		v.ID, v.Name, v.SizeGB, store.VolumeAvailable, "", "", -1, false,
 		v.TargetIQN, v.TargetLUN, v.TargetPortal, "", codec.TimeNN(v.CreatedAt), codec.Time(v.UpdatedAt), v.ProjectID, v.UserID,
-		v.Description)
+		v.Description, v.ImageID)
 	if err == nil || errors.Is(err, store.ErrFenced) {
 		return err
 	}

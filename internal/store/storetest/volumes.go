@@ -77,6 +77,17 @@ func testVolumes(t *testing.T, st store.Store) {
 	}
 	requireVolume(t, st, store.NewVolume("v6", "odd", 1, "10.0.0.1:3260", T0))
 
+	// The image a volume was made from is kept.
+	fromImage := store.NewVolume("v7", "root", 2, "", T0)
+	fromImage.ImageID = "img-1"
+	if err := st.CreateVolume(ctx(t), fromImage); err != nil {
+		t.Fatal(err)
+	}
+	requireVolume(t, st, fromImage)
+	if err := st.DeleteVolume(ctx(t), "v7"); err != nil {
+		t.Fatal(err)
+	}
+
 	wantErr(t, "CreateVolume duplicate", st.CreateVolume(ctx(t), store.NewVolume("v1", "again", 1, "", T0)), store.ErrExists)
 	if err := st.CreateVolume(ctx(t), store.NewVolume("v0", "zero", 0, "", T0)); err == nil {
 		t.Fatal("CreateVolume of 0 GB succeeded")
