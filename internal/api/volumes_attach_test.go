@@ -104,8 +104,9 @@ func TestAttachVolume(t *testing.T) {
 }
 
 // TestDetachVolume: DELETE os-volume_attachments/{volume} records the
-// detach (202) from SHUTOFF; from ACTIVE Nova's state conflict (Ironic
-// removes a volume target only from a powered-off node).
+// detach (202, empty body) from ACTIVE (the reconciler powers the machine
+// off and on again for it) and from SHUTOFF; the server stays ACTIVE with
+// no task_state, as Nova sets none.
 func TestDetachVolume(t *testing.T) {
 	f := newFixture(t)
 	id, path, vol, loose := f.withAttached("detach")
@@ -116,11 +117,19 @@ func TestDetachVolume(t *testing.T) {
 		"Instance "+id+" is not attached to volume "+loose)
 	f.doWith(reader, "DELETE", path+"/"+vol, "2.1", nil).novaError(t, 403, "forbidden")
 	f.doWith(stranger, "DELETE", path+"/"+vol, "2.1", nil).novaError(t, 404, "itemNotFound")
-	wantMsg(t, f.doWith(member, "DELETE", path+"/"+vol, "2.1", nil), 409, "conflictingRequest",
-		"Cannot 'detach_volume' instance "+id+" while it is in vm_state active")
+	if r := f.doWith(member, "DELETE", path+"/"+vol, "2.1", nil).want(t, http.StatusAccepted); len(r.raw) != 0 {
+		t.Errorf("detach from ACTIVE: body %q, want none", r.raw)
+	}
+	sv := obj(t, f.do("GET", "/v2.1/servers/"+id, "2.1", nil).want(t, http.StatusOK).body, "server")
+	if sv["status"] != "ACTIVE" || sv["OS-EXT-STS:task_state"] != nil {
+		t.Errorf("during a detach from ACTIVE: %v %v", sv["status"], sv["OS-EXT-STS:task_state"])
+	}
+	f.finishOp(id, lifecycle.PhaseActive)
 
 	f.advance(id, func(s *lifecycle.Server) { s.Phase, s.PowerSeen = lifecycle.PhaseStopped, lifecycle.PowerOff })
-	f.doWith(member, "DELETE", path+"/"+vol, "2.1", nil).want(t, http.StatusAccepted)
+	if r := f.doWith(member, "DELETE", path+"/"+vol, "2.79", nil).want(t, http.StatusAccepted); len(r.raw) != 0 {
+		t.Errorf("detach from SHUTOFF: body %q, want none", r.raw)
+	}
 	if s := f.server(id); !s.OpPending() || s.Op.Kind != lifecycle.OpDetachVolume || s.Op.VolumeID != vol {
 		t.Errorf("op after the DELETE: %+v", s.Op)
 	}

@@ -125,7 +125,13 @@ func Apply(s *Server, a Action, r Result, now time.Time, cfg Config) Applied {
 		if r.Outcome == OK {
 			return applied(volumesReleased(s), now, event(s, now, "compute_release_volumes", ResultSuccess, "volumes released"))
 		}
-	case KindPowerOn:
+	case KindPowerOn, KindPowerOff:
+		if s.Phase == PhaseDetachingVolume && s.Cycle != "" {
+			return applyVolumeOp(s, a, r, now, cfg)
+		}
+		if a.Kind == KindPowerOff {
+			return applyOp(s, a, r, now)
+		}
 		if s.Phase == PhaseDeploying {
 			if r.Outcome == Gone {
 				return failed(s, now, ReasonNodeDeleted, StepDeploy, fmt.Sprintf("node %s was deleted while being powered on", s.NodeID))
@@ -133,7 +139,7 @@ func Apply(s *Server, a Action, r Result, now time.Time, cfg Config) Applied {
 			return Applied{Stop: true} // look again; the build deadline bounds it
 		}
 		return applyOp(s, a, r, now)
-	case KindReboot, KindPowerOff, KindRebuild, KindRescue, KindUnrescue:
+	case KindReboot, KindRebuild, KindRescue, KindUnrescue:
 		return applyOp(s, a, r, now)
 	case KindAttachInterface, KindDetachInterface:
 		return applyInterface(s, a, r, now, cfg)

@@ -89,9 +89,9 @@ var ops = map[OpKind]opSpec{
 	OpUnrescue: {StepUnrescue, "compute_unrescue_instance", PhaseUnrescuing, []Phase{PhaseRescued}, PhaseActive, "not in rescue", "unrescuing", TransitUnrescue},
 	OpReset:    {step: StepReset, event: "api_reset_state"},
 	// Ironic removes a volume target only from a powered-off node: a
-	// detach starts from SHUTOFF alone.
+	// detach from ACTIVE powers the node off and on again (detachcycle.go).
 	OpAttachVolume: {StepAttach, "compute_attach_volume", PhaseAttachingVolume, []Phase{PhaseActive, PhaseStopped}, "", "", "", NoTransit},
-	OpDetachVolume: {StepDetach, "compute_detach_volume", PhaseDetachingVolume, []Phase{PhaseStopped}, "", "", "", NoTransit},
+	OpDetachVolume: {StepDetach, "compute_detach_volume", PhaseDetachingVolume, []Phase{PhaseActive, PhaseStopped}, "", "", "", NoTransit},
 }
 
 // opIn is the operation phase p runs (false: p is no operation's phase).

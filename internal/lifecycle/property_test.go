@@ -322,7 +322,7 @@ func TestConvergesFromAnySchedule(t *testing.T) {
 		seeds = 300
 	}
 	first, trace := uint64(0), false
-	opsSeen, volOps := 0, 0
+	opsSeen, volOps, cycles := 0, 0, 0
 	if v := os.Getenv("INGOT_PROP_SEED"); v != "" { // replay one seed with a trace
 		n, err := strconv.ParseUint(v, 10, 64)
 		if err != nil {
@@ -398,6 +398,9 @@ func TestConvergesFromAnySchedule(t *testing.T) {
 					break
 				}
 				if a.Kind == KindSave {
+					if msg := cycleEnd(s, a.Next, a.Events, &cycles); msg != "" {
+						t.Fatalf("seed %d step %d: %s", seed, step, msg)
+					}
 					s = a.Next
 					continue
 				}
@@ -406,6 +409,9 @@ func TestConvergesFromAnySchedule(t *testing.T) {
 					t.Fatalf("seed %d step %d: %s", seed, step, m.violation)
 				}
 				down = ap.IronicDown
+				if msg := cycleEnd(s, ap.Next, ap.Events, &cycles); ap.Next != nil && msg != "" {
+					t.Fatalf("seed %d step %d: %s", seed, step, msg)
+				}
 				if ap.Next != nil {
 					s = ap.Next
 				}
@@ -474,5 +480,27 @@ func TestConvergesFromAnySchedule(t *testing.T) {
 	if volOps == 0 && seeds > 100 {
 		t.Errorf("no volume attach or detach was ever allowed")
 	}
-	t.Logf("%d seeds, %d day-2 operations (%d volume attaches and detaches)", seeds, opsSeen, volOps)
+	if cycles == 0 && seeds > 100 {
+		t.Errorf("no detach from ACTIVE ever finished with the node powered on again")
+	}
+	t.Logf("%d seeds, %d day-2 operations (%d volume attaches and detaches, %d detaches from ACTIVE back to ACTIVE)", seeds, opsSeen, volOps, cycles)
+}
+
+// cycleEnd checks the end of a detach from ACTIVE: the server is ACTIVE
+// again, or an error says why not (never powered off silently); ok counts
+// those back to ACTIVE.
+func cycleEnd(s, n *Server, evs []Event, ok *int) string {
+	if n == nil || s.Cycle == "" || !s.OpPending() || n.OpPending() || n.Phase == PhaseDeleting {
+		return ""
+	}
+	if n.Phase == PhaseActive && n.PowerSeen == PowerOn {
+		*ok++
+		return ""
+	}
+	for _, e := range evs {
+		if e.Result == ResultError {
+			return ""
+		}
+	}
+	return fmt.Sprintf("a detach from ACTIVE ended %s (power %q) with no error", n.Phase, n.PowerSeen)
 }

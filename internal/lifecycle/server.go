@@ -109,6 +109,9 @@ const (
 	ReasonRebuildTimeout Reason = "rebuild_timeout"
 	// ReasonRescueFailed: Ironic failed to rescue or unrescue the node.
 	ReasonRescueFailed Reason = "rescue_failed"
+	// ReasonVolumeDetachFailed: a detach from ACTIVE was refused or timed
+	// out; the volume stays attached (OpFault, never the server's fault).
+	ReasonVolumeDetachFailed Reason = "volume_detach_failed"
 	// ReasonNodeUnsuitable: the reserved node turned out to be in maintenance
 	// or not available (the scheduler's view was stale); it is given back and
 	// another chosen without spending an attempt.
@@ -350,6 +353,8 @@ type Server struct {
 	// StopAfterRebuild: the rebuild started from stopped, so the node is
 	// powered off again once it is redeployed (as Nova does).
 	StopAfterRebuild bool
+	// Cycle is the step of a detach from ACTIVE under way (detachcycle.go).
+	Cycle Cycle
 	// PowerSeen is the node's power as last seen.
 	PowerSeen Power
 	// Lock is the server's lock (API-owned): a locked server refuses

@@ -231,6 +231,10 @@ func toOp(s *Server, p Phase, now, deadline time.Time) *Server {
 	n.PortsAllocated = n.PortsAllocated || s.Op.Kind == OpAttachInterface
 	// Record before act: an attach's target may exist from here on.
 	n.VolumesOnNode = n.VolumesOnNode || s.Op.Kind == OpAttachVolume
+	// Record before act: a detach from ACTIVE powers the node off first.
+	if s.Op.Kind == OpDetachVolume && s.Phase == PhaseActive {
+		n.Cycle = CyclePowerOff
+	}
 	return n
 }
 
@@ -251,7 +255,7 @@ func opFallback(s *Server) *Server { return with(s, func(n *Server) { n.OpFallba
 // endOp records the pending operation carried out or given up on.
 func endOp(n, s *Server) {
 	n.OpDone = s.OpGen
-	n.OpSent, n.OpFallback, n.StopAfterRebuild = false, false, false
+	n.OpSent, n.OpFallback, n.StopAfterRebuild, n.Cycle = false, false, false, ""
 }
 
 // opDropped ends the pending operation with nothing else changed (nothing

@@ -9,16 +9,18 @@ import (
 // POST and DELETE) is a day-2 operation of its own phase. The API holds
 // the volume for the server (and lists it in Spec.Volumes) in the write
 // that records the attach; one idempotent action then does every step
-// (KindAttachVolume, KindDetachVolume). A failed attach is undone by the
+// (KindAttachVolume, KindDetachVolume); a detach from ACTIVE powers the
+// node off for it and on again (detachcycle.go). A failed attach is undone by the
 // detach of the same volume (OpFallback set in phase detaching_volume),
 // so nothing is left half-made. Ironic attaches a node's volume targets at
 // power-on: the machine sees the volume from its next boot.
 
 // volumeOpFrom is the resting phase a volume (or interface) operation
 // started from and goes back to: attaching or detaching changes nothing of
-// the power.
+// the power (a detach from ACTIVE powers the node off and on again, and
+// stays ACTIVE throughout).
 func volumeOpFrom(s *Server) Phase {
-	if s.PowerSeen == PowerOff {
+	if s.PowerSeen == PowerOff && s.Cycle == "" {
 		return PhaseStopped
 	}
 	return PhaseActive
@@ -30,6 +32,9 @@ func volumeOpFrom(s *Server) Phase {
 // removes it).
 func volumeOpDeadline(in Input, cfg Config) Action {
 	s := in.Server
+	if s.Cycle != "" {
+		return cycleDeadline(in, cfg)
+	}
 	d := cfg.timeout(s.Op.Kind)
 	if s.Phase == PhaseAttachingVolume {
 		return save(toUndoAttach(s, in.Now, in.Now.Add(d)), in.Now, "attach timed out; undoing it",
@@ -48,6 +53,9 @@ func volumeOpDeadline(in Input, cfg Config) Action {
 // is refused, or the deadline passes.
 func decideVolumeOp(in Input) Action {
 	s := in.Server
+	if s.Cycle != "" {
+		return decideCycle(in)
+	}
 	if s.Phase == PhaseAttachingVolume {
 		return Action{Kind: KindAttachVolume, Why: "attach volume " + s.Op.VolumeID}
 	}
@@ -60,6 +68,9 @@ func decideVolumeOp(in Input) Action {
 
 // applyVolumeOp is what the outcome of a volume operation's action means.
 func applyVolumeOp(s *Server, a Action, r Result, now time.Time, cfg Config) Applied {
+	if s.Cycle != "" {
+		return applyCycle(s, a, r, now, cfg)
+	}
 	in := Input{Server: s, Now: now}
 	vol, node := s.Op.VolumeID, s.NodeID
 	switch {

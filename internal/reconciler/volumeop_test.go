@@ -155,7 +155,9 @@ func TestCinderAttachFaultAtEveryStep(t *testing.T) {
 
 // TestEmbeddedAttachAfterBuild: with the embedded registry the attach's
 // target carries the registry's description and the volume shows in-use;
-// the detach from SHUTOFF removes the target and frees the volume.
+// the detach from ACTIVE powers the node off, removes the target, frees the
+// volume and powers the node on again (ACTIVE); attached again, the detach
+// from SHUTOFF removes the target and frees the volume, the node left off.
 func TestEmbeddedAttachAfterBuild(t *testing.T) {
 	r := newRig(t, 1, 10*time.Millisecond, reconciler.Config{})
 	id := r.create(1)[0]
@@ -200,6 +202,18 @@ func TestEmbeddedAttachAfterBuild(t *testing.T) {
 		tgs[0].Properties["target_iqn"] != v.TargetIQN {
 		t.Fatalf("attached: volume %s on %q, %d targets", got.Status, got.NodeID, len(tgs))
 	}
+	recordOp(t, r.st, id, lifecycle.OpDetachVolume, v.ID, r.clk.Now())
+	if s := settle(); s.Phase != lifecycle.PhaseActive || s.OpPending() || s.PowerSeen != lifecycle.PowerOn {
+		t.Fatalf("after the detach from ACTIVE: %s, power %q", s.Phase, s.PowerSeen)
+	}
+	if n, err := ic.GetNode(ctx, node); err != nil || n.PowerState != "power on" {
+		t.Fatalf("node after the detach from ACTIVE: %q %v", n.PowerState, err)
+	}
+	if got, _ := r.st.GetVolume(ctx, v.ID); got.Status != store.VolumeAvailable || got.ServerID != "" || len(targets()) != 0 {
+		t.Fatalf("detached from ACTIVE: volume %s held by %q, %d targets", got.Status, got.ServerID, len(targets()))
+	}
+	recordOp(t, r.st, id, lifecycle.OpAttachVolume, v.ID, r.clk.Now())
+	settle()
 	recordOp(t, r.st, id, lifecycle.OpStop, "", r.clk.Now())
 	settle()
 	recordOp(t, r.st, id, lifecycle.OpDetachVolume, v.ID, r.clk.Now())

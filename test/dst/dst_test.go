@@ -147,6 +147,7 @@ func sweepFor(t testing.TB, p params, base, n int64, stopAfter int, match func(r
 		taken  atomic.Int64
 		fenced atomic.Int64
 		ops    atomic.Int64
+		actDet atomic.Int64
 		mu     sync.Mutex
 		failed []result
 		stop   atomic.Bool
@@ -167,6 +168,7 @@ func sweepFor(t testing.TB, p params, base, n int64, stopAfter int, match func(r
 				ticks.Add(int64(r.ticks))
 				rests.Add(int64(r.crashs))
 				ops.Add(int64(r.ops))
+				actDet.Add(int64(r.activeDetaches))
 				pauses.Add(int64(r.pauses))
 				takes.Add(int64(r.takeovers))
 				taken.Add(int64(r.nodeTaken))
@@ -184,8 +186,8 @@ func sweepFor(t testing.TB, p params, base, n int64, stopAfter int, match func(r
 	}
 	wg.Wait()
 	if r := ran.Load(); r > 0 {
-		t.Logf("%.1f ticks, %.1f crash-restarts and %.2f day-2 operations per seed", float64(ticks.Load())/float64(r),
-			float64(rests.Load())/float64(r), float64(ops.Load())/float64(r))
+		t.Logf("%.1f ticks, %.1f crash-restarts and %.2f day-2 operations per seed; %d volume detaches from ACTIVE", float64(ticks.Load())/float64(r),
+			float64(rests.Load())/float64(r), float64(ops.Load())/float64(r), actDet.Load())
 		if p.replicas != 0 && p.replicas != 1 {
 			t.Logf("%.2f pauses past a lease and %.2f lease takeovers per seed; %d saves fenced, %d refused for a node another server holds",
 				float64(pauses.Load())/float64(r), float64(takes.Load())/float64(r), fenced.Load(), taken.Load())
@@ -195,6 +197,9 @@ func sweepFor(t testing.TB, p params, base, n int64, stopAfter int, match func(r
 		}
 		if r >= 1000 && ops.Load() == 0 {
 			t.Errorf("no day-2 operation accepted in %d seeds: the generator does not exercise them", r)
+		}
+		if r >= 1000 && p.replicas <= 1 && actDet.Load() == 0 {
+			t.Errorf("no volume detach from ACTIVE accepted in %d seeds: the generator does not exercise the power cycle", r)
 		}
 	}
 	return failed, ran.Load()

@@ -225,6 +225,7 @@ func evOperation(ctx context.Context, w *world) (string, error) {
 	req := fmt.Sprintf("req-%s-%d", k, w.hooks)
 	act := &store.ActionRecord{RequestID: req, Action: string(k), StartTime: now}
 	refused := errors.New("refused")
+	fromActive := false
 	vol, err := w.volumeFor(ctx, id, k)
 	if err != nil || (vol == "" && (k == lifecycle.OpAttachVolume || k == lifecycle.OpDetachVolume)) {
 		return fmt.Sprintf("%s %s: no volume for it", k, w.sname(id)), err
@@ -237,6 +238,7 @@ func evOperation(ctx context.Context, w *world) (string, error) {
 		} else if lifecycle.Allowed(s, k, hard) != nil {
 			return refused
 		}
+		fromActive = k == lifecycle.OpDetachVolume && s.Phase == lifecycle.PhaseActive
 		s.Op = lifecycle.Op{Kind: k, Hard: hard, RequestID: req, At: now, RescuePassword: "pw", ResetTo: to, Network: network, Port: port, VolumeID: vol}
 		if k == lifecycle.OpAttachVolume { // listed and held in this write, as the API does
 			s.Spec.Volumes = append(slices.DeleteFunc(s.Spec.Volumes, func(r lifecycle.VolumeRef) bool { return r.ID == vol }),
@@ -256,6 +258,10 @@ func evOperation(ctx context.Context, w *world) (string, error) {
 		return "", fmt.Errorf("%s %s: %w", k, w.sname(id), err)
 	}
 	w.ops++
+	if fromActive {
+		w.activeDetaches++
+		return fmt.Sprintf("%s %s from ACTIVE", k, w.sname(id)), nil
+	}
 	return fmt.Sprintf("%s %s (hard %v)", k, w.sname(id), hard), nil
 }
 

@@ -20,6 +20,8 @@ type result struct {
 	ticks  int
 	crashs int
 	ops    int // day-2 operations accepted
+	// activeDetaches: volume detaches accepted from ACTIVE.
+	activeDetaches int
 	// With several replicas: pauses past a lease that fired, and leases
 	// taken over from another replica.
 	pauses, takeovers int
@@ -67,7 +69,7 @@ func runSeed(seed int64, p params, dir string, template []byte) result {
 	if len(w.errs) == 0 {
 		w.checkFinal()
 	}
-	return result{seed: seed, hash: w.trace.sum(), errs: w.errs, trace: w.trace.tail(), steps: p.steps, ticks: ticks, crashs: w.restarts, ops: w.ops,
+	return result{seed: seed, hash: w.trace.sum(), errs: w.errs, trace: w.trace.tail(), steps: p.steps, ticks: ticks, crashs: w.restarts, ops: w.ops, activeDetaches: w.activeDetaches,
 		pauses: w.pauses, takeovers: w.takeovers, nodeTaken: w.nodeTaken, fenced: w.fenced, woken: w.woken}
 }
 

@@ -93,7 +93,9 @@ type world struct {
 	fenced    int // saves refused with ErrFenced
 	hooks     int // step-boundary calls since start
 	ops       int // day-2 operations accepted
-	crashAt   int // crash at this step-boundary call (0: none planned)
+	// activeDetaches: volume detaches accepted from ACTIVE (a power cycle).
+	activeDetaches int
+	crashAt        int // crash at this step-boundary call (0: none planned)
 	// A user's delete that arrives in the middle of a tick, at this
 	// step-boundary call, for midDel (the API writes while a step is in flight).
 	midAt    int

@@ -51,7 +51,8 @@ func (s *stack) bootedWithLateVolume(rc string) (id, node, vol string) {
 
 // cinderAttach: a volume attached to an ACTIVE server after its build is
 // in-use at once, its Ironic target carrying Cinder's connection info;
-// detached from the stopped server, it is available again with no
+// detached from the ACTIVE server (powered off for it and on again) and,
+// attached again, from the stopped one, it is available again with no
 // attachment and no target left; a server deleted with a volume attached
 // after its build gives everything back; and an ingot stopped between
 // Cinder's attachment create and its record leaves no second attachment.
@@ -87,10 +88,11 @@ func cinderAttach(t *testing.T, w *world) {
 		if code := s.attach(id, vol); code != http.StatusBadRequest {
 			t.Errorf("attach of a volume attached already: %d, want 400", code)
 		}
-		// Ironic removes a target only from a powered-off node.
-		if code := s.Call("DELETE", "/v2.1/servers/"+id+"/os-volume_attachments/"+vol, nil, nil); code != http.StatusConflict {
-			t.Errorf("detach from an ACTIVE server: %d, want 409", code)
+		s.detachFromActive(id, node, vol, a0, t0)
+		if code := s.attach(id, vol); code != http.StatusOK {
+			t.Fatalf("attach again: %d", code)
 		}
+		s.waitOpDone(id)
 		s.stopServer(id)
 		w.cinderCall.take()
 		w.ironicCall.take()
@@ -177,4 +179,39 @@ func cinderAttach(t *testing.T, w *world) {
 			t.Errorf("volume after the delete: %s", st)
 		}
 	})
+}
+
+// detachFromActive detaches vol from the ACTIVE server id: Ironic removes
+// a target only from a powered-off node, so the node is powered off for it
+// and on again; the volume ends available with no attachment and no
+// target, the node powered on and the server ACTIVE.
+func (s *stack) detachFromActive(id, node, vol string, a0, t0 int) {
+	s.t.Helper()
+	s.w.cinderCall.take()
+	s.w.ironicCall.take()
+	start := time.Now()
+	if code := s.Call("DELETE", "/v2.1/servers/"+id+"/os-volume_attachments/"+vol, nil, nil); code != http.StatusAccepted {
+		s.t.Fatalf("detach from an ACTIVE server: %d, want 202", code)
+	}
+	if srv, _ := s.Get(id); srv.Status != "ACTIVE" {
+		s.t.Errorf("server during the detach: %s, want ACTIVE", srv.Status)
+	}
+	s.waitOpDone(id)
+	took := time.Since(start)
+	calls, n := s.w.cinderCall.take()
+	s.t.Logf("detach from ACTIVE took %s; Cinder calls (%d, the API's volume read included): %s", took.Round(time.Millisecond), n, calls)
+	icalls, in := s.w.ironicCall.take()
+	s.t.Logf("Ironic calls meanwhile (%d, the reconciler's polls included): %s", in, icalls)
+	if st := s.volumeStatus(vol); st != "available" {
+		s.t.Errorf("volume after the detach from ACTIVE: %s, want available", st)
+	}
+	if a, tg := s.counts(node); a != a0 || tg != t0 {
+		s.t.Errorf("after the detach from ACTIVE: %d attachments, %d targets, want %d and %d", a, tg, a0, t0)
+	}
+	if p := s.w.ir.GetNode(s.t, node)["power_state"]; p != "power on" {
+		s.t.Errorf("node after the detach from ACTIVE: %v, want power on", p)
+	}
+	if srv, _ := s.Get(id); srv.Status != "ACTIVE" {
+		s.t.Errorf("server after the detach from ACTIVE: %s, want ACTIVE", srv.Status)
+	}
 }

@@ -176,9 +176,10 @@ func (s *Service) attachable(r *core.Request, sv *lifecycle.Server, volID string
 }
 
 // detachVolume answers DELETE /servers/{id}/os-volume_attachments/{volume}:
-// 202 once the detach is recorded. Ironic removes a volume target only
-// from a powered-off node, so a detach is refused (409, Nova's state
-// conflict) unless the server is SHUTOFF.
+// 202 once the detach is recorded, from ACTIVE or SHUTOFF (409, Nova's
+// state conflict, otherwise). Ironic removes a volume target only from a
+// powered-off node, so a detach from ACTIVE powers the machine off and on
+// again.
 func (s *Service) detachVolume(w http.ResponseWriter, r *core.Request) error {
 	sv, err := s.visibleServer(r, r.PathValue("id"), policy.VolumeAttachmentsDelete)
 	if err != nil {

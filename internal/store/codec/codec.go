@@ -144,6 +144,7 @@ type serverExt struct {
 	OpSent            bool             `json:"op_sent,omitempty"`
 	OpFallback        bool             `json:"op_fallback,omitempty"`
 	StopAfterRebuild  bool             `json:"stop_after_rebuild,omitempty"`
+	Cycle             lifecycle.Cycle  `json:"cycle,omitempty"`
 	PowerSeen         lifecycle.Power  `json:"power_seen,omitempty"`
 	Held              bool             `json:"held,omitempty"`
 	DeleteFrom        lifecycle.Phase  `json:"delete_from,omitempty"`
@@ -172,7 +173,7 @@ func Requests(s *lifecycle.Server) (string, error) {
 func extOf(s *lifecycle.Server) serverExt {
 	e := serverExt{VolumesStrandedOn: s.VolumesStrandedOn, OpDone: s.OpDone, OpSent: s.OpSent, OpFallback: s.OpFallback,
 		StopAfterRebuild: s.StopAfterRebuild, PowerSeen: s.PowerSeen, Held: s.Held, DeleteFrom: s.DeleteFrom, OpFault: s.OpFault,
-		Nets: s.Nets, NetsSet: s.NetsSet, Detaching: s.Detaching}
+		Nets: s.Nets, NetsSet: s.NetsSet, Detaching: s.Detaching, Cycle: s.Cycle}
 	if !s.CapacityWaitSince.IsZero() {
 		t := s.CapacityWaitSince.UTC()
 		e.CapacityWaitSince = &t
@@ -184,7 +185,7 @@ func (e serverExt) to(s *lifecycle.Server) {
 	s.VolumesStrandedOn = e.VolumesStrandedOn
 	s.OpDone, s.OpSent, s.OpFallback, s.StopAfterRebuild, s.PowerSeen = e.OpDone, e.OpSent, e.OpFallback, e.StopAfterRebuild, e.PowerSeen
 	s.Held, s.DeleteFrom, s.OpFault = e.Held, e.DeleteFrom, e.OpFault
-	s.Nets, s.NetsSet, s.Detaching = e.Nets, e.NetsSet, e.Detaching
+	s.Nets, s.NetsSet, s.Detaching, s.Cycle = e.Nets, e.NetsSet, e.Detaching, e.Cycle
 	if e.CapacityWaitSince != nil {
 		s.CapacityWaitSince = e.CapacityWaitSince.UTC()
 	}
