@@ -3,7 +3,7 @@
 # is missing (Debian's packages, idempotent), checks gofmt and go vet, runs
 # every suite on SQLite with the real services, reruns the store-sensitive
 # suites on PostgreSQL beside Tempest's, gophercloud's and openstacksdk's
-# compute API suites
+# compute API suites and Terraform's OpenStack provider
 # (they share no state), and fuzzes the request parsers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -36,7 +36,7 @@ step "tests (INGOT_TEST_IRONIC=1 go test -count=1 -timeout 25m ./...)"
 export INGOT_TEST_IRONIC=1
 go test -count=1 -timeout 25m ./...
 
-step "side by side: the scenario catalogue, ingot adopt and the kill -9 cases on PostgreSQL; Tempest's compute API tests, with the embedded backends and with Neutron and Glance; gophercloud's compute acceptance tests; openstacksdk's functional compute tests"
+step "side by side: the scenario catalogue, ingot adopt and the kill -9 cases on PostgreSQL; Tempest's compute API tests, with the embedded backends and with Neutron and Glance; gophercloud's compute acceptance tests; openstacksdk's functional compute tests; Terraform's OpenStack provider"
 logs=$(mktemp -d)
 (
 	INGOT_TEST_STORE=postgres go test -count=1 -timeout 15m ./test/scenario &&
@@ -53,16 +53,21 @@ gopher=$!
 tempest_cloud=$!
 (INGOT_OPENSTACKSDK=1 go test -count=1 -timeout 20m -v -run '^TestOpenStackSDK$' ./test/tempest/ 2>&1 | grep -v '^=== RUN' | tail -n 80) >"$logs/sdk.log" 2>&1 &
 sdk=$!
+# The provider is built once into the user's cache directory (go install).
+(INGOT_TERRAFORM=1 go test -count=1 -timeout 20m -v -run '^TestTerraform$' ./test/terraform/ 2>&1 | grep -v '^=== RUN' | tail -n 120) >"$logs/terraform.log" 2>&1 &
+terraform=$!
 pg_status=0; wait "$pg" || pg_status=$?
 tempest_status=0; wait "$tempest" || tempest_status=$?
 gopher_status=0; wait "$gopher" || gopher_status=$?
 sdk_status=0; wait "$sdk" || sdk_status=$?
 tempest_cloud_status=0; wait "$tempest_cloud" || tempest_cloud_status=$?
+terraform_status=0; wait "$terraform" || terraform_status=$?
 echo "-- PostgreSQL (exit $pg_status)"; cat "$logs/postgres.log"
 echo "-- Tempest (exit $tempest_status)"; cat "$logs/tempest.log"
 echo "-- gophercloud's compute acceptance tests (exit $gopher_status)"; cat "$logs/gophercloud.log"
 echo "-- openstacksdk's functional compute tests (exit $sdk_status)"; cat "$logs/sdk.log"
 echo "-- Tempest with Neutron and Glance (exit $tempest_cloud_status)"; cat "$logs/tempest-cloud.log"
+echo "-- Terraform's OpenStack provider (exit $terraform_status)"; cat "$logs/terraform.log"
 
 # Bounded by executions, not by time: a time bound races Go's fuzzing
 # coordinator at its end on a loaded machine ("context deadline exceeded"
@@ -78,3 +83,4 @@ if [ "$tempest_status" -ne 0 ]; then echo "Tempest's compute API tests failed (s
 if [ "$gopher_status" -ne 0 ]; then echo "gophercloud's compute acceptance tests failed (see above)"; exit "$gopher_status"; fi
 if [ "$tempest_cloud_status" -ne 0 ]; then echo "Tempest's compute API tests with Neutron and Glance failed (see above)"; exit "$tempest_cloud_status"; fi
 if [ "$sdk_status" -ne 0 ]; then echo "openstacksdk's functional compute tests failed (see above)"; exit "$sdk_status"; fi
+if [ "$terraform_status" -ne 0 ]; then echo "Terraform's OpenStack provider test failed (see above)"; exit "$terraform_status"; fi
