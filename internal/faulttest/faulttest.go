@@ -1,8 +1,8 @@
 // Package faulttest routes a test's TCP links through fault proxies
 // (Toxiproxy, in process) so that a test can slow, blackhole or reset the
 // link between one ingot and one of its services — PostgreSQL, Ironic,
-// Keystone, RabbitMQ — while the others keep theirs: a partition of one
-// replica, a slow Ironic, a bus that goes silent.
+// Keystone, RabbitMQ, Neutron, Cinder — while the others keep theirs: a
+// partition of one replica, a slow Ironic, a bus that goes silent.
 package faulttest
 
 import (
