@@ -92,3 +92,22 @@ func (l *Link) add(stream, kind string, attrs map[string]any) {
 		l.t.Fatalf("faulttest: %s on %s: %v", kind, l.p.Name, err)
 	}
 }
+
+// Fault is one of the standard link faults a test runs in turn, held for
+// Hold once the requests made during it are sent.
+type Fault struct {
+	Name  string
+	Apply func(*Link)
+	Hold  time.Duration
+}
+
+// Standard is the slowed link (300 ± 100 ms a chunk), the reset one, and
+// the one blackholed for three times callTimeout (the client's bound on
+// one call), in that order.
+func Standard(callTimeout time.Duration) []Fault {
+	return []Fault{
+		{Name: "slowed 300±100ms", Apply: func(l *Link) { l.Latency(300*time.Millisecond, 100*time.Millisecond) }, Hold: 3 * time.Second},
+		{Name: "reset", Apply: (*Link).Reset, Hold: 5 * time.Second},
+		{Name: "blackholed", Apply: (*Link).Blackhole, Hold: 3 * callTimeout},
+	}
+}
