@@ -22,14 +22,6 @@ import (
 // the blackhole outlasts it.
 const cinderTimeout = 2 * time.Second
 
-// linkPhase is one fault's run and how its requests were answered.
-type linkPhase struct {
-	name    string
-	apply   func(l *faulttest.Link)
-	hold    time.Duration
-	answers []string
-}
-
 // cinderLinkFaults: ingot's link to the real Cinder (found in Keystone's
 // catalog, the proxied endpoint registered in a region only this ingot
 // asks for) slowed 300 ± 100 ms a chunk, reset, then blackholed for longer
@@ -96,23 +88,19 @@ func cinderLinkFaults(t *testing.T, w *world) {
 		})
 		return out
 	}
-	phases := []*linkPhase{
-		{name: "slowed 300±100ms", apply: func(l *faulttest.Link) { l.Latency(300*time.Millisecond, 100*time.Millisecond) }, hold: 3 * time.Second},
-		{name: "reset", apply: (*faulttest.Link).Reset, hold: 5 * time.Second},
-		{name: "blackholed", apply: (*faulttest.Link).Blackhole, hold: 3 * cinderTimeout},
-	}
 	var vols []string
 	began := time.Now()
-	for _, p := range phases {
+	for _, p := range faulttest.Standard(cinderTimeout) {
+		var answers []string
 		start := time.Now()
 		pv := make([]string, 5)
 		for i := range pv {
-			pv[i] = s.volume(fmt.Sprintf("%s-%d", p.name, i), false)
+			pv[i] = s.volume(fmt.Sprintf("%s-%d", p.Name, i), false)
 		}
 		vols = append(vols, pv...)
 		var before []string
 		for i, n := range []string{"-a", "-b"} {
-			id, code := create(p.name+n, pv[i])
+			id, code := create(p.Name+n, pv[i])
 			if code != http.StatusAccepted {
 				t.Fatalf("create before the fault: %d", code)
 			}
@@ -121,30 +109,30 @@ func cinderLinkFaults(t *testing.T, w *world) {
 		for _, id := range before {
 			s.WaitStatus(id, "ACTIVE", 2*time.Minute)
 		}
-		p.apply(link)
+		p.Apply(link)
 		cut := time.Now()
 		ids := append([]string(nil), before...)
 		for i := range 2 {
-			id, code := create(fmt.Sprintf("%s-during-%d", p.name, i), pv[2+i])
-			p.answers = append(p.answers, fmt.Sprintf("create %d", code))
+			id, code := create(fmt.Sprintf("%s-during-%d", p.Name, i), pv[2+i])
+			answers = append(answers, fmt.Sprintf("create %d", code))
 			if code >= 500 && code != http.StatusServiceUnavailable {
-				t.Errorf("%s: a create answered %d", p.name, code)
+				t.Errorf("%s: a create answered %d", p.Name, code)
 			}
 			if id != "" {
 				ids = append(ids, id)
 			}
 		}
 		code := s.Call("DELETE", "/v2.1/servers/"+before[0], nil, nil)
-		p.answers = append(p.answers, fmt.Sprintf("delete %d", code))
+		answers = append(answers, fmt.Sprintf("delete %d", code))
 		if code != http.StatusNoContent {
-			t.Errorf("%s: the delete answered %d", p.name, code)
+			t.Errorf("%s: the delete answered %d", p.Name, code)
 		}
 		code = s.attach(before[1], pv[4])
-		p.answers = append(p.answers, fmt.Sprintf("attach %d", code))
+		answers = append(answers, fmt.Sprintf("attach %d", code))
 		if code >= 500 && code != http.StatusServiceUnavailable {
-			t.Errorf("%s: the volume attach answered %d", p.name, code)
+			t.Errorf("%s: the volume attach answered %d", p.Name, code)
 		}
-		if d := p.hold - time.Since(cut); d > 0 {
+		if d := p.Hold - time.Since(cut); d > 0 {
 			time.Sleep(d) // the fault lasts as long as the scenario says, whatever the requests took
 		}
 		link.Heal()
@@ -152,11 +140,11 @@ func cinderLinkFaults(t *testing.T, w *world) {
 		end := stable(ids)
 		converged := time.Since(healed)
 		if end[before[0]] != "gone" {
-			t.Errorf("%s: the server deleted during the fault is %s", p.name, end[before[0]])
+			t.Errorf("%s: the server deleted during the fault is %s", p.Name, end[before[0]])
 		}
 		for _, id := range ids[1:] {
 			if end[id] != "ACTIVE" {
-				t.Errorf("%s: %s is %s after the heal, want ACTIVE", p.name, id, end[id])
+				t.Errorf("%s: %s is %s after the heal, want ACTIVE", p.Name, id, end[id])
 			}
 		}
 		s.waitOpDone(before[1])
@@ -164,12 +152,12 @@ func cinderLinkFaults(t *testing.T, w *world) {
 		// the nodes for the next phase.
 		for _, id := range ids[1:] {
 			if code := s.Call("DELETE", "/v2.1/servers/"+id, nil, nil); code != http.StatusNoContent {
-				t.Errorf("%s: delete after the heal: %d", p.name, code)
+				t.Errorf("%s: delete after the heal: %d", p.Name, code)
 			}
 		}
 		stable(ids)
-		t.Logf("cinder %s for %s (volume.cinder.timeout %s): %s; converged %s after the heal (phase %s)", p.name,
-			healed.Sub(cut).Round(100*time.Millisecond), cinderTimeout, strings.Join(p.answers, ", "),
+		t.Logf("cinder %s for %s (volume.cinder.timeout %s): %s; converged %s after the heal (phase %s)", p.Name,
+			healed.Sub(cut).Round(100*time.Millisecond), cinderTimeout, strings.Join(answers, ", "),
 			converged.Round(100*time.Millisecond), time.Since(start).Round(time.Second))
 	}
 	stuck := 0
