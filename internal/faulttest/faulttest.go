@@ -1,8 +1,8 @@
 // Package faulttest routes a test's TCP links through fault proxies
 // (Toxiproxy, in process) so that a test can slow, blackhole or reset the
 // link between one ingot and one of its services — PostgreSQL, Ironic,
-// Keystone, RabbitMQ — while the others keep theirs: a partition of one
-// replica, a slow Ironic, a bus that goes silent.
+// Keystone, RabbitMQ, Neutron, Cinder — while the others keep theirs: a
+// partition of one replica, a slow Ironic, a bus that goes silent.
 package faulttest
 
 import (
@@ -90,5 +90,24 @@ func (l *Link) add(stream, kind string, attrs map[string]any) {
 	}
 	if _, err := l.p.Toxics.AddToxicJson(strings.NewReader(string(raw))); err != nil {
 		l.t.Fatalf("faulttest: %s on %s: %v", kind, l.p.Name, err)
+	}
+}
+
+// Fault is one of the standard link faults a test runs in turn, held for
+// Hold once the requests made during it are sent.
+type Fault struct {
+	Name  string
+	Apply func(*Link)
+	Hold  time.Duration
+}
+
+// Standard is the slowed link (300 ± 100 ms a chunk), the reset one, and
+// the one blackholed for three times callTimeout (the client's bound on
+// one call), in that order.
+func Standard(callTimeout time.Duration) []Fault {
+	return []Fault{
+		{Name: "slowed 300±100ms", Apply: func(l *Link) { l.Latency(300*time.Millisecond, 100*time.Millisecond) }, Hold: 3 * time.Second},
+		{Name: "reset", Apply: (*Link).Reset, Hold: 5 * time.Second},
+		{Name: "blackholed", Apply: (*Link).Blackhole, Hold: 3 * callTimeout},
 	}
 }

@@ -29,6 +29,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -174,7 +175,21 @@ func (e *Env) Validate(t testing.TB, token string) bool {
 // with `openstack service create` and `openstack endpoint create`).
 func (e *Env) RegisterService(t testing.TB, typ, name, url string) {
 	t.Helper()
+	e.RegisterServiceIn(t, typ, name, url, "RegionOne")
+}
+
+// RegisterServiceIn is RegisterService in region (created when new): a
+// second endpoint of a type that only a client configured for region
+// finds — a service reached through a fault proxy by ingot alone.
+func (e *Env) RegisterServiceIn(t testing.TB, typ, name, url, region string) {
+	t.Helper()
 	admin := e.Token(t, "admin")
+	if region != "RegionOne" {
+		err := testproc.Call(e.hc, admin, http.MethodPost, e.URL+"/regions", map[string]any{"region": map[string]any{"id": region}}, nil)
+		if err != nil && !strings.Contains(err.Error(), "409") {
+			t.Fatalf("keystonetest: region %s: %v", region, err)
+		}
+	}
 	var svc struct {
 		Service struct{ ID string } `json:"service"`
 	}
@@ -184,7 +199,7 @@ func (e *Env) RegisterService(t testing.TB, typ, name, url string) {
 	}
 	for _, iface := range []string{"public", "internal", "admin"} {
 		if err := testproc.Call(e.hc, admin, http.MethodPost, e.URL+"/endpoints", map[string]any{"endpoint": map[string]any{
-			"service_id": svc.Service.ID, "interface": iface, "url": url, "region_id": "RegionOne", "enabled": true}}, nil); err != nil {
+			"service_id": svc.Service.ID, "interface": iface, "url": url, "region_id": region, "enabled": true}}, nil); err != nil {
 			t.Fatalf("keystonetest: endpoint %s %s: %v", typ, iface, err)
 		}
 	}

@@ -191,8 +191,8 @@ func refused(err error) error {
 
 // Free deletes the server's Neutron port (a user's own port is released:
 // unbound, device cleared, kept — unless the claim never happened and the
-// port is another device's), then the row. A row whose create was never
-// recorded finds its port by device_id, network and name.
+// port is another device's), then the row. The ports of a row's creates
+// that were never recorded are found by device_id, network and name.
 func (b *Backend) Free(ctx context.Context, p store.Port) error {
 	switch {
 	case p.UserPort:
@@ -209,11 +209,16 @@ func (b *Backend) Free(ctx context.Context, p store.Port) error {
 		if err := b.nc.ReleasePort(ctx, p.NeutronID); err != nil {
 			return err
 		}
-	case p.NeutronID != "":
-		if err := b.nc.DeletePort(ctx, p.NeutronID); err != nil {
-			return err
-		}
 	default:
+		if p.NeutronID != "" {
+			if err := b.nc.DeletePort(ctx, p.NeutronID); err != nil {
+				return err
+			}
+		}
+		// The row's name finds the port of a create never recorded, and
+		// those of creates whose answer was lost (a timeout) while Neutron
+		// went on and made them after a retry's look found none: each an
+		// extra port of the server, deleted with the recorded one.
 		found, err := b.nc.ListPorts(ctx, neutron.PortFilter{DeviceID: p.ServerID, NetworkID: p.NetworkID, Name: PortName(p.ID)})
 		if err != nil {
 			return err

@@ -100,6 +100,8 @@ type rigOptions struct {
 	steps int
 	// step hears every step point of the loop.
 	step func(point string)
+	// neutron, when set, stands between ingot and the Neutron simulator.
+	neutron func(http.Handler) http.Handler
 }
 
 func newRig(t *testing.T, o rigOptions) *rig {
@@ -122,7 +124,11 @@ func newRig(t *testing.T, o rigOptions) *rig {
 	}
 	t.Cleanup(func() { _ = st.Close() })
 	r.st = st
-	pc := &gophercloud.ProviderClient{HTTPClient: http.Client{Transport: serve{r, "neutron", r.neutron}}}
+	var nh http.Handler = r.neutron
+	if o.neutron != nil {
+		nh = o.neutron(nh)
+	}
+	pc := &gophercloud.ProviderClient{HTTPClient: http.Client{Transport: serve{r, "neutron", nh}}}
 	pc.SetToken("tok-ingot")
 	sc := &gophercloud.ServiceClient{ProviderClient: pc, Endpoint: "http://neutron.test/", ResourceBase: "http://neutron.test/v2.0/", Type: "network"}
 	r.nc = neutron.New(sc, time.Minute)

@@ -49,6 +49,14 @@ func startWorld(t *testing.T, nodes int, edit ...func(*ironictest.RealOptions)) 
 // startWorldOn is startWorld with nodes of spec.
 func startWorldOn(t *testing.T, nodes int, spec ironictest.NodeSpec, edit ...func(*ironictest.RealOptions)) *world {
 	t.Helper()
+	return startWorldWith(t, nodes, spec, nil, edit...)
+}
+
+// startWorldWith is startWorldOn with ingot's configuration changed by
+// ingot once Keystone and Neutron run (a Neutron endpoint of its own).
+func startWorldWith(t *testing.T, nodes int, spec ironictest.NodeSpec, ingot func(*config.Config, *keystonetest.Env, *neutrontest.Env),
+	edit ...func(*ironictest.RealOptions)) *world {
+	t.Helper()
 	if !ironictest.RealWanted() && !ironictest.RealInstalled() {
 		t.Skip("the real Ironic is not installed (.ci/install-ironic.sh)")
 	}
@@ -74,6 +82,9 @@ func startWorldOn(t *testing.T, nodes int, spec ironictest.NodeSpec, edit ...fun
 		t.Fatal(err)
 	}
 	ingotSettings(&cfg, ks, t.TempDir())
+	if ingot != nil {
+		ingot(&cfg, ks, n)
+	}
 	if err := cfg.Normalize(); err != nil {
 		t.Fatal(err)
 	}
