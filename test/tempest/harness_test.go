@@ -29,7 +29,9 @@ const (
 	python     = "/usr/bin/python3"
 	// concurrency: two workers on the 2-core machines.
 	concurrency = 2
-	runTimeout  = 15 * time.Minute
+	// runTimeout: the cloud run's volume tests wait up to build_timeout
+	// (120 s) for a volume's status, several times in a failing test.
+	runTimeout = 25 * time.Minute
 )
 
 // The catalogue ingot serves to Tempest (ingot.yaml below).
