@@ -49,7 +49,7 @@ pg=$!
 tempest=$!
 (INGOT_GOPHERCLOUD=1 go test -count=1 -timeout 20m -v -run '^TestGophercloud$' ./test/tempest/ 2>&1 | grep -v '^=== RUN' | tail -n 80) >"$logs/gophercloud.log" 2>&1 &
 gopher=$!
-(INGOT_TEMPEST_CLOUD=1 go test -count=1 -timeout 25m -v -run '^TestTempestCloud$' ./test/tempest/ 2>&1 | grep -v '^=== RUN' | tail -n 200) >"$logs/tempest-cloud.log" 2>&1 &
+(INGOT_TEMPEST_CLOUD=1 go test -count=1 -timeout 40m -v -run '^TestTempestCloud$' ./test/tempest/ 2>&1 | grep -v '^=== RUN' | tail -n 200) >"$logs/tempest-cloud.log" 2>&1 &
 tempest_cloud=$!
 (INGOT_OPENSTACKSDK=1 go test -count=1 -timeout 20m -v -run '^TestOpenStackSDK$' ./test/tempest/ 2>&1 | grep -v '^=== RUN' | tail -n 80) >"$logs/sdk.log" 2>&1 &
 sdk=$!

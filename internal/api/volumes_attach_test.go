@@ -165,6 +165,10 @@ func TestUpdateVolumeAttachment(t *testing.T) {
 	f.doWith(member, "PUT", path+"/"+vol, "2.85", attachBody(loose, nil)).novaError(t, 403, "forbidden")
 	wantMsg(t, f.doWith(otherAdmin, "PUT", path+"/"+vol, "2.1", attachBody(loose, nil)), 409, "conflictingRequest",
 		"volume "+vol+" is not migrating; this API should only be called by Cinder")
+	// Nova reads both volumes first: a missing new one (the body's) is 400.
+	missing := "6f1c2d3e-4b5a-4c6d-8e7f-901234567890"
+	wantMsg(t, f.doWith(otherAdmin, "PUT", path+"/"+vol, "2.1", attachBody(missing, nil)), 400, "badRequest",
+		"Volume "+missing+" could not be found.")
 	wantMsg(t, f.doWith(member, "PUT", path+"/"+vol, "2.84", attachBody(vol, map[string]any{"delete_on_termination": true})), 400,
 		"badRequest", "('delete_on_termination' was unexpected)")
 	wantMsg(t, f.doWith(member, "PUT", path+"/"+vol, "2.85", attachBody(vol, map[string]any{"device": "/dev/sdz"})), 400,

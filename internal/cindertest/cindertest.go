@@ -83,14 +83,16 @@ func Installed() string {
 // Start starts Keystone and Cinder for the test; both stop when it ends.
 func Start(t testing.TB) *Env {
 	t.Helper()
-	if missing := Installed(); missing != "" {
-		if keystonetest.Wanted() {
-			t.Fatalf("cindertest: %s=1 but %s is missing (run .ci/install-cinder.sh)", keystonetest.EnvVar, missing)
-		}
-		t.Skipf("Cinder not installed (%s missing; run .ci/install-cinder.sh, or set %s=1 to make this a failure)", missing, keystonetest.EnvVar)
-	}
+	skipMissing(t)
+	return StartWith(t, keystonetest.Start(t))
+}
+
+// StartWith starts Cinder behind ks, a Keystone other services share; it
+// stops when the test ends. Cinder's endpoints go into ks's catalog.
+func StartWith(t testing.TB, ks *keystonetest.Env) *Env {
+	t.Helper()
+	skipMissing(t)
 	begin := time.Now()
-	ks := keystonetest.Start(t)
 	svc := ks.AddUser(t, ServiceUser, "service", "admin", "service")
 	e := &Env{Keystone: ks, Dir: t.TempDir(), hc: &http.Client{Timeout: 30 * time.Second}}
 	port, err := testproc.FreePort()
@@ -119,6 +121,18 @@ func Start(t testing.TB) *Env {
 	}
 	e.SetupTime = time.Since(begin)
 	return e
+}
+
+// skipMissing skips the test when Cinder is missing, or fails it when
+// real services are wanted.
+func skipMissing(t testing.TB) {
+	t.Helper()
+	if missing := Installed(); missing != "" {
+		if keystonetest.Wanted() {
+			t.Fatalf("cindertest: %s=1 but %s is missing (run .ci/install-cinder.sh)", keystonetest.EnvVar, missing)
+		}
+		t.Skipf("Cinder not installed (%s missing; run .ci/install-cinder.sh, or set %s=1 to make this a failure)", missing, keystonetest.EnvVar)
+	}
 }
 
 // start syncs the schema, starts the three daemons and waits for the pool.

@@ -2,7 +2,8 @@
 # Cinder's FakeLoggingVolumeDriver needs no kernel support (no LVM, no
 # device-mapper) but answers initialize_connection with access_mode only;
 # this answers what the LVM driver behind an iSCSI target does, so the
-# connection_info a client reads is realistic. Nothing serves the portal.
+# connection_info a client reads is realistic. Nothing serves the portal,
+# and image copies write nothing.
 import hashlib
 
 from cinder.tests import fake_driver
@@ -24,3 +25,11 @@ class IscsiFakeDriver(fake_driver.FakeLoggingVolumeDriver):
             'auth_password': secret[12:28],
         })
         return info
+
+    # The LVM driver's image copies run qemu-img and dd on a device the
+    # fake driver never made: a volume from an image has nothing to write.
+    def copy_image_to_volume(self, context, volume, image_service, image_id):
+        pass
+
+    def copy_volume_to_image(self, context, volume, image_service, image_meta):
+        pass

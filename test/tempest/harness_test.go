@@ -29,7 +29,9 @@ const (
 	python     = "/usr/bin/python3"
 	// concurrency: two workers on the 2-core machines.
 	concurrency = 2
-	runTimeout  = 15 * time.Minute
+	// runTimeout: the cloud run's volume tests wait up to build_timeout
+	// (120 s) for a volume's status, several times in a failing test.
+	runTimeout = 25 * time.Minute
 )
 
 // The catalogue ingot serves to Tempest (ingot.yaml below).
@@ -97,10 +99,16 @@ func TestTempest(t *testing.T) {
 // security group and image tests run too).
 const CloudEnvVar = "INGOT_TEMPEST_CLOUD"
 
-// CloudSelection adds the tests that need a cloud's Neutron and Glance.
-const CloudSelection = `^tempest\.api\.compute\.(servers|admin|flavors|keypairs|limits|test_quotas|test_versions|test_extensions|security_groups|images)`
+// CloudSelection adds the tests that need a cloud's Neutron, Glance and
+// Cinder.
+const CloudSelection = `^tempest\.api\.compute\.(servers|admin|flavors|keypairs|limits|test_quotas|test_versions|test_extensions|security_groups|images|volumes)`
 
-// TestTempestCloud runs Tempest against ingot in front of Neutron and Glance.
+// cloudConfig is sdkConfig with the volumes in the cloud's Cinder (found in
+// the catalog).
+var cloudConfig = sdkConfig + "volume:\n  backend: cinder\n"
+
+// TestTempestCloud runs Tempest against ingot in front of Neutron, Glance
+// and Cinder.
 func TestTempestCloud(t *testing.T) {
 	if v := os.Getenv(CloudEnvVar); v != "1" && v != "true" && v != "yes" {
 		t.Skipf("set %s=1 to run Tempest's compute API tests with Neutron and Glance (minutes)", CloudEnvVar)
@@ -109,7 +117,7 @@ func TestTempestCloud(t *testing.T) {
 }
 
 // runTempest runs Tempest against ingot behind Keystone; with cloud, ingot's
-// networks and images are a real Neutron's and Glance's.
+// networks, images and volumes are a real Neutron's, Glance's and Cinder's.
 func runTempest(t *testing.T, cloud bool) {
 	for _, p := range []string{tempestBin, stestrBin, python} {
 		if _, err := os.Stat(p); err != nil {
@@ -142,7 +150,7 @@ func runTempest(t *testing.T, cloud bool) {
 	if cloud {
 		vars["Image"], vars["ImageAlt"] = startCloud(t, ks)
 		cfg := filepath.Join(dir, "ingot.yaml")
-		writeTemplate(t, cfg, sdkConfig, vars)
+		writeTemplate(t, cfg, cloudConfig, vars)
 		ingot := ingottest.Serve(t, ingottest.Binary(t), cfg, ingottest.Options{Log: filepath.Join(dir, "ingot.log")}).API
 		ks.RegisterService(t, "compute", "nova", ingot+"/v2.1")
 		regex = CloudSelection

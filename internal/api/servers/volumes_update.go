@@ -44,7 +44,7 @@ func (s *Service) updateVolumeAttachment(w http.ResponseWriter, r *core.Request)
 		}
 	}
 	if !regular || newID != volID {
-		return s.swapRefused(r, volID)
+		return s.swapRefused(r, volID, newID)
 	}
 	w.WriteHeader(http.StatusAccepted)
 	return nil
@@ -124,16 +124,33 @@ func (s *Service) updateAttachment(r *core.Request, sv *lifecycle.Server, volID 
 }
 
 // swapRefused is Nova's answer to a swap outside a volume migration: 404
-// for a volume the caller cannot see, else 409.
-func (s *Service) swapRefused(r *core.Request, volID string) error {
-	if s.Cfg.Cinder != nil {
-		if _, err := s.cinderVolume(r, volID); err != nil {
-			return err
+// for an attached volume (the path's) the caller cannot see, 400 for a new
+// one (the body's) they cannot see, else 409.
+func (s *Service) swapRefused(r *core.Request, volID, newID string) error {
+	if err := s.swapVolumeVisible(r, volID); err != nil {
+		return err
+	}
+	if err := s.swapVolumeVisible(r, newID); err != nil {
+		// A missing resource named in the body is the request's fault.
+		var e *core.APIError
+		if errors.As(err, &e) && e.Status == http.StatusNotFound {
+			return core.BadRequest("%s", e.Message)
 		}
-	} else if _, err := s.Cfg.Store.GetVolume(r.Context(), volID); errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	return core.Conflict("volume %s is not migrating; this API should only be called by Cinder", volID)
+}
+
+// swapVolumeVisible is 404 when the caller cannot see the volume.
+func (s *Service) swapVolumeVisible(r *core.Request, volID string) error {
+	if s.Cfg.Cinder != nil {
+		_, err := s.cinderVolume(r, volID)
+		return err
+	}
+	if _, err := s.Cfg.Store.GetVolume(r.Context(), volID); errors.Is(err, store.ErrNotFound) {
 		return core.NotFound("Volume %s could not be found.", volID)
 	} else if err != nil {
 		return fmt.Errorf("volume %s: %w", volID, err)
 	}
-	return core.Conflict("volume %s is not migrating; this API should only be called by Cinder", volID)
+	return nil
 }
