@@ -3,6 +3,7 @@ package cinder
 import (
 	"context"
 	"strconv"
+	"time"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/blockstorage/v3/volumes"
 )
@@ -20,6 +21,8 @@ type Volume struct {
 	ImageID string
 	// Attachments lists the servers it is attached to.
 	Attachments []VolumeAttachment
+	// CreatedAt is when Cinder made it (zero when Cinder did not say).
+	CreatedAt time.Time
 }
 
 // VolumeAttachment is one attachment as the volume lists it.
@@ -37,7 +40,7 @@ type VolumeSpec struct {
 }
 
 func fromVolume(v *volumes.Volume) Volume {
-	out := Volume{ID: v.ID, Name: v.Name, Description: v.Description, Status: v.Status, SizeGB: v.Size,
+	out := Volume{ID: v.ID, Name: v.Name, Description: v.Description, Status: v.Status, SizeGB: v.Size, CreatedAt: v.CreatedAt,
 		ProjectID: v.TenantID, ImageID: v.VolumeImageMetadata["image_id"]}
 	out.Bootable, _ = strconv.ParseBool(v.Bootable)
 	for _, a := range v.Attachments {

@@ -126,16 +126,18 @@ func cinderProxyAndCallback(t *testing.T, w *world) {
 	s.Microversion = "2.35"
 	var made struct {
 		Volume struct {
-			ID     string `json:"id"`
-			Status string `json:"status"`
-			Size   int    `json:"size"`
+			ID        string  `json:"id"`
+			Status    string  `json:"status"`
+			Size      int     `json:"size"`
+			CreatedAt *string `json:"createdAt"`
 		} `json:"volume"`
 	}
 	if code := s.Call("POST", "/v2.1/os-volumes", map[string]any{"volume": map[string]any{"size": 1, "display_name": "proxied"}}, &made); code != http.StatusOK {
 		t.Fatalf("POST os-volumes: %d", code)
 	}
 	vol := made.Volume.ID
-	if made.Volume.Size != 1 || s.volumeStatus(vol) == "gone" {
+	// Tempest's schema wants createdAt a string, as Nova copies Cinder's.
+	if made.Volume.Size != 1 || made.Volume.CreatedAt == nil || !strings.HasPrefix(*made.Volume.CreatedAt, "20") || s.volumeStatus(vol) == "gone" {
 		t.Fatalf("os-volumes create: %+v, Cinder shows %s", made.Volume, s.volumeStatus(vol))
 	}
 	s.WaitFor("proxied volume available", time.Minute, func() bool {

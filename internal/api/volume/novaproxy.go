@@ -57,6 +57,10 @@ type novaVolumeView struct {
 func novaVolume(v cinder.Volume) novaVolumeView {
 	out := novaVolumeView{ID: v.ID, Status: v.Status, Size: v.SizeGB, AvailabilityZone: core.AvailabilityZone,
 		DisplayName: v.Name, DisplayDescription: v.Description, Metadata: map[string]any{}}
+	if !v.CreatedAt.IsZero() {
+		at := v.CreatedAt.UTC().Format(core.NovaUsecTime)
+		out.CreatedAt = &at
+	}
 	for _, a := range v.Attachments {
 		out.Attachments = append(out.Attachments, map[string]any{"id": v.ID, "volumeId": v.ID, "serverId": a.ServerID, "device": a.Device})
 	}
