@@ -28,7 +28,7 @@ type adoptFlags struct {
 func newAdoptCmd() *cobra.Command {
 	var f adoptFlags
 	cmd := &cobra.Command{
-		Use:   "adopt --from-ironic [--dry-run]",
+		Use:   "adopt --from-nova|--from-ironic [--dry-run]",
 		Short: "Make ingot servers of the instances Ironic runs for another service, same ids, nothing rebuilt",
 		Long: `Adopt the instances another service (metalsmith, bifrost, Nova) deployed on
 Ironic: every node active with an instance_uuid that no ingot server has
@@ -43,18 +43,26 @@ Nothing is written to Ironic: the node's instance_uuid already names the
 server. Each instance is recorded in one transaction: a run stopped anywhere
 and run again adopts the rest; a second run adopts nothing.
 
+With --from-nova, Nova's API (found in Keystone's catalog with ingot's
+service credentials, which need the admin role) says which servers run on
+Ironic nodes and what each is: its name, project, user, flavor (made in
+ingot with Nova's id and extra specs when missing), key pair, metadata,
+tags, server group, created and launched times. A server whose
+nova-compute service is still enabled or up is refused: Nova would go on
+acting on its node. Disable and stop it first:
+
+  openstack compute service set --disable <host> nova-compute
+
 The database is found as serve finds it and locked as serve locks it: stop
 ingot first, or ask the running one (POST /ingot/v1/adopt).
 
-  ingot adopt --from-ironic --config ingot.yaml --dry-run
+  ingot adopt --from-nova --config ingot.yaml --dry-run
+  ingot adopt --from-nova --config ingot.yaml
   ingot adopt --from-ironic --config ingot.yaml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if f.fromNova {
-				return errors.New("--from-nova is not available yet: disable nova-compute for the nodes (openstack compute service set --disable <host> nova-compute) and adopt --from-ironic")
-			}
-			if !f.fromIronic {
-				return errors.New("say where from: --from-ironic")
+			if f.fromNova == f.fromIronic {
+				return errors.New("say where from: --from-nova or --from-ironic")
 			}
 			cfg, err := loadServeConfig(cmd, serveFlags{dbFlags: f.dbFlags, ironicURL: f.ironicURL})
 			if err != nil {
@@ -68,8 +76,12 @@ ingot first, or ask the running one (POST /ingot/v1/adopt).
 				return err
 			}
 			defer ad.Close()
-			rep, err := ad.FromIronic(cmd.Context(), adopt.Options{DryRun: f.dryRun, Project: f.project, Flavor: f.flavor,
-				NovaStopped: f.novaDown})
+			opts := adopt.Options{DryRun: f.dryRun, Project: f.project, Flavor: f.flavor, NovaStopped: f.novaDown}
+			from := ad.FromIronic
+			if f.fromNova {
+				from = ad.FromNova
+			}
+			rep, err := from(cmd.Context(), opts)
 			out := cmd.OutOrStdout()
 			if f.jsonOut {
 				enc := json.NewEncoder(out)
@@ -86,7 +98,7 @@ ingot first, or ask the running one (POST /ingot/v1/adopt).
 	f.register(cmd)
 	fl := cmd.Flags()
 	fl.BoolVar(&f.fromIronic, "from-ironic", false, "adopt from Ironic alone: the nodes active with an instance_uuid")
-	fl.BoolVar(&f.fromNova, "from-nova", false, "adopt from Nova's API (not available yet)")
+	fl.BoolVar(&f.fromNova, "from-nova", false, "adopt the servers Nova's API shows on Ironic nodes, with Nova's record of each (Nova found in Keystone's catalog; ingot's service user needs the admin role)")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print what would be adopted, what cannot be and why; write nothing")
 	fl.StringVar(&f.project, "project", "", "project of the instances whose instance_info names none (default: adopt.project, then the noauth default project)")
 	fl.StringVar(&f.flavor, "flavor", "", "flavor (id or name) of every adopted server (default: the one flavor of each node's resource class)")

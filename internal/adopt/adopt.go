@@ -65,6 +65,8 @@ type Deps struct {
 	Step func(point string)
 	// Kick, when set, is told the ids adopted (the reconciler's work items).
 	Kick func(ids ...string)
+	// Nova, when set, is Nova's API that FromNova reads (an admin's).
+	Nova Nova
 }
 
 // Options are one run's.
@@ -142,45 +144,54 @@ func (a *Adopter) FromIronic(ctx context.Context, opts Options) (Report, error) 
 		if err != nil {
 			return rep, err
 		}
-		switch {
-		case inst.Reason == reasonOurs:
-			rep.Already = append(rep.Already, inst)
-			continue
-		case inst.Reason != "":
-			rep.Refused = append(rep.Refused, inst)
-			continue
-		}
-		if opts.DryRun {
-			rep.Adopted = append(rep.Adopted, inst)
-			continue
-		}
-		err = a.d.Store.AdoptServer(ctx, s, ports)
-		switch {
-		case err == nil:
-			rep.Adopted = append(rep.Adopted, inst)
-			if a.d.Step != nil {
-				a.d.Step(PointSaved)
-			}
-			if a.d.Kick != nil {
-				a.d.Kick(s.ID)
-			}
-		case errors.Is(err, store.ErrExists):
-			// The server's id (adopted meanwhile), or a port's.
-			if _, gerr := a.d.Store.GetServer(ctx, s.ID); gerr == nil {
-				inst.Reason = reasonOurs
-				rep.Already = append(rep.Already, inst)
-				break
-			}
-			inst.Reason = "conflict: " + err.Error()
-			rep.Refused = append(rep.Refused, inst)
-		case errors.Is(err, store.ErrNodeTaken), errors.Is(err, store.ErrAddressInUse):
-			inst.Reason = "conflict: " + err.Error()
-			rep.Refused = append(rep.Refused, inst)
-		default:
-			return rep, fmt.Errorf("adopt %s (node %s): %w", s.ID, n.UUID, err)
+		if err := a.record(ctx, &rep, inst, s, ports, opts.DryRun); err != nil {
+			return rep, fmt.Errorf("adopt %s (node %s): %w", inst.ID, n.UUID, err)
 		}
 	}
 	return rep, nil
+}
+
+// record writes one adoptable instance (not in a dry run) and files it in
+// rep: adopted, already ingot's (adopted meanwhile) or refused on a
+// conflict the transaction found. Any other error stops the run.
+func (a *Adopter) record(ctx context.Context, rep *Report, inst Instance, s *lifecycle.Server, ports []store.Port, dryRun bool) error {
+	switch {
+	case inst.Reason == reasonOurs:
+		rep.Already = append(rep.Already, inst)
+		return nil
+	case inst.Reason != "":
+		rep.Refused = append(rep.Refused, inst)
+		return nil
+	case dryRun:
+		rep.Adopted = append(rep.Adopted, inst)
+		return nil
+	}
+	err := a.d.Store.AdoptServer(ctx, s, ports)
+	switch {
+	case err == nil:
+		rep.Adopted = append(rep.Adopted, inst)
+		if a.d.Step != nil {
+			a.d.Step(PointSaved)
+		}
+		if a.d.Kick != nil {
+			a.d.Kick(s.ID)
+		}
+	case errors.Is(err, store.ErrExists):
+		// The server's id (adopted meanwhile), or a port's.
+		if _, gerr := a.d.Store.GetServer(ctx, s.ID); gerr == nil {
+			inst.Reason = reasonOurs
+			rep.Already = append(rep.Already, inst)
+			break
+		}
+		inst.Reason = "conflict: " + err.Error()
+		rep.Refused = append(rep.Refused, inst)
+	case errors.Is(err, store.ErrNodeTaken), errors.Is(err, store.ErrAddressInUse):
+		inst.Reason = "conflict: " + err.Error()
+		rep.Refused = append(rep.Refused, inst)
+	default:
+		return err
+	}
+	return nil
 }
 
 // reasonOurs is the Already reason: the id is an ingot server's.

@@ -7,9 +7,9 @@ import (
 	"github.com/ingot-dev/ingot/internal/api/core"
 )
 
-// adopt answers POST /ingot/v1/adopt: {"from": "ironic", "dry_run": bool,
-// "nova_stopped": bool, "project": …, "flavor": …} runs what `ingot adopt
-// --from-ironic` runs and answers its report (200; nothing written with
+// adopt answers POST /ingot/v1/adopt: {"from": "ironic" or "nova",
+// "dry_run": bool, "nova_stopped": bool, "project": …, "flavor": …} runs
+// what `ingot adopt --from-ironic` (or --from-nova) runs and answers its report (200; nothing written with
 // dry_run).
 func (s *Service) adopt(w http.ResponseWriter, r *core.Request) error {
 	if s.Cfg.Adopt == nil {
@@ -19,10 +19,7 @@ func (s *Service) adopt(w http.ResponseWriter, r *core.Request) error {
 	if err != nil {
 		return err
 	}
-	var req struct {
-		From string `json:"from"`
-		core.AdoptRequest
-	}
+	var req core.AdoptRequest
 	for k := range obj {
 		switch k {
 		case "from", "dry_run", "nova_stopped", "project", "flavor":
@@ -34,10 +31,10 @@ func (s *Service) adopt(w http.ResponseWriter, r *core.Request) error {
 	if err := json.Unmarshal(raw, &req); err != nil {
 		return core.BadRequest("Malformed request body: %v", err)
 	}
-	if req.From != "ironic" {
-		return core.BadRequest("from must be \"ironic\" (adoption from Nova's API is not available here).")
+	if req.From != "ironic" && req.From != "nova" {
+		return core.BadRequest("from must be \"ironic\" or \"nova\".")
 	}
-	rep, err := s.Cfg.Adopt(r.Context(), req.AdoptRequest)
+	rep, err := s.Cfg.Adopt(r.Context(), req)
 	if err != nil {
 		return core.Unavailable("Adoption stopped: %v", err)
 	}

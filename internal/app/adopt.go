@@ -15,6 +15,7 @@ import (
 	"github.com/ingot-dev/ingot/internal/glance"
 	"github.com/ingot-dev/ingot/internal/ironic"
 	"github.com/ingot-dev/ingot/internal/neutron"
+	"github.com/ingot-dev/ingot/internal/nova"
 	"github.com/ingot-dev/ingot/internal/servicecatalog"
 	"github.com/ingot-dev/ingot/internal/store"
 )
@@ -33,6 +34,14 @@ func newAdopter(cfg config.Config, st store.Store, ic *ironic.Client, nc *neutro
 	} else {
 		d.Networks = cfg.NetworkList()
 	}
+	if ident.keystone != nil {
+		// Nova's API is optional: FromNova says when it is not in the catalog.
+		sc, err := servicecatalog.Compute(ident.keystone.Provider(),
+			servicecatalog.Endpoint{Region: cfg.Adopt.NovaRegion, Interface: cfg.Adopt.NovaInterface})
+		if err == nil {
+			d.Nova = nova.New(sc, cfg.Ironic.Timeout)
+		}
+	}
 	return adopt.New(d), nil
 }
 
@@ -47,8 +56,11 @@ func firstNonEmpty(vs ...string) string {
 
 // adoptHook is the API's POST /ingot/v1/adopt.
 func (a *App) adoptHook(ctx context.Context, req core.AdoptRequest) (any, error) {
-	return a.Adopter.FromIronic(ctx, adopt.Options{DryRun: req.DryRun, NovaStopped: req.NovaStopped,
-		Project: req.Project, Flavor: req.Flavor})
+	opts := adopt.Options{DryRun: req.DryRun, NovaStopped: req.NovaStopped, Project: req.Project, Flavor: req.Flavor}
+	if req.From == "nova" {
+		return a.Adopter.FromNova(ctx, opts)
+	}
+	return a.Adopter.FromIronic(ctx, opts)
 }
 
 // adoptImages maps an instance's image_source to ingot's image: a

@@ -89,6 +89,10 @@ type Adopt struct {
 	// Project owns adopted instances that name none (instance_info has no
 	// project_id); "" is the noauth default project.
 	Project string `yaml:"project"`
+	// NovaRegion and NovaInterface choose Nova's endpoint in Keystone's
+	// catalog for --from-nova (default: the first region, public).
+	NovaRegion    string `yaml:"nova_region"`
+	NovaInterface string `yaml:"nova_interface"`
 }
 
 // Ironic says where Ironic is.

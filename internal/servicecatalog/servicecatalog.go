@@ -96,6 +96,11 @@ func BlockStorage(pc *gophercloud.ProviderClient, e Endpoint) (*gophercloud.Serv
 	return build(pc, e, "volumev3", openstack.NewBlockStorageV3)
 }
 
+// Compute is Nova's client (type "compute"), for adopting its servers.
+func Compute(pc *gophercloud.ProviderClient, e Endpoint) (*gophercloud.ServiceClient, error) {
+	return build(pc, e, "compute", openstack.NewComputeV2)
+}
+
 type newClient func(*gophercloud.ProviderClient, gophercloud.EndpointOpts) (*gophercloud.ServiceClient, error)
 
 func build(pc *gophercloud.ProviderClient, e Endpoint, typ string, mk newClient) (*gophercloud.ServiceClient, error) {

@@ -29,6 +29,13 @@ type Setup struct {
 // catalog, before the service starts (services cache the catalog).
 func Prepare(t testing.TB, ks *keystonetest.Env, typ, name string, subdirs ...string) Setup {
 	t.Helper()
+	return PrepareAt(t, ks, typ, name, "", subdirs...)
+}
+
+// PrepareAt is Prepare for a service whose catalog URL has a path under
+// its root (Nova's /v2.1); Setup.URL stays the root.
+func PrepareAt(t testing.TB, ks *keystonetest.Env, typ, name, path string, subdirs ...string) Setup {
+	t.Helper()
 	s := Setup{Dir: t.TempDir()}
 	for _, d := range subdirs {
 		if err := os.MkdirAll(filepath.Join(s.Dir, d), 0o700); err != nil {
@@ -41,7 +48,7 @@ func Prepare(t testing.TB, ks *keystonetest.Env, typ, name string, subdirs ...st
 	}
 	s.Port, s.URL, s.User = port, fmt.Sprintf("http://127.0.0.1:%d", port), fmt.Sprintf("%s-%d", name, port)
 	ks.AddUser(t, s.User, "service", "admin", "service")
-	ks.RegisterService(t, typ, name, s.URL)
+	ks.RegisterService(t, typ, name, s.URL+path)
 	auth := strings.TrimSuffix(ks.URL, "/v3")
 	s.Authtoken = fmt.Sprintf(`[keystone_authtoken]
 www_authenticate_uri = %s

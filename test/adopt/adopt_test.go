@@ -132,7 +132,13 @@ networks:
 // returns its output and how it ended.
 func runAdopt(t *testing.T, bin, config string, env []string, args ...string) (string, *exec.ExitError) {
 	t.Helper()
-	cmd := exec.Command(bin, append([]string{"adopt", "--from-ironic", "--config", config}, args...)...)
+	return runAdoptFrom(t, "--from-ironic", bin, config, env, args...)
+}
+
+// runAdoptFrom is runAdopt with the source flag (--from-nova).
+func runAdoptFrom(t *testing.T, from, bin, config string, env []string, args ...string) (string, *exec.ExitError) {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"adopt", from, "--config", config}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
 	out, err := cmd.CombinedOutput()
 	if err == nil {

@@ -309,6 +309,8 @@ func (s *statusWriter) Write(b []byte) (int, error) {
 
 // AdoptRequest is the body of POST /ingot/v1/adopt (adopt.Options).
 type AdoptRequest struct {
+	// From is "ironic" or "nova".
+	From        string `json:"from"`
 	DryRun      bool   `json:"dry_run"`
 	NovaStopped bool   `json:"nova_stopped"`
 	Project     string `json:"project"`
