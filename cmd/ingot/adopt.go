@@ -128,9 +128,9 @@ func printAdoption(out io.Writer, rep adopt.Report) {
 	for _, i := range rep.Refused {
 		fmt.Fprintf(out, "cannot adopt %s %q node %s: %s\n", i.ID, i.Name, i.Node, i.Reason)
 	}
-	change := "recorded as ingot servers (ACTIVE, node held); nothing written to Ironic"
+	change := "recorded as ingot servers (ACTIVE, SHUTOFF where the node is off; node held); nothing written to Ironic"
 	if rep.DryRun {
-		change = "would be recorded as ingot servers (ACTIVE, node held); nothing written (dry run), nothing would be written to Ironic"
+		change = "would be recorded as ingot servers (ACTIVE, SHUTOFF where the node is off; node held); nothing written (dry run), nothing would be written to Ironic"
 	}
 	fmt.Fprintf(out, "%d %s, %d already ingot's, %d refused: %d %s\n", len(rep.Adopted), verb, len(rep.Already),
 		len(rep.Refused), len(rep.Adopted), change)
