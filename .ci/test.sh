@@ -38,6 +38,17 @@ go test -count=1 -timeout 25m ./...
 
 step "side by side: the scenario catalogue, ingot adopt and the kill -9 cases on PostgreSQL; Tempest's compute API tests, with the embedded backends and with Neutron and Glance; gophercloud's compute acceptance tests; openstacksdk's functional compute tests; Terraform's OpenStack provider"
 logs=$(mktemp -d)
+# summarize keeps a suite's own verdict lines (its tests' t.Log lines and
+# the --- FAIL/ok lines), then the last N lines (the services' logs).
+summarize() {
+	local f
+	f=$(mktemp)
+	grep -v '^=== RUN' >"$f" || true
+	grep -E '^ {4}[a-z_]+_test\.go:[0-9]+:|^ *--- (FAIL|PASS|SKIP)|^(ok|FAIL|PASS)' "$f" | head -n 100 || true
+	echo "   (last $1 lines)"
+	tail -n "$1" "$f"
+	rm -f "$f"
+}
 (
 	INGOT_TEST_STORE=postgres go test -count=1 -timeout 15m ./test/scenario &&
 	INGOT_TEST_STORE=postgres go test -count=1 -timeout 10m -skip 'TestAdoptFromNova' ./test/adopt &&
@@ -45,16 +56,16 @@ logs=$(mktemp -d)
 ) >"$logs/postgres.log" 2>&1 &
 pg=$!
 # pipefail (set above) makes the step's status go test's, not tail's.
-(INGOT_TEMPEST=1 go test -count=1 -timeout 20m -v -run '^TestTempest$' ./test/tempest/ 2>&1 | grep -v '^=== RUN' | tail -n 200) >"$logs/tempest.log" 2>&1 &
+(INGOT_TEMPEST=1 go test -count=1 -timeout 20m -v -run '^TestTempest$' ./test/tempest/ 2>&1 | summarize 200) >"$logs/tempest.log" 2>&1 &
 tempest=$!
-(INGOT_GOPHERCLOUD=1 go test -count=1 -timeout 20m -v -run '^TestGophercloud$' ./test/tempest/ 2>&1 | grep -v '^=== RUN' | tail -n 80) >"$logs/gophercloud.log" 2>&1 &
+(INGOT_GOPHERCLOUD=1 go test -count=1 -timeout 20m -v -run '^TestGophercloud$' ./test/tempest/ 2>&1 | summarize 80) >"$logs/gophercloud.log" 2>&1 &
 gopher=$!
-(INGOT_TEMPEST_CLOUD=1 go test -count=1 -timeout 40m -v -run '^TestTempestCloud$' ./test/tempest/ 2>&1 | grep -v '^=== RUN' | tail -n 200) >"$logs/tempest-cloud.log" 2>&1 &
+(INGOT_TEMPEST_CLOUD=1 go test -count=1 -timeout 40m -v -run '^TestTempestCloud$' ./test/tempest/ 2>&1 | summarize 200) >"$logs/tempest-cloud.log" 2>&1 &
 tempest_cloud=$!
-(INGOT_OPENSTACKSDK=1 go test -count=1 -timeout 20m -v -run '^TestOpenStackSDK$' ./test/tempest/ 2>&1 | grep -v '^=== RUN' | tail -n 80) >"$logs/sdk.log" 2>&1 &
+(INGOT_OPENSTACKSDK=1 go test -count=1 -timeout 20m -v -run '^TestOpenStackSDK$' ./test/tempest/ 2>&1 | summarize 80) >"$logs/sdk.log" 2>&1 &
 sdk=$!
 # The provider is built once into the user's cache directory (go install).
-(INGOT_TERRAFORM=1 go test -count=1 -timeout 20m -v -run '^TestTerraform$' ./test/terraform/ 2>&1 | grep -v '^=== RUN' | tail -n 120) >"$logs/terraform.log" 2>&1 &
+(INGOT_TERRAFORM=1 go test -count=1 -timeout 20m -v -run '^TestTerraform$' ./test/terraform/ 2>&1 | summarize 120) >"$logs/terraform.log" 2>&1 &
 terraform=$!
 pg_status=0; wait "$pg" || pg_status=$?
 tempest_status=0; wait "$tempest" || tempest_status=$?
