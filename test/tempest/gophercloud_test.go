@@ -53,7 +53,9 @@ func TestGophercloud(t *testing.T) {
 	ks := keystonetest.Start(t)
 	// With a cloud's Neutron and Glance as ingot's backends, as a user's
 	// cloud has them: the security group tests need Neutron's groups.
-	image, _ := startCloud(t, ks)
+	// Its volumes are ingot's embedded block-storage API (below): no Cinder,
+	// whose block-storage entry the suite would take instead.
+	image, _ := startCloud(t, ks, false)
 	cfg := filepath.Join(dir, "ingot.yaml")
 	writeTemplate(t, cfg, sdkConfig, map[string]any{"Dir": dir, "Keystone": ks.URL, "Password": keystonetest.Password})
 	ingot := ingottest.Serve(t, ingottest.Binary(t), cfg, ingottest.Options{Log: filepath.Join(dir, "ingot.log")}).API

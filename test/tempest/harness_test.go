@@ -148,7 +148,7 @@ func runTempest(t *testing.T, cloud bool) {
 		"Network": network, "BuildTimeout": 120, "Cloud": cloud}
 	regex := Selection
 	if cloud {
-		vars["Image"], vars["ImageAlt"] = startCloud(t, ks)
+		vars["Image"], vars["ImageAlt"] = startCloud(t, ks, true)
 		cfg := filepath.Join(dir, "ingot.yaml")
 		writeTemplate(t, cfg, cloudConfig, vars)
 		ingot := ingottest.Serve(t, ingottest.Binary(t), cfg, ingottest.Options{Log: filepath.Join(dir, "ingot.log")}).API
