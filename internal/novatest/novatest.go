@@ -10,8 +10,9 @@
 // behind the same Keystone first. Nova talks to the Ironic given without
 // authentication (endpoint_override).
 //
-// A start costs 40-60 s (four schema syncs, then the daemons) and ~850 MiB
-// over five processes: start one per test binary.
+// A start costs 1.5-2.5 min on this 2-core machine (most of it the four
+// schema syncs, then the daemons) and ~850 MiB over five processes: start
+// one per test binary.
 //
 // Skipped when Nova is missing, unless INGOT_TEST_IRONIC=1: then a missing
 // or broken Nova fails the test. .ci/install-nova.sh installs the packages.
