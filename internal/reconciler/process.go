@@ -152,7 +152,7 @@ func (r *Reconciler) process(ctx context.Context, s *lifecycle.Server, b *bulk, 
 // returns the freshly read record with errStale, so the caller decides again
 // from what the user now wants.
 func (r *Reconciler) save(ctx context.Context, before, next *lifecycle.Server, events []lifecycle.Event) (*lifecycle.Server, error) {
-	return r.afterSave(ctx, before, next, r.store.SaveServer(ctx, next, events...))
+	return r.afterSave(ctx, before, next, r.saves.SaveServer(ctx, next, events...))
 }
 
 // afterSave is what follows the write of next (err is its outcome): the

@@ -105,7 +105,12 @@ type Config struct {
 // Reconciler is the loop. Create with New, run with Run, or drive tick by
 // tick with Tick (tests and the deterministic simulation).
 type Reconciler struct {
-	store  store.Store
+	store store.Store
+	// saves is the store's SaveServer, through a group commit when the
+	// store can batch: concurrent workers' saves share a transaction.
+	saves interface {
+		SaveServer(ctx context.Context, s *lifecycle.Server, events ...lifecycle.Event) error
+	}
 	ironic Ironic
 	sched  Scheduler
 	ports  Ports
@@ -207,6 +212,10 @@ func New(d Deps, cfg Config) *Reconciler {
 	}
 	if r.ports == nil {
 		r.ports = embeddedPorts{ipam: d.IPAM, nets: d.Networks}
+	}
+	r.saves = d.Store
+	if b, ok := d.Store.(store.Batch); ok {
+		r.saves = store.NewGroupCommit(b)
 	}
 	if d.Leases != nil {
 		r.leases = d.Leases

@@ -16,6 +16,7 @@ import (
 // does not implement it.
 func RunOptional(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("BatchSaver", func(t *testing.T) { testBatchSaver(t, open(t)) })
+	t.Run("GroupCommit", func(t *testing.T) { testGroupCommit(t, open(t)) })
 	t.Run("WorkLister", func(t *testing.T) { testWorkLister(t, open(t)) })
 	t.Run("WorkListerShards", func(t *testing.T) { testWorkListerShards(t, open(t)) })
 }
