@@ -32,9 +32,12 @@ if [ -n "$unformatted" ]; then
 fi
 go vet ./...
 
-step "tests (INGOT_TEST_IRONIC=1 go test -count=1 -timeout 25m ./...)"
+# Three test binaries at once, not GOMAXPROCS (2): most suites wait on real
+# services far more than they compute, so a third keeps the cores busy
+# (measured: 17 min instead of 28 for the same packages, all green).
+step "tests (INGOT_TEST_IRONIC=1 go test -p 3 -count=1 -timeout 25m ./...)"
 export INGOT_TEST_IRONIC=1
-go test -count=1 -timeout 25m ./...
+go test -p 3 -count=1 -timeout 25m ./...
 
 step "side by side: the scenario catalogue, ingot adopt and the kill -9 cases on PostgreSQL; Tempest's compute API tests, with the embedded backends and with Neutron and Glance; gophercloud's compute acceptance tests; openstacksdk's functional compute tests; Terraform's OpenStack provider"
 logs=$(mktemp -d)
