@@ -24,7 +24,8 @@
 //	POST|PUT …/metadata  GET|PUT|DELETE …/metadata/{key}  PUT|DELETE …/tags  GET|PUT|DELETE …/tags/{tag}   servers/update.go, servers/tags.go
 //	GET  /v2.1/os-availability-zone[/detail]  …/ports?device_id=|id=|name=    read-only extras
 //	GET  /volume/  POST|GET /volume/v3/{project}/volumes[/detail]  GET|DELETE …/volumes/{id}   Cinder shapes, the embedded registry (volume/volumes.go)
-//	GET|POST /v2.1/os-volumes[/detail]  GET|DELETE /v2.1/os-volumes/{id}   Nova's volume proxy over Cinder, up to 2.35, volume.backend: cinder (volume/novaproxy.go)
+//	GET|POST /v2.1/os-volumes  GET …/os-volumes/detail  GET|DELETE /v2.1/os-volumes/{id}   Nova's volume proxy over Cinder, up to 2.35, volume.backend: cinder (limit, offset; volume/novaproxy.go)
+//	GET|POST /v2.1/os-snapshots  GET …/os-snapshots/detail  GET|DELETE …/os-snapshots/{id}   Nova's snapshot proxy over Cinder, the same (volume/novasnapshots.go)
 //	GET  /v2.1/servers/{id}/os-volume_attachments/{volume}   one attachment, as Cinder asks it (servers/volumes_render.go)
 //	GET|POST /v2.1/os-keypairs  GET|DELETE /v2.1/os-keypairs/{name}     keypairs/keypairs.go
 //	GET|PUT|DELETE /v2.1/os-quota-sets/{project}[/detail|/defaults]  GET /v2.1/limits   quotas/quotas.go

@@ -16,7 +16,9 @@ import (
 // TestAgainstRealCinder runs the adapter's checks on one real Cinder
 // (starting one costs ~30 s and 700 MiB: the checks share it).
 func TestAgainstRealCinder(t *testing.T) {
-	runAdapterChecks(t, realBackend(t))
+	b := realBackend(t)
+	t.Run("Snapshots", func(t *testing.T) { checkSnapshots(t, b) })
+	runAdapterChecks(t, b)
 }
 
 // TestAgainstSim runs the same checks on the simulator.

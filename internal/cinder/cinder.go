@@ -1,6 +1,7 @@
 // Package cinder is ingot's client of OpenStack Cinder (block storage), a
 // thin layer over gophercloud's blockstorage/v3 that does what Nova does for
-// bare metal at microversion 3.44: volumes (get, list, create, delete) and
+// bare metal at microversion 3.44: volumes (get, list, create, delete),
+// snapshots (for Nova's os-snapshots proxy) and
 // the attachments API (create, update with the node's connector, complete,
 // delete, list by server). Every error is classified here, once, into the
 // sentinels of errors.go.

@@ -15,6 +15,7 @@ import (
 var (
 	ErrVolumeNotFound     = errors.New("cinder: volume not found")
 	ErrAttachmentNotFound = errors.New("cinder: attachment not found")
+	ErrSnapshotNotFound   = errors.New("cinder: snapshot not found")
 	// ErrVolumeNotAvailable: the volume's status forbids the call (another
 	// server's attachment, or a delete of an attached volume): Cinder's
 	// 400 "… status must be available …".

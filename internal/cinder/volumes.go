@@ -23,6 +23,11 @@ type Volume struct {
 	Attachments []VolumeAttachment
 	// CreatedAt is when Cinder made it (zero when Cinder did not say).
 	CreatedAt time.Time
+	// AvailabilityZone, VolumeType (its name) and SnapshotID (the snapshot
+	// it was made from, "" for none) are Cinder's.
+	AvailabilityZone, VolumeType, SnapshotID string
+	// Metadata is the volume's key/value metadata (never nil).
+	Metadata map[string]string
 }
 
 // VolumeAttachment is one attachment as the volume lists it.
@@ -37,11 +42,20 @@ type VolumeSpec struct {
 	// ImageID makes the volume from the image (Cinder copies it through
 	// Glance; the volume is then bootable).
 	ImageID string
+	// SnapshotID makes the volume from a snapshot.
+	SnapshotID string
+	// VolumeType and AvailabilityZone: "" is Cinder's default.
+	VolumeType, AvailabilityZone string
+	Metadata                     map[string]string
 }
 
 func fromVolume(v *volumes.Volume) Volume {
 	out := Volume{ID: v.ID, Name: v.Name, Description: v.Description, Status: v.Status, SizeGB: v.Size, CreatedAt: v.CreatedAt,
-		ProjectID: v.TenantID, ImageID: v.VolumeImageMetadata["image_id"]}
+		ProjectID: v.TenantID, ImageID: v.VolumeImageMetadata["image_id"], AvailabilityZone: v.AvailabilityZone,
+		VolumeType: v.VolumeType, SnapshotID: v.SnapshotID, Metadata: map[string]string{}}
+	for k, val := range v.Metadata {
+		out.Metadata[k] = val
+	}
 	out.Bootable, _ = strconv.ParseBool(v.Bootable)
 	for _, a := range v.Attachments {
 		out.Attachments = append(out.Attachments, VolumeAttachment{AttachmentID: a.AttachmentID, ServerID: a.ServerID, Device: a.Device})
@@ -94,7 +108,8 @@ func (c *Client) CreateVolume(ctx context.Context, spec VolumeSpec) (Volume, err
 		return Volume{}, err
 	}
 	v, err := volumes.Create(ctx, sc, volumes.CreateOpts{Size: spec.SizeGB, Name: spec.Name,
-		Description: spec.Description, ImageID: spec.ImageID}, nil).Extract()
+		Description: spec.Description, ImageID: spec.ImageID, SnapshotID: spec.SnapshotID,
+		VolumeType: spec.VolumeType, AvailabilityZone: spec.AvailabilityZone, Metadata: spec.Metadata}, nil).Extract()
 	if err != nil {
 		return Volume{}, classify(op, err, nil)
 	}

@@ -84,6 +84,11 @@ const (
 	NovaVolumesShow         = "os_compute_api:os-volumes:show"
 	NovaVolumesCreate       = "os_compute_api:os-volumes:create"
 	NovaVolumesDelete       = "os_compute_api:os-volumes:delete"
+	NovaSnapshotsList       = "os_compute_api:os-volumes:snapshots:list"
+	NovaSnapshotsDetail     = "os_compute_api:os-volumes:snapshots:detail"
+	NovaSnapshotsShow       = "os_compute_api:os-volumes:snapshots:show"
+	NovaSnapshotsCreate     = "os_compute_api:os-volumes:snapshots:create"
+	NovaSnapshotsDelete     = "os_compute_api:os-volumes:snapshots:delete"
 	NovaNetworksList        = "os_compute_api:os-networks:list"
 	NovaNetworksShow        = "os_compute_api:os-networks:show"
 	ServerPasswordShow      = "os_compute_api:os-server-password:show"
@@ -249,6 +254,11 @@ var Defaults = []Rule{
 	{NovaVolumesShow, ProjectReaderOrAdmin, "Show a volume through Nova's volume proxy (up to 2.35)."},
 	{NovaVolumesCreate, ProjectMemberOrAdmin, "Create a volume through Nova's volume proxy (up to 2.35)."},
 	{NovaVolumesDelete, ProjectMemberOrAdmin, "Delete a volume through Nova's volume proxy (up to 2.35)."},
+	{NovaSnapshotsList, ProjectReaderOrAdmin, "List volume snapshots through Nova's snapshot proxy (os-snapshots, up to 2.35; the cinder backend)."},
+	{NovaSnapshotsDetail, ProjectReaderOrAdmin, "List volume snapshots in detail through Nova's snapshot proxy (up to 2.35)."},
+	{NovaSnapshotsShow, ProjectReaderOrAdmin, "Show a volume snapshot through Nova's snapshot proxy (up to 2.35)."},
+	{NovaSnapshotsCreate, ProjectMemberOrAdmin, "Snapshot a volume through Nova's snapshot proxy (up to 2.35)."},
+	{NovaSnapshotsDelete, ProjectMemberOrAdmin, "Delete a volume snapshot through Nova's snapshot proxy (up to 2.35)."},
 	{NovaNetworksList, ProjectReaderOrAdmin, "List networks through Nova's network proxy (os-networks, up to 2.35)."},
 	{NovaNetworksShow, ProjectReaderOrAdmin, "Show a network through Nova's network proxy (os-networks, up to 2.35)."},
 	{ServerDiagnostics, Admin, "Show a server's diagnostics (what ingot knows of its machine)."},

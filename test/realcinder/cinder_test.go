@@ -210,6 +210,7 @@ func TestCinder(t *testing.T) {
 	t.Run("faults", func(t *testing.T) { cinderFaults(t, w) })
 	t.Run("attach after boot", func(t *testing.T) { cinderAttach(t, w) })
 	t.Run("proxy and call-back", func(t *testing.T) { cinderProxyAndCallback(t, w) })
+	t.Run("nova proxies", func(t *testing.T) { cinderNovaProxies(t, w) })
 	t.Run("cinder away", func(t *testing.T) { cinderAway(t, w) })
 	t.Run("link faults", func(t *testing.T) { cinderLinkFaults(t, w) })
 }
