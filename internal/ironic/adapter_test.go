@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"sort"
 	"sync"
@@ -356,8 +357,9 @@ func TestAdapter(t *testing.T) {
 		if err := c.Deploy(ctx, id, req); err != nil {
 			t.Fatal(err)
 		}
-		if got := cnt.take(); got["node.get"] != 1 || got["node.patch"] != 1 || got["node.provision"] != 1 {
-			t.Errorf("Deploy calls: %v, want one GET, one PATCH, one PUT", got)
+		// Nothing to remove: no GET of instance_info, one PATCH, one PUT.
+		if got := cnt.take(); got["node.get"] != 0 || got["node.patch"] != 1 || got["node.provision"] != 1 {
+			t.Errorf("Deploy calls: %v, want one PATCH, one PUT", got)
 		}
 		n := waitNode(t, c, id, 30*time.Second, "active", func(n ironic.Node) bool {
 			return n.ProvisionState == ironic.StateActive && n.TargetProvisionState == ""
@@ -374,9 +376,25 @@ func TestAdapter(t *testing.T) {
 		if err := c.Deploy(ctx, id, req); !errors.Is(err, ironic.ErrInvalidState) {
 			t.Fatalf("Deploy on active = %v, want ErrInvalidState", err)
 		}
-		// …and the unchanged instance_info was not patched again.
-		if got := cnt.take(); got["node.patch"] != 0 {
-			t.Errorf("unchanged instance_info patched: %v", got)
+		// …after setting the same instance_info again (a repeated deploy
+		// sends the same PATCH).
+		cnt.take()
+		if again := instanceInfo(t, h, id); !reflect.DeepEqual(again, ii) {
+			t.Errorf("instance_info after the repeated deploy: %v, want %v", again, ii)
+		}
+		// A key to remove reads instance_info first: removed when present,
+		// nothing sent when absent.
+		for _, want := range []int{1, 0} {
+			rm := ironic.DeployRequest{InstanceInfo: map[string]any{"image_source": "http://127.0.0.1:1/img.qcow2", "root_gb": nil}}
+			if err := c.Deploy(ctx, id, rm); !errors.Is(err, ironic.ErrInvalidState) {
+				t.Fatalf("Deploy on active = %v, want ErrInvalidState", err)
+			}
+			if got := cnt.take(); got["node.get"] != 1 || got["node.patch"] != want {
+				t.Errorf("deploy removing root_gb: %v, want one GET and %d PATCH", got, want)
+			}
+		}
+		if _, ok := instanceInfo(t, h, id)["root_gb"]; ok {
+			t.Errorf("root_gb kept: %v", instanceInfo(t, h, id))
 		}
 
 		if err := c.Undeploy(ctx, id); err != nil {

@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 
@@ -35,13 +37,19 @@ func (c *Client) deploy(ctx context.Context, nodeID string, target nodes.TargetP
 	var current struct {
 		InstanceInfo map[string]any `json:"instance_info"`
 	}
-	err := c.do(ctx, "node.get", "GET node "+nodeID+" instance_info", func(ctx context.Context) error {
-		u := c.sc.ServiceURL("nodes", url.PathEscape(nodeID)) + "?fields=instance_info"
-		_, err := c.sc.Get(ctx, u, &current, &gophercloud.RequestOpts{OkCodes: []int{200}})
-		return err
-	})
-	if err != nil {
-		return err
+	// The node's instance_info is read only when a key is to be removed
+	// (JSON patch refuses to remove an absent member); otherwise every key
+	// is set with "add", which replaces, so a repeated deploy sends the same
+	// PATCH and a build saves the GET.
+	if slices.ContainsFunc(slices.Collect(maps.Values(req.InstanceInfo)), func(v any) bool { return v == nil }) {
+		err := c.do(ctx, "node.get", "GET node "+nodeID+" instance_info", func(ctx context.Context) error {
+			u := c.sc.ServiceURL("nodes", url.PathEscape(nodeID)) + "?fields=instance_info"
+			_, err := c.sc.Get(ctx, u, &current, &gophercloud.RequestOpts{OkCodes: []int{200}})
+			return err
+		})
+		if err != nil {
+			return err
+		}
 	}
 	ops, err := instanceInfoOps(current.InstanceInfo, req.InstanceInfo)
 	if err != nil {
