@@ -131,6 +131,12 @@ func (r *Reconciler) process(ctx context.Context, s *lifecycle.Server, b *bulk, 
 		if node != nil {
 			v, observed, answered = nodeview.Of(*node, s.ID), true, true
 		}
+		if answered && v.Locked && a.Kind == lifecycle.KindNetwork && res.Outcome == lifecycle.OK && len(s.Spec.Networks) > 0 {
+			// The lock the reservation's answer showed was its own PATCH's:
+			// each VIF attach since took and released the node's lock, so the
+			// deploy needs no look to see it free (Ironic checks its state).
+			v.Locked = false
+		}
 		if applied.Stop && a.Kind == lifecycle.KindPowerOn && s.Phase == lifecycle.PhaseDeploying && res.Outcome == lifecycle.OK {
 			// The power-on after a deploy that left the node off (Ironic's
 			// fake deploy interface) usually finishes at once: one look now

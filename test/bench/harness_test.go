@@ -47,6 +47,7 @@ type counter struct {
 	slowest map[string]time.Duration
 	started time.Time
 	trace   []string // each request, with its time since reset (INGOT_BENCH_TRACE=1)
+	tracing bool     // keep trace
 }
 
 var idSeg = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-|^node-|^n\d+$`)
@@ -66,14 +67,14 @@ func newCounter(t *testing.T, target string) (*counter, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &counter{routes: map[string]int{}, slowest: map[string]time.Duration{}}
+	c := &counter{routes: map[string]int{}, slowest: map[string]time.Duration{}, tracing: tracing}
 	rp := httputil.NewSingleHostReverseProxy(u)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rt := route(r.Method, r.URL.Path)
 		c.mu.Lock()
 		c.routes[rt]++
 		c.total++
-		if tracing {
+		if c.tracing {
 			c.trace = append(c.trace, fmt.Sprintf("+%dms %s %s", time.Since(c.started).Milliseconds(), r.Method, r.URL.RequestURI()))
 		}
 		if rt == "GET /v1/nodes" || rt == "GET /v1/nodes/{id}" {
