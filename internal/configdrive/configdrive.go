@@ -46,6 +46,10 @@ func Build(in Input) ironic.DeployRequest {
 	return ironic.DeployRequest{InstanceInfo: InstanceInfo(s), ConfigDrive: cd}
 }
 
+// OptionalInstanceInfo is the keys InstanceInfo sets only for some specs
+// (a rebuild removes those its new spec lacks).
+func OptionalInstanceInfo() []string { return []string{"image_checksum", "traits", "capabilities"} }
+
 // InstanceInfo is what the deploy patches into the node's instance_info:
 // the image, the root size, and the flavor's required traits and
 // capabilities, so that Ironic applies its deploy templates and boot mode.

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/ingot-dev/ingot/internal/configdrive"
 	"github.com/ingot-dev/ingot/internal/ironic"
 	"github.com/ingot-dev/ingot/internal/lifecycle"
 	"github.com/ingot-dev/ingot/internal/network"
@@ -307,6 +308,13 @@ func (r *Reconciler) execute(ctx context.Context, s *lifecycle.Server, a lifecyc
 		req, err := r.deployRequest(ctx, s)
 		if err != nil {
 			return resultOf(err), nil
+		}
+		// What the old image or flavor set and the new spec does not is
+		// removed: Ironic would check the new image against an old checksum.
+		for _, k := range configdrive.OptionalInstanceInfo() {
+			if _, ok := req.InstanceInfo[k]; !ok {
+				req.InstanceInfo[k] = nil
+			}
 		}
 		return resultOf(r.ironic.Rebuild(ctx, s.NodeID, req)), nil
 	case lifecycle.KindRescue:

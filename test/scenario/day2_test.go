@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ingot-dev/ingot/internal/config"
 	"github.com/ingot-dev/ingot/internal/ironicsim"
 	"github.com/ingot-dev/ingot/internal/lifecycle"
 )
@@ -168,10 +169,14 @@ func TestS16StopStart(t *testing.T) {
 
 // TestS17Rebuild: a rebuild to a new image redeploys the same node with
 // the new instance_info and a config drive with the new name, metadata,
-// user_data and hostname, keeping the server's address.
+// user_data and hostname, keeping the server's address; what the old
+// image set and the new one does not (its checksum) is removed.
 func TestS17Rebuild(t *testing.T) {
-	e := newEnv(t, envOpts{nodes: 2})
+	e := newEnv(t, envOpts{nodes: 2, configure: func(c *config.Config) { c.Images[0].Checksum = "0123456789abcdef0123456789abcdef" }})
 	id, node := e.activeOn("before")
+	if n, _ := e.sim.Node(node); n.InstanceInfo["image_checksum"] != "0123456789abcdef0123456789abcdef" {
+		t.Fatalf("the first image's checksum not deployed: %v", n.InstanceInfo)
+	}
 	ip := e.record(id)
 	ports, _ := e.app.Store.Ports(t.Context(), ip.ID)
 	img2 := e.app.Config.Images[1].ID
@@ -188,6 +193,9 @@ func TestS17Rebuild(t *testing.T) {
 	n, _ := e.sim.Node(node)
 	if n.InstanceInfo["image_source"] != "http://images.example/ubuntu-24.04.qcow2" || n.InstanceUUID != id || n.ProvisionState != "active" {
 		t.Errorf("node after the rebuild: %s %s %v", n.ProvisionState, n.InstanceUUID, n.InstanceInfo["image_source"])
+	}
+	if sum, ok := n.InstanceInfo["image_checksum"]; ok {
+		t.Errorf("the old image's checksum %v kept after the rebuild: Ironic would check the new image against it", sum)
 	}
 	cd, _ := n.InstanceInfo["configdrive"].(map[string]any)
 	meta, _ := cd["meta_data"].(map[string]any)
