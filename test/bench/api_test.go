@@ -18,7 +18,7 @@ import (
 )
 
 // TestBenchAPI: INGOT_BENCH=1 [INGOT_BENCH_RATE=500] [INGOT_BENCH_SECONDS=20]
-// [INGOT_BENCH_DATABASE=postgres://…]. An open-loop load of mixed requests —
+// [INGOT_BENCH_DATABASE=postgres://…] [INGOT_BENCH_CPUPROFILE=FILE]. An open-loop load of mixed requests —
 // 50% show, 40% list (a page of 50, detailed, as a dashboard asks), 10%
 // create — at a fixed rate on a fleet seeded with 500 servers; every
 // latency counts from the request's scheduled start, so a stall shows in
@@ -35,6 +35,7 @@ func TestBenchAPI(t *testing.T) {
 	defer srv.Close()
 	g := startIngot(t, srv.URL, "baremetal", nil)
 	ids := g.create(t, 500)
+	cpuProfile(t)
 
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConns: 512, MaxIdleConnsPerHost: 512}, Timeout: time.Minute}
 	type sample struct {

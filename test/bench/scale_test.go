@@ -36,16 +36,7 @@ func TestBenchScale(t *testing.T) {
 
 	g := startIngot(t, ironicURL, "baremetal", func(c *config.Config) { c.BuildTimeout = time.Hour })
 	runtime.GC()
-	if path := os.Getenv("INGOT_BENCH_CPUPROFILE"); path != "" {
-		f, err := os.Create(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { pprof.StopCPUProfile(); f.Close() })
-	}
+	cpuProfile(t)
 	rss0 := maxRSS()
 	cpu0, wall0 := cpuTime(), time.Now()
 	g.create(t, servers)
@@ -55,4 +46,21 @@ func TestBenchScale(t *testing.T) {
 	t.Logf("%d servers on %d nodes (simulator in another process): all ACTIVE in %s (creates took %s); ingot CPU %s = %.2f ms per build; max RSS %d MiB (%d MiB before the burst); %s",
 		servers, nodes, wall.Round(time.Millisecond), created.Round(time.Millisecond), cpu.Round(time.Millisecond),
 		float64(cpu.Microseconds())/1000/float64(servers), maxRSS()>>20, rss0>>20, g.ticks)
+}
+
+// cpuProfile writes a CPU profile of the rest of the test to
+// INGOT_BENCH_CPUPROFILE, when set (go tool pprof reads it).
+func cpuProfile(t *testing.T) {
+	path := os.Getenv("INGOT_BENCH_CPUPROFILE")
+	if path == "" {
+		return
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pprof.StopCPUProfile(); f.Close() })
 }
