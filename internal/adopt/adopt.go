@@ -82,6 +82,10 @@ type Options struct {
 	// stopped: without it those instances are refused, Nova may still act
 	// on their nodes.
 	NovaStopped bool `json:"nova_stopped,omitempty"`
+
+	// userPort, set by FromNova, tells a Neutron port a user gave the
+	// server (kept when it goes) from one its builder made (deleted).
+	userPort func(neutron.Port) bool
 }
 
 // Instance is one instance found, as the report shows it.
@@ -93,6 +97,12 @@ type Instance struct {
 	Flavor    string   `json:"flavor,omitempty"`
 	Image     string   `json:"image,omitempty"`
 	Addresses []string `json:"addresses,omitempty"` // network=ip
+	// Ports are the Neutron ports recorded, each "id network ip mac" and
+	// what the server's delete does with it (deleted, or only unbound).
+	Ports []string `json:"ports,omitempty"`
+	// Volumes are the volumes recorded, each "id boot_index attachment
+	// target" and what the server's delete does with it.
+	Volumes []string `json:"volumes,omitempty"`
 	// Reason says why it cannot be adopted (Refused) or why it is left
 	// (Already).
 	Reason string `json:"reason,omitempty"`
@@ -268,7 +278,7 @@ func (a *Adopter) candidate(ctx context.Context, n ironic.Deployed, holders map[
 		// Their volumes would not be released by the delete (I11).
 		return refuse("%d volume targets on the node: adopting volumes is not built", len(targets))
 	}
-	ports, why, err := a.ports(ctx, n)
+	ports, why, err := a.ports(ctx, n, opts.userPort)
 	if errors.Is(err, ironic.ErrNotFound) {
 		return refuse("node gone while read: %v", err)
 	}
@@ -281,6 +291,13 @@ func (a *Adopter) candidate(ctx context.Context, n ironic.Deployed, holders map[
 	inst.ProjectID = firstOf(str(info, "project_id"), n.Lessee, opts.Project, a.d.DefaultProject)
 	for _, p := range ports {
 		inst.Addresses = append(inst.Addresses, p.NetworkID+"="+p.IP)
+		if p.NeutronID != "" {
+			fate := "deleted with the server"
+			if p.UserPort {
+				fate = "the user's: unbound, kept, when the server goes"
+			}
+			inst.Ports = append(inst.Ports, fmt.Sprintf("%s network %s ip %s mac %s (%s)", p.NeutronID, p.NetworkID, p.IP, p.MAC, fate))
+		}
 	}
 	return inst, a.server(n, inst, f, src, ports), ports, nil
 }
@@ -300,6 +317,12 @@ func (a *Adopter) server(n ironic.Deployed, inst Instance, f store.Flavor, src s
 	}
 	for _, p := range ports {
 		sp.Networks = append(sp.Networks, p.NetworkID)
+		if p.UserPort {
+			if sp.UserPorts == nil {
+				sp.UserPorts = map[string]string{}
+			}
+			sp.UserPorts[p.NetworkID] = p.NeutronID
+		}
 	}
 	phase, power := lifecycle.PhaseActive, lifecycle.PowerOn
 	if n.PowerState == "power off" {
