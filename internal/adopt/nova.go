@@ -143,7 +143,8 @@ func (a *Adopter) FromNova(ctx context.Context, opts Options) (Report, error) {
 			}
 			o.userPort = userGiven(ns.Created, attached)
 		}
-		inst2, s, ports, err := a.candidate(ctx, n, holders, []store.Flavor{f}, o)
+		o.nova = &ns
+		inst2, s, ports, vols, err := a.candidate(ctx, n, holders, []store.Flavor{f}, o)
 		if err != nil {
 			return rep, err
 		}
@@ -153,7 +154,7 @@ func (a *Adopter) FromNova(ctx context.Context, opts Options) (Report, error) {
 				return rep, err
 			}
 		}
-		if err := a.record(ctx, &rep, inst2, s, ports, opts.DryRun); err != nil {
+		if err := a.record(ctx, &rep, inst2, s, ports, vols, opts.DryRun); err != nil {
 			return rep, fmt.Errorf("adopt %s (node %s): %w", ns.ID, ns.Node, err)
 		}
 	}
