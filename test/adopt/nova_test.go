@@ -227,15 +227,24 @@ func (w *novaWorld) bootAll(t *testing.T) []novaServer {
 	}
 	nv.Do(t, w.member, "POST", "/os-server-groups", map[string]any{"server_group": map[string]any{"name": "g1", "policy": "anti-affinity"}}, &grp)
 	var port struct {
-		Port struct{ ID string } `json:"port"`
+		Port struct {
+			ID      string `json:"id"`
+			Created string `json:"created_at"`
+		} `json:"port"`
 	}
 	if err := testproc.Call(w.hc, w.member, "POST", w.nt.URL+"/v2.0/ports", map[string]any{"port": map[string]any{
 		"network_id": w.net, "name": "mine"}}, &port); err != nil {
 		t.Fatalf("the user's port: %v", err)
 	}
-	// Nova's created time has whole seconds: the user's port must be
-	// older than the server by one at least for the rule to tell.
-	time.Sleep(1100 * time.Millisecond)
+	// Nova's created time has whole seconds: the server must be created in
+	// a later second than the user's port for the rule to tell.
+	made, err := time.Parse(time.RFC3339, port.Port.Created)
+	if err != nil {
+		t.Fatalf("the user's port's created_at %q: %v", port.Port.Created, err)
+	}
+	poll.Until(t, 5*time.Second, "a second later than the user's port", func() (bool, string) {
+		return time.Now().UTC().Truncate(time.Second).After(made), ""
+	})
 	onNet := []map[string]string{{"uuid": w.net}}
 	bodies := []struct {
 		server map[string]any
