@@ -121,6 +121,12 @@ func printAdoption(out io.Writer, rep adopt.Report) {
 			fmt.Fprintf(out, " addresses %s", strings.Join(i.Addresses, ","))
 		}
 		fmt.Fprintln(out)
+		for _, p := range i.Ports {
+			fmt.Fprintf(out, "  port %s\n", p)
+		}
+		for _, v := range i.Volumes {
+			fmt.Fprintf(out, "  volume %s\n", v)
+		}
 	}
 	for _, i := range rep.Already {
 		fmt.Fprintf(out, "already %s %q node %s: %s\n", i.ID, i.Name, i.Node, i.Reason)

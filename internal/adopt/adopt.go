@@ -22,6 +22,7 @@ import (
 	"github.com/ingot-dev/ingot/internal/lifecycle"
 	"github.com/ingot-dev/ingot/internal/network"
 	"github.com/ingot-dev/ingot/internal/neutron"
+	"github.com/ingot-dev/ingot/internal/nova"
 	"github.com/ingot-dev/ingot/internal/portbind"
 	"github.com/ingot-dev/ingot/internal/store"
 )
@@ -67,6 +68,9 @@ type Deps struct {
 	Kick func(ids ...string)
 	// Nova, when set, is Nova's API that FromNova reads (an admin's).
 	Nova Nova
+	// Cinder, when set (volume.backend cinder), reads the volumes of
+	// instances with volume targets; without it they are refused.
+	Cinder Cinder
 }
 
 // Options are one run's.
@@ -82,6 +86,12 @@ type Options struct {
 	// stopped: without it those instances are refused, Nova may still act
 	// on their nodes.
 	NovaStopped bool `json:"nova_stopped,omitempty"`
+
+	// userPort, set by FromNova, tells a Neutron port a user gave the
+	// server (kept when it goes) from one its builder made (deleted).
+	userPort func(neutron.Port) bool
+	// nova, set by FromNova, is Nova's record of the server's volumes.
+	nova *nova.Server
 }
 
 // Instance is one instance found, as the report shows it.
@@ -93,6 +103,12 @@ type Instance struct {
 	Flavor    string   `json:"flavor,omitempty"`
 	Image     string   `json:"image,omitempty"`
 	Addresses []string `json:"addresses,omitempty"` // network=ip
+	// Ports are the Neutron ports recorded, each "id network ip mac" and
+	// what the server's delete does with it (deleted, or only unbound).
+	Ports []string `json:"ports,omitempty"`
+	// Volumes are the volumes recorded, each "id boot_index attachment
+	// target" and what the server's delete does with it.
+	Volumes []string `json:"volumes,omitempty"`
 	// Reason says why it cannot be adopted (Refused) or why it is left
 	// (Already).
 	Reason string `json:"reason,omitempty"`
@@ -140,11 +156,11 @@ func (a *Adopter) FromIronic(ctx context.Context, opts Options) (Report, error) 
 		return rep, fmt.Errorf("flavors: %w", err)
 	}
 	for _, n := range nodes {
-		inst, s, ports, err := a.candidate(ctx, n, holders, flavors, opts)
+		inst, s, ports, vols, err := a.candidate(ctx, n, holders, flavors, opts)
 		if err != nil {
 			return rep, err
 		}
-		if err := a.record(ctx, &rep, inst, s, ports, opts.DryRun); err != nil {
+		if err := a.record(ctx, &rep, inst, s, ports, vols, opts.DryRun); err != nil {
 			return rep, fmt.Errorf("adopt %s (node %s): %w", inst.ID, n.UUID, err)
 		}
 	}
@@ -154,7 +170,7 @@ func (a *Adopter) FromIronic(ctx context.Context, opts Options) (Report, error) 
 // record writes one adoptable instance (not in a dry run) and files it in
 // rep: adopted, already ingot's (adopted meanwhile) or refused on a
 // conflict the transaction found. Any other error stops the run.
-func (a *Adopter) record(ctx context.Context, rep *Report, inst Instance, s *lifecycle.Server, ports []store.Port, dryRun bool) error {
+func (a *Adopter) record(ctx context.Context, rep *Report, inst Instance, s *lifecycle.Server, ports []store.Port, vols adoptedVolumes, dryRun bool) error {
 	switch {
 	case inst.Reason == reasonOurs:
 		rep.Already = append(rep.Already, inst)
@@ -166,7 +182,10 @@ func (a *Adopter) record(ctx context.Context, rep *Report, inst Instance, s *lif
 		rep.Adopted = append(rep.Adopted, inst)
 		return nil
 	}
-	err := a.d.Store.AdoptServer(ctx, s, ports)
+	if err := a.enterVolumes(ctx, vols.rows, s.UserID); err != nil {
+		return err
+	}
+	err := a.d.Store.AdoptServer(ctx, s, ports, vols.rows)
 	switch {
 	case err == nil:
 		rep.Adopted = append(rep.Adopted, inst)
@@ -185,7 +204,7 @@ func (a *Adopter) record(ctx context.Context, rep *Report, inst Instance, s *lif
 		}
 		inst.Reason = "conflict: " + err.Error()
 		rep.Refused = append(rep.Refused, inst)
-	case errors.Is(err, store.ErrNodeTaken), errors.Is(err, store.ErrAddressInUse):
+	case errors.Is(err, store.ErrNodeTaken), errors.Is(err, store.ErrAddressInUse), errors.Is(err, store.ErrVolumeInUse):
 		inst.Reason = "conflict: " + err.Error()
 		rep.Refused = append(rep.Refused, inst)
 	default:
@@ -199,25 +218,26 @@ const reasonOurs = "already an ingot server"
 
 // candidate is node n as an instance and, when it can be adopted, the
 // server and ports to record. A reason in the instance says why not.
-func (a *Adopter) candidate(ctx context.Context, n ironic.Deployed, holders map[string]string, flavors []store.Flavor, opts Options) (Instance, *lifecycle.Server, []store.Port, error) {
+func (a *Adopter) candidate(ctx context.Context, n ironic.Deployed, holders map[string]string, flavors []store.Flavor, opts Options) (Instance, *lifecycle.Server, []store.Port, adoptedVolumes, error) {
 	info := n.InstanceInfo
 	inst := Instance{ID: n.InstanceUUID, Node: n.UUID, Name: str(info, "display_name")}
 	if inst.Name == "" {
 		inst.Name = n.Name
 	}
-	refuse := func(format string, args ...any) (Instance, *lifecycle.Server, []store.Port, error) {
+	var none adoptedVolumes
+	refuse := func(format string, args ...any) (Instance, *lifecycle.Server, []store.Port, adoptedVolumes, error) {
 		inst.Reason = fmt.Sprintf(format, args...)
-		return inst, nil, []store.Port{}, nil
+		return inst, nil, []store.Port{}, none, nil
 	}
 	existing, err := a.d.Store.GetServer(ctx, n.InstanceUUID)
 	switch {
 	case err == nil && existing.NodeID == n.UUID && existing.Phase != lifecycle.PhaseDeleted:
 		inst.Reason = reasonOurs
-		return inst, nil, nil, nil
+		return inst, nil, nil, none, nil
 	case err == nil:
 		return refuse("conflict: ingot server %s exists (phase %s, node %q)", existing.ID, existing.Phase, existing.NodeID)
 	case !errors.Is(err, store.ErrNotFound):
-		return inst, nil, nil, fmt.Errorf("server %s: %w", n.InstanceUUID, err)
+		return inst, nil, nil, none, fmt.Errorf("server %s: %w", n.InstanceUUID, err)
 	}
 	if h := holders[n.UUID]; h != "" {
 		return refuse("conflict: node %s is held by ingot server %s", n.UUID, h)
@@ -246,43 +266,66 @@ func (a *Adopter) candidate(ctx context.Context, n ironic.Deployed, holders map[
 	}
 	inst.Flavor = f.Name
 	src := str(info, "image_source")
-	if src == "" {
+	switch {
+	case src != "":
+		imageID, err := a.d.Image(ctx, src)
+		if errors.Is(err, ErrImageNotFound) {
+			return refuse("image not found: %s", src)
+		}
+		if err != nil {
+			return inst, nil, nil, none, fmt.Errorf("image %s of %s: %w", src, n.InstanceUUID, err)
+		}
+		inst.Image = imageID
+	case opts.nova == nil || len(opts.nova.Volumes) == 0:
+		// Booted from a volume Nova lists, the node has no image.
 		return refuse("image not found: instance_info has no image_source")
 	}
-	imageID, err := a.d.Image(ctx, src)
-	if errors.Is(err, ErrImageNotFound) {
-		return refuse("image not found: %s", src)
-	}
-	if err != nil {
-		return inst, nil, nil, fmt.Errorf("image %s of %s: %w", src, n.InstanceUUID, err)
-	}
-	inst.Image = imageID
 	targets, err := a.d.Ironic.ListVolumeTargets(ctx, n.UUID)
 	if errors.Is(err, ironic.ErrNotFound) {
 		return refuse("node gone while read: %v", err)
 	}
 	if err != nil {
-		return inst, nil, nil, fmt.Errorf("volume targets of node %s: %w", n.UUID, err)
+		return inst, nil, nil, none, fmt.Errorf("volume targets of node %s: %w", n.UUID, err)
 	}
-	if len(targets) > 0 {
-		// Their volumes would not be released by the delete (I11).
-		return refuse("%d volume targets on the node: adopting volumes is not built", len(targets))
+	inst.ProjectID = firstOf(str(info, "project_id"), n.Lessee, opts.Project, a.d.DefaultProject)
+	var novaVols []nova.Volume
+	if opts.nova != nil {
+		novaVols = opts.nova.Volumes
 	}
-	ports, why, err := a.ports(ctx, n)
-	if errors.Is(err, ironic.ErrNotFound) {
-		return refuse("node gone while read: %v", err)
-	}
+	vols, why, err := a.volumes(ctx, n, inst.ProjectID, targets, novaVols, opts.nova != nil)
 	if err != nil {
-		return inst, nil, nil, err
+		return inst, nil, nil, none, err
 	}
 	if why != "" {
 		return refuse("%s", why)
 	}
-	inst.ProjectID = firstOf(str(info, "project_id"), n.Lessee, opts.Project, a.d.DefaultProject)
+	if src == "" && !slices.ContainsFunc(vols.refs, func(r lifecycle.VolumeRef) bool { return r.BootIndex == 0 }) {
+		return refuse("image not found: instance_info has no image_source, and no volume target has boot_index 0")
+	}
+	inst.Volumes = vols.describe()
+	ports, why, err := a.ports(ctx, n, opts.userPort)
+	if errors.Is(err, ironic.ErrNotFound) {
+		return refuse("node gone while read: %v", err)
+	}
+	if err != nil {
+		return inst, nil, nil, none, err
+	}
+	if why != "" {
+		return refuse("%s", why)
+	}
 	for _, p := range ports {
 		inst.Addresses = append(inst.Addresses, p.NetworkID+"="+p.IP)
+		if p.NeutronID != "" {
+			fate := "deleted with the server"
+			if p.UserPort {
+				fate = "the user's: unbound, kept, when the server goes"
+			}
+			inst.Ports = append(inst.Ports, fmt.Sprintf("%s network %s ip %s mac %s (%s)", p.NeutronID, p.NetworkID, p.IP, p.MAC, fate))
+		}
 	}
-	return inst, a.server(n, inst, f, src, ports), ports, nil
+	s := a.server(n, inst, f, src, ports)
+	s.Spec.Volumes, s.VolumesOnNode = vols.refs, len(vols.refs) > 0
+	return inst, s, ports, vols, nil
 }
 
 // server is the record of an adopted instance: what the reconciler would
@@ -300,6 +343,12 @@ func (a *Adopter) server(n ironic.Deployed, inst Instance, f store.Flavor, src s
 	}
 	for _, p := range ports {
 		sp.Networks = append(sp.Networks, p.NetworkID)
+		if p.UserPort {
+			if sp.UserPorts == nil {
+				sp.UserPorts = map[string]string{}
+			}
+			sp.UserPorts[p.NetworkID] = p.NeutronID
+		}
 	}
 	phase, power := lifecycle.PhaseActive, lifecycle.PowerOn
 	if n.PowerState == "power off" {

@@ -32,6 +32,12 @@ func world(t *testing.T, n int, flavors ...store.Flavor) (*adopt.Adopter, store.
 // worldWith is world with before run on each node before its deploy.
 func worldWith(t *testing.T, n int, before func(ic *ironic.Client, node string), flavors ...store.Flavor) (*adopt.Adopter, store.Store, []string, []string) {
 	t.Helper()
+	return worldDeps(t, n, before, nil, flavors...)
+}
+
+// worldDeps is worldWith with the adopter's dependencies changed by edit.
+func worldDeps(t *testing.T, n int, before func(ic *ironic.Client, node string), edit func(*adopt.Deps), flavors ...store.Flavor) (*adopt.Adopter, store.Store, []string, []string) {
+	t.Helper()
 	env := ironictest.StartSim(t, ironictest.SimOptions{})
 	nodes := env.Sim.AddNodes(n, ironicsim.NodeSpec{ResourceClass: "rc"})
 	ic, err := ironic.New(ironic.Config{URL: env.URL, Timeout: 10 * time.Second})
@@ -66,14 +72,17 @@ func worldWith(t *testing.T, n int, before func(ic *ironic.Client, node string),
 			t.Fatal(err)
 		}
 	}
-	a := adopt.New(adopt.Deps{Store: st, Ironic: ic, DefaultProject: "p",
+	d := adopt.Deps{Store: st, Ironic: ic, DefaultProject: "p",
 		Image: func(_ context.Context, s string) (string, error) {
 			if s == src {
 				return "img", nil
 			}
 			return "", adopt.ErrImageNotFound
-		}})
-	return a, st, ids, nodes
+		}}
+	if edit != nil {
+		edit(&d)
+	}
+	return adopt.New(d), st, ids, nodes
 }
 
 // TestAdoptThousand: 1,000 simulated instances adopted (the time is
@@ -143,7 +152,7 @@ func TestAdoptRefusesVolumeTargets(t *testing.T) {
 	})
 	ctx := context.Background()
 	rep, err := a.FromIronic(ctx, adopt.Options{})
-	if err != nil || len(rep.Refused) != 1 || rep.Refused[0].Reason != "1 volume targets on the node: adopting volumes is not built" {
+	if err != nil || len(rep.Refused) != 1 || rep.Refused[0].Reason != "1 volume targets on the node, 0 volumes attached: adopting volumes needs volume.backend: cinder" {
 		t.Fatalf("%+v %v", rep, err)
 	}
 	if _, err := st.GetServer(ctx, ids[0]); !errors.Is(err, store.ErrNotFound) {

@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
+	"github.com/ingot-dev/ingot/internal/api/admin"
 	"github.com/ingot-dev/ingot/internal/ironic"
 	"github.com/ingot-dev/ingot/internal/lifecycle"
+	"github.com/ingot-dev/ingot/internal/neutron"
 	"github.com/ingot-dev/ingot/internal/nova"
 	"github.com/ingot-dev/ingot/internal/store"
 )
@@ -21,6 +24,7 @@ type Nova interface {
 	ComputeServices(ctx context.Context) ([]nova.Service, error)
 	Keypair(ctx context.Context, userID, name string) (nova.Keypair, error)
 	Groups(ctx context.Context) ([]nova.Group, error)
+	FirstInterfaceAttach(ctx context.Context, serverID string) (time.Time, error)
 }
 
 // ErrNoNova: the adopter was built without Nova's API.
@@ -32,6 +36,7 @@ type novaView struct {
 	flavors  map[string]nova.Flavor // by name: a server shows its flavor's name
 	services map[string]nova.Service
 	groups   map[string]nova.Group // by member server id
+	zones    admin.Zones           // ingot's, to compare with Nova's
 }
 
 func (a *Adopter) readNova(ctx context.Context) (novaView, error) {
@@ -66,6 +71,15 @@ func (a *Adopter) readNova(ctx context.Context) (novaView, error) {
 			v.groups[m] = g
 		}
 	}
+	svs, err := a.d.Store.ListServices(ctx)
+	if err != nil {
+		return v, fmt.Errorf("ingot's services: %w", err)
+	}
+	aggs, err := a.d.Store.ListAggregates(ctx)
+	if err != nil {
+		return v, fmt.Errorf("ingot's aggregates: %w", err)
+	}
+	v.zones = admin.NewZones(svs, aggs)
 	slices.SortFunc(v.servers, func(x, y nova.Server) int { return strings.Compare(x.ID, y.ID) })
 	return v, nil
 }
@@ -100,7 +114,13 @@ func (a *Adopter) FromNova(ctx context.Context, opts Options) (Report, error) {
 	for _, ns := range v.servers {
 		inst := Instance{ID: ns.ID, Name: ns.Name, Node: ns.Node, ProjectID: ns.ProjectID, Flavor: ns.FlavorName, Image: ns.ImageID}
 		n, onIronic := byNode[ns.Node]
-		if why := novaRefusal(ns, onIronic, v.services); why != "" {
+		why := novaRefusal(ns, onIronic, v.services)
+		if z := v.zones.OfNode(ns.Node); why == "" && ns.AvailabilityZone != "" && ns.AvailabilityZone != z {
+			why = fmt.Sprintf("availability zone: Nova shows it in %q, ingot would show %q: put ingot's compute host "+
+				"in an aggregate of zone %s (openstack aggregate create --zone %s …), then run again",
+				ns.AvailabilityZone, z, ns.AvailabilityZone, ns.AvailabilityZone)
+		}
+		if why != "" {
 			inst.Reason = why
 			rep.Refused = append(rep.Refused, inst)
 			continue
@@ -116,7 +136,15 @@ func (a *Adopter) FromNova(ctx context.Context, opts Options) (Report, error) {
 		}
 		o := opts
 		o.NovaStopped, o.Flavor, o.Project = true, f.ID, ns.ProjectID
-		inst2, s, ports, err := a.candidate(ctx, n, holders, []store.Flavor{f}, o)
+		if a.d.Neutron != nil {
+			attached, err := a.d.Nova.FirstInterfaceAttach(ctx, ns.ID)
+			if err != nil {
+				return rep, fmt.Errorf("read Nova: %w", err)
+			}
+			o.userPort = userGiven(ns.Created, attached)
+		}
+		o.nova = &ns
+		inst2, s, ports, vols, err := a.candidate(ctx, n, holders, []store.Flavor{f}, o)
 		if err != nil {
 			return rep, err
 		}
@@ -126,11 +154,32 @@ func (a *Adopter) FromNova(ctx context.Context, opts Options) (Report, error) {
 				return rep, err
 			}
 		}
-		if err := a.record(ctx, &rep, inst2, s, ports, opts.DryRun); err != nil {
+		if err := a.record(ctx, &rep, inst2, s, ports, vols, opts.DryRun); err != nil {
 			return rep, fmt.Errorf("adopt %s (node %s): %w", ns.ID, ns.Node, err)
 		}
 	}
 	return rep, nil
+}
+
+// userGiven tells the ports a user gave a server from those Nova made for
+// it (which Nova deletes with the server; it only unbinds the others).
+// Nova's API does not show which is which (its preserve_on_delete is in
+// its database), so the rule is Neutron's created_at: a port Nova made at
+// the boot was created after the server and before any interface attach.
+// Everything else — created before or in the same second as the server,
+// after an attach_interface began, or of unknown age — counts as the
+// user's: kept rather than deleted when the rule cannot tell.
+func userGiven(created, firstAttach time.Time) func(neutron.Port) bool {
+	return func(p neutron.Port) bool {
+		t, err := time.Parse(time.RFC3339, p.CreatedAt)
+		switch {
+		case err != nil, created.IsZero(), !t.After(created):
+			return true
+		case !firstAttach.IsZero() && !t.Before(firstAttach):
+			return true
+		}
+		return false
+	}
 }
 
 // novaRefusal says why Nova's server cannot be adopted ("" when it can

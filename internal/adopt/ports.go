@@ -18,7 +18,7 @@ import (
 // IPAM, one per address the node's config drive gives a VIF (a noop
 // network interface keeps no VIFs). A reason when one VIF's port or
 // address cannot be found: nothing of that instance is recorded then.
-func (a *Adopter) ports(ctx context.Context, n ironic.Deployed) ([]store.Port, string, error) {
+func (a *Adopter) ports(ctx context.Context, n ironic.Deployed, userGiven func(neutron.Port) bool) ([]store.Port, string, error) {
 	vifs, err := a.d.Ironic.ListVIFs(ctx, n.UUID)
 	if err != nil {
 		return nil, "", fmt.Errorf("VIFs of node %s: %w", n.UUID, err)
@@ -30,7 +30,7 @@ func (a *Adopter) ports(ctx context.Context, n ironic.Deployed) ([]store.Port, s
 		}
 	}
 	if a.d.Neutron != nil {
-		return a.neutronPorts(ctx, n, vifs, inv)
+		return a.neutronPorts(ctx, n, vifs, inv, userGiven)
 	}
 	found := configDriveAddresses(n.InstanceInfo)
 	var out []store.Port
@@ -89,9 +89,11 @@ func (a *Adopter) embeddedPort(n ironic.Deployed, vif string, addr cdAddress, in
 	return p, ""
 }
 
-// neutronPorts records each VIF's Neutron port as ingot's own (deleted with
-// the server, as Nova's Ironic driver deletes the ports it made).
-func (a *Adopter) neutronPorts(ctx context.Context, n ironic.Deployed, vifs []string, inv portbind.Inventory) ([]store.Port, string, error) {
+// neutronPorts records each VIF's Neutron port: as ingot's own (deleted
+// with the server, as Nova deletes the ports it made), or, when userGiven
+// says so, as a user's port (only unbound when the server goes, as Nova
+// keeps the ports a user gave it). userGiven nil: every port is ingot's.
+func (a *Adopter) neutronPorts(ctx context.Context, n ironic.Deployed, vifs []string, inv portbind.Inventory, userGiven func(neutron.Port) bool) ([]store.Port, string, error) {
 	var out []store.Port
 	for _, vif := range vifs {
 		np, err := a.d.Neutron.GetPort(ctx, vif)
@@ -119,7 +121,7 @@ func (a *Adopter) neutronPorts(ctx context.Context, n ironic.Deployed, vifs []st
 		// The row's own id is the port's: an adopted row needs no name to
 		// be found again, its Neutron id is recorded with it.
 		p := store.Port{ID: np.ID, NetworkID: np.NetworkID, IP: ip, MAC: strings.ToLower(np.MACAddress),
-			VIFNode: n.UUID, NeutronID: np.ID}
+			VIFNode: n.UUID, NeutronID: np.ID, UserPort: userGiven != nil && userGiven(np)}
 		bindTo(&p, vif, inv)
 		out = append(out, p)
 	}

@@ -107,6 +107,11 @@ func TestServerGroupMembersAndQuotas(t *testing.T) {
 	if gs, _ := f.store.ServerGroupsOf(context.Background(), id); len(gs) != 1 || gs[0] != g {
 		t.Fatalf("ServerGroupsOf %v", gs)
 	}
+	// 2.71: the server shows its group (as Nova: Tempest and an adopted
+	// server's comparison with Nova's read it).
+	if gs := obj(t, f.do("GET", "/v2.1/servers/"+id, "2.71", nil).want(t, http.StatusOK).body, "server")["server_groups"].([]any); len(gs) != 1 || gs[0] != g {
+		t.Fatalf("server_groups %v, want [%s]", gs, g)
+	}
 	for _, hint := range []any{map[string]any{"group": "not-a-uuid"}, map[string]any{"group": 5},
 		map[string]any{"group": "9be26c0b-03f2-4d2e-ae87-c02d7f33c123"}, "hints"} {
 		b := validCreate()

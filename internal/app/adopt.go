@@ -10,6 +10,7 @@ import (
 	"github.com/ingot-dev/ingot/internal/adopt"
 	"github.com/ingot-dev/ingot/internal/api/core"
 	"github.com/ingot-dev/ingot/internal/catalog"
+	"github.com/ingot-dev/ingot/internal/cinder"
 	"github.com/ingot-dev/ingot/internal/clock"
 	"github.com/ingot-dev/ingot/internal/config"
 	"github.com/ingot-dev/ingot/internal/glance"
@@ -21,7 +22,7 @@ import (
 )
 
 // newAdopter builds what `ingot adopt` and POST /ingot/v1/adopt run.
-func newAdopter(cfg config.Config, st store.Store, ic *ironic.Client, nc *neutron.Client, ident *identity,
+func newAdopter(cfg config.Config, st store.Store, ic *ironic.Client, nc *neutron.Client, vc *cinder.Client, ident *identity,
 	clk clock.Clock, step func(string), kick func(...string)) (*adopt.Adopter, error) {
 	image, err := adoptImages(cfg, ident)
 	if err != nil {
@@ -33,6 +34,9 @@ func newAdopter(cfg config.Config, st store.Store, ic *ironic.Client, nc *neutro
 		d.Neutron = nc
 	} else {
 		d.Networks = cfg.NetworkList()
+	}
+	if vc != nil {
+		d.Cinder = vc // read only: adopt.Cinder has no write
 	}
 	if ident.keystone != nil {
 		// Nova's API is optional: FromNova says when it is not in the catalog.
@@ -146,7 +150,12 @@ func OpenAdoption(ctx context.Context, cfg config.Config, log *slog.Logger, step
 		a.Close()
 		return nil, err
 	}
-	ad, err := newAdopter(cfg, st, ic, nc, ident, a.clock, step, nil)
+	vc, err := newCinder(ctx, cfg, ident, a.clock)
+	if err != nil {
+		a.Close()
+		return nil, err
+	}
+	ad, err := newAdopter(cfg, st, ic, nc, vc, ident, a.clock, step, nil)
 	if err != nil {
 		a.Close()
 		return nil, err

@@ -197,7 +197,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 		DriftInterval: cfg.DriftInterval, Workers: cfg.Workers,
 		Lifecycle: LifecycleConfig(cfg),
 	})
-	if a.Adopter, err = newAdopter(cfg, st, ic, nc, ident, opts.Clock, opts.Step, a.kick); err != nil {
+	if a.Adopter, err = newAdopter(cfg, st, ic, nc, vc, ident, opts.Clock, opts.Step, a.kick); err != nil {
 		a.Close()
 		return nil, err
 	}

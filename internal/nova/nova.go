@@ -14,6 +14,7 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/flavors"
+	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/instanceactions"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/keypairs"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servergroups"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
@@ -48,9 +49,15 @@ type Server struct {
 	FlavorName string
 	Metadata   map[string]string
 	Tags       []string
-	Volumes    []string
+	Volumes    []Volume
 	Created    time.Time
 	LaunchedAt time.Time
+}
+
+// Volume is a volume Nova shows attached to a server.
+type Volume struct {
+	ID                  string
+	DeleteOnTermination bool
 }
 
 // Flavor is one of Nova's flavors.
@@ -107,8 +114,18 @@ func (c *Client) Servers(ctx context.Context) ([]Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("nova: servers: %w", err)
 	}
+	// gophercloud keeps only the ids of the attached volumes.
+	var vols []struct {
+		Volumes []struct {
+			ID                  string `json:"id"`
+			DeleteOnTermination bool   `json:"delete_on_termination"`
+		} `json:"os-extended-volumes:volumes_attached"`
+	}
+	if err := servers.ExtractServersInto(pages, &vols); err != nil || len(vols) != len(all) {
+		return nil, fmt.Errorf("nova: servers' volumes: %w (%d of %d)", err, len(vols), len(all))
+	}
 	out := make([]Server, 0, len(all))
-	for _, s := range all {
+	for i, s := range all {
 		v := Server{ID: s.ID, Name: s.Name, ProjectID: s.TenantID, UserID: s.UserID, Status: s.Status,
 			TaskState: s.TaskState, Node: s.HypervisorHostname, Host: s.Host, AvailabilityZone: s.AvailabilityZone,
 			KeyName: s.KeyName, Metadata: s.Metadata, Created: s.Created, LaunchedAt: s.LaunchedAt}
@@ -117,12 +134,35 @@ func (c *Client) Servers(ctx context.Context) ([]Server, error) {
 		if s.Tags != nil {
 			v.Tags = slices.Clone(*s.Tags)
 		}
-		for _, a := range s.AttachedVolumes {
-			v.Volumes = append(v.Volumes, a.ID)
+		for _, a := range vols[i].Volumes {
+			v.Volumes = append(v.Volumes, Volume{ID: a.ID, DeleteOnTermination: a.DeleteOnTermination})
 		}
 		out = append(out, v)
 	}
 	return out, nil
+}
+
+// FirstInterfaceAttach is when the first attach_interface action on the
+// server started (zero: never): the ports made after it may be ports a
+// user gave, which Nova's API does not tell apart from those it made.
+func (c *Client) FirstInterfaceAttach(ctx context.Context, serverID string) (time.Time, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	pages, err := instanceactions.List(c.sc, serverID, nil).AllPages(ctx)
+	if err != nil {
+		return time.Time{}, classify("actions of server "+serverID, err)
+	}
+	all, err := instanceactions.ExtractInstanceActions(pages)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("nova: actions of server %s: %w", serverID, err)
+	}
+	var first time.Time
+	for _, a := range all {
+		if a.Action == "attach_interface" && (first.IsZero() || a.StartTime.Before(first)) {
+			first = a.StartTime
+		}
+	}
+	return first, nil
 }
 
 // Flavors lists every flavor, public and private, with its extra specs.

@@ -22,6 +22,8 @@ periodic_fuzzy_delay = 0
 # A stopped nova-compute shows down after service_down_time (default 60 s).
 report_interval = 2
 service_down_time = 8
+{{if .PowerSync}}sync_power_state_interval = {{.PowerSync}}
+{{end}}
 state_path = {{.Dir}}/state
 instances_path = {{.Dir}}/instances
 debug = false
@@ -49,8 +51,8 @@ driver = noop
 enabled = false
 
 [ironic]
-auth_type = none
-endpoint_override = {{.Ironic}}
+{{if .IronicAuth}}{{.Service}}{{else}}auth_type = none
+{{end}}endpoint_override = {{.Ironic}}
 
 [glance]
 region_name = RegionOne

@@ -7,8 +7,9 @@
 //
 // Nova needs Neutron even for servers without ports (it reads security
 // groups there) and Glance for images: start neutrontest and glancetest
-// behind the same Keystone first. Nova talks to the Ironic given without
-// authentication (endpoint_override).
+// behind the same Keystone first. Nova talks to the Ironic given
+// (endpoint_override) without authentication, or with its service user's
+// token (Options.IronicAuth).
 //
 // A start costs 1.5-2.5 min on this 2-core machine (most of it the four
 // schema syncs, then the daemons) and ~850 MiB over five processes: start
@@ -75,9 +76,25 @@ type Env struct {
 	hc      *http.Client
 }
 
+// Options change what Start configures.
+type Options struct {
+	// IronicAuth: the Ironic is behind ks; Nova calls it with its service
+	// user's token (by default without authentication).
+	IronicAuth bool
+	// PowerSync is nova-compute's sync_power_state_interval in seconds
+	// (0: Nova's default, 600): how soon Nova sees a node powered on or off.
+	PowerSync int
+}
+
 // Start starts Placement and Nova behind ks for the test, managing the
 // nodes of the Ironic at ironicURL, and stops them when the test ends.
 func Start(t testing.TB, ks *keystonetest.Env, ironicURL string) *Env {
+	t.Helper()
+	return StartWith(t, ks, ironicURL, Options{})
+}
+
+// StartWith is Start with options.
+func StartWith(t testing.TB, ks *keystonetest.Env, ironicURL string, o Options) *Env {
 	t.Helper()
 	servicetest.Require(t, script, apiBin, conductorBin, schedulerBin, computeBin, manageBin,
 		placementBin, placementMgr, pasteIni, ironicDriver)
@@ -94,7 +111,8 @@ func Start(t testing.TB, ks *keystonetest.Env, ironicURL string) *Env {
 	write(t, plConf, placementConf, map[string]any{"DB": servicetest.Database(t), "Authtoken": pl.Authtoken})
 	conf := filepath.Join(e.Dir, "nova.conf")
 	write(t, conf, novaConf, map[string]any{"Host": Host, "Port": nv.Port, "Transport": servicetest.Vhost(t),
-		"Dir": e.Dir, "Ironic": ironicURL, "Service": auth, "Authtoken": nv.Authtoken})
+		"Dir": e.Dir, "Ironic": ironicURL, "Service": auth, "Authtoken": nv.Authtoken,
+		"IronicAuth": o.IronicAuth, "PowerSync": o.PowerSync})
 	dbConf := filepath.Join(e.Dir, "nova-db.conf")
 	cell0 := servicetest.Database(t)
 	write(t, dbConf, databasesConf, map[string]any{"API": servicetest.Database(t), "Cell1": servicetest.Database(t)})

@@ -215,8 +215,11 @@ type Store interface {
 	// its ports and its create action in one transaction: either all of it
 	// is committed or nothing. ErrExists on a duplicate id (adopted
 	// before), ErrNodeTaken when another server holds s.NodeID,
-	// ErrAddressInUse when a port's address is taken on its network.
-	AdoptServer(ctx context.Context, s *lifecycle.Server, ports []Port) error
+	// ErrAddressInUse when a port's address is taken on its network. The
+	// volumes of s.Spec.Volumes are reserved as CreateServer reserves them
+	// and, being on the node already, set in-use on s.NodeID with the
+	// Cinder attachment of the same id in attached (one per volume).
+	AdoptServer(ctx context.Context, s *lifecycle.Server, ports []Port, attached []Volume) error
 	// GetServer returns the server, deleted or not. ErrNotFound when unknown.
 	GetServer(ctx context.Context, id string) (*lifecycle.Server, error)
 	// ListServers pages through the servers that match opts, ordered by

@@ -30,6 +30,11 @@ func (s *Service) Zones(r *core.Request) (Zones, error) {
 	if err != nil {
 		return Zones{}, fmt.Errorf("list aggregates: %w", err)
 	}
+	return NewZones(all, aggs), nil
+}
+
+// NewZones is the zones of these services and aggregates.
+func NewZones(all []store.Service, aggs []store.Aggregate) Zones {
 	z := Zones{Services: all, byHost: map[string]string{}}
 	for _, a := range aggs {
 		if name, ok := a.Metadata[store.AggregateAZKey]; ok {
@@ -40,7 +45,7 @@ func (s *Service) Zones(r *core.Request) (Zones, error) {
 			}
 		}
 	}
-	return z, nil
+	return z
 }
 
 // of is the zone of a service.

@@ -280,6 +280,9 @@ func (rd *renderer) versioned(v *serverView, sv *lifecycle.Server, admin bool) {
 	}
 	if mv.AtLeast(mvServerGroups) && !rd.list {
 		v.ServerGroups = []string{}
+		if g := sv.Spec.Group; g != nil {
+			v.ServerGroups = []string{g.ID}
+		}
 	}
 	if mv.AtLeast(mvLockReason) {
 		v.LockedReason = core.OrNull(sv.Lock.Reason)

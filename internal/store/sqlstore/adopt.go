@@ -11,7 +11,7 @@ import (
 // AdoptServer inserts s, its ports and its create action in one
 // transaction (Store.AdoptServer). The server's row is written first, so a
 // duplicate id is ErrExists before any port is looked at.
-func (st *Store) AdoptServer(ctx context.Context, s *lifecycle.Server, ports []store.Port) error {
+func (st *Store) AdoptServer(ctx context.Context, s *lifecycle.Server, ports []store.Port, attached []store.Volume) error {
 	row, err := st.prepareInsert(s)
 	if err != nil {
 		return err
@@ -19,6 +19,18 @@ func (st *Store) AdoptServer(ctx context.Context, s *lifecycle.Server, ports []s
 	err = st.B.Write(ctx, func(tx Tx) error {
 		if err := st.insertServer(ctx, tx, row); err != nil {
 			return err
+		}
+		for _, v := range attached {
+			// Held by the reservation insertServer made: on the node already.
+			res, err := tx.ExecContext(ctx, `UPDATE volumes SET status = ?, node_id = ?, attachment_id = ?,
+				attachment_node = ?, updated_at = ? WHERE id = ? AND server_id = ?`,
+				store.VolumeInUse, row.c.NodeID, v.AttachmentID, row.c.NodeID, codec.Time(row.c.CreatedAt), v.ID, row.c.ID)
+			if err != nil {
+				return st.errorf("adopt volume %s: %w", v.ID, err)
+			}
+			if n, err := res.RowsAffected(); err != nil || n != 1 {
+				return st.errorf("adopt volume %s: not among server %s's volumes (%d rows, %v)", v.ID, row.c.ID, n, err)
+			}
 		}
 		for _, p := range ports {
 			p.ServerID = row.c.ID

@@ -29,7 +29,7 @@ func testAdopt(t *testing.T, st store.Store) {
 		{ID: "vif-2", NetworkID: "net-b", IP: "10.1.0.5", VIFNode: "node-1", NeutronID: "vif-2", CreatedAt: T0},
 	}
 	s := adopted("a1", "node-1")
-	if err := st.AdoptServer(ctx, s, ports); err != nil {
+	if err := st.AdoptServer(ctx, s, ports, nil); err != nil {
 		t.Fatalf("AdoptServer: %v", err)
 	}
 	got := mustGet(t, st, "a1")
@@ -62,7 +62,7 @@ func testAdopt(t *testing.T, st store.Store) {
 			{ID: "vif-3", NetworkID: "net-b", IP: "10.1.0.7", VIFNode: "node-3"},
 			{ID: "vif-4", NetworkID: "net-a", IP: "10.0.0.9", VIFNode: "node-3"}}, store.ErrAddressInUse},
 	} {
-		if err := st.AdoptServer(ctx, c.s, c.ports); !errors.Is(err, c.want) {
+		if err := st.AdoptServer(ctx, c.s, c.ports, nil); !errors.Is(err, c.want) {
 			t.Fatalf("%s: %v, want %v", c.name, err, c.want)
 		}
 		if c.s.ID == "a1" {
@@ -79,5 +79,45 @@ func testAdopt(t *testing.T, st store.Store) {
 	}
 	if got := mustGet(t, st, "a1"); got.NodeID != "node-1" || !got.CreatedAt.Equal(T0) {
 		t.Fatalf("a1 changed by the refused adoptions: %+v", got)
+	}
+	testAdoptVolumes(t, st, adopted)
+}
+
+// testAdoptVolumes: an adopted server's volumes are held in-use on its
+// node with their Cinder attachments, in the same transaction; a volume
+// another server holds refuses the whole adoption.
+func testAdoptVolumes(t *testing.T, st store.Store, adopted func(id, node string) *lifecycle.Server) {
+	ctx := t.Context()
+	mustCreateVolume(t, st, "av-boot")
+	mustCreateVolume(t, st, "av-data")
+	s := adopted("av1", "node-v")
+	s.VolumesOnNode = true
+	s.Spec.Volumes = []lifecycle.VolumeRef{{ID: "av-boot", BootIndex: 0, DeleteOnTermination: true}, {ID: "av-data", BootIndex: -1}}
+	err := st.AdoptServer(ctx, s, nil, []store.Volume{{ID: "av-boot", AttachmentID: "att-1"}, {ID: "av-data", AttachmentID: "att-2"}})
+	if err != nil {
+		t.Fatalf("AdoptServer with volumes: %v", err)
+	}
+	vols, err := st.ServerVolumes(ctx, "av1")
+	if err != nil || len(vols) != 2 {
+		t.Fatalf("volumes of av1: %+v %v", vols, err)
+	}
+	for i, want := range []struct {
+		id, att string
+		boot    int
+		dot     bool
+	}{{"av-boot", "att-1", 0, true}, {"av-data", "att-2", -1, false}} {
+		v := vols[i]
+		if v.ID != want.id || v.Status != store.VolumeInUse || v.NodeID != "node-v" || v.AttachmentID != want.att ||
+			v.AttachmentNode != "node-v" || v.BootIndex != want.boot || v.DeleteOnTermination != want.dot {
+			t.Errorf("adopted volume %d: %+v", i, v)
+		}
+	}
+	s2 := adopted("av2", "node-w")
+	s2.Spec.Volumes = []lifecycle.VolumeRef{{ID: "av-data", BootIndex: -1}}
+	if err := st.AdoptServer(ctx, s2, nil, []store.Volume{{ID: "av-data", AttachmentID: "att-3"}}); !errors.Is(err, store.ErrVolumeInUse) {
+		t.Fatalf("adopting a held volume: %v, want ErrVolumeInUse", err)
+	}
+	if _, err := st.GetServer(ctx, "av2"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("the refused server was written: %v", err)
 	}
 }
