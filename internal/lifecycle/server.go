@@ -120,6 +120,10 @@ const (
 	// (os-resetState); the server keeps its node until deleted, rebuilt or
 	// reset to active.
 	ReasonResetState Reason = "reset_state"
+	// ReasonVolumeCreateFailed: a volume the build makes went to error,
+	// vanished, or was refused by the volume service (Nova's
+	// BuildAbortException: not rescheduled).
+	ReasonVolumeCreateFailed Reason = "volume_create_failed"
 )
 
 // Reschedulable reports whether another node may succeed where this failure happened.
@@ -251,6 +255,13 @@ type Spec struct {
 	// create or the last rebuild, which the deploy writes into the config
 	// drive as Nova's Ironic driver does.
 	Files []File `json:"files,omitempty"`
+	// VolumeToken is the creating user's token, kept only for the volume
+	// service's creates of the volumes the build makes (Cinder makes them
+	// in the user's project, and reads the image, with it; ingot's own
+	// token goes along as the service token, so Keystone accepts it after
+	// it expired, as with Nova). A secret: never shown, logged or sent
+	// anywhere else; cleared once no volume is left to make.
+	VolumeToken string `json:"volume_token,omitempty"`
 	// Group is the server group the server was created into (the group
 	// scheduler hint), with the group's policy, which never changes, for
 	// the scheduler.
@@ -277,6 +288,17 @@ type VolumeRef struct {
 	ID                  string `json:"id"`
 	BootIndex           int    `json:"boot_index"` // -1 when not bootable
 	DeleteOnTermination bool   `json:"delete_on_termination"`
+	// Source, ImageID and SizeGB describe a volume the build makes
+	// (newvolumes.go): Source "image" or "blank", "" for an existing
+	// volume. ID is "" until the made volume's id is recorded; Ready once
+	// it is available and held for the server.
+	Source  string `json:"source,omitempty"`
+	ImageID string `json:"image_id,omitempty"`
+	SizeGB  int    `json:"size_gb,omitempty"`
+	Ready   bool   `json:"ready,omitempty"`
+	// Tag is the block device's tag (shown by os-volume_attachments from
+	// 2.70; ingot does not pass it to the node, nor does Nova's Ironic driver).
+	Tag string `json:"tag,omitempty"`
 }
 
 // Server is the record of one server: what the user wants and where the
