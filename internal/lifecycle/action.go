@@ -98,7 +98,7 @@ type Action struct {
 	Hard bool
 	// Volume (KindCreateVolume): the index in Spec.Volumes of the volume to make.
 	Volume int
-	Why  string // for logs
+	Why    string // for logs
 }
 
 func wait(why string) Action { return Action{Kind: KindWait, Why: why} }
