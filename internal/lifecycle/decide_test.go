@@ -79,7 +79,7 @@ var (
 			s.Spec.Volumes = []VolumeRef{{BootIndex: 0, Source: SourceImage, ImageID: "img-1", SizeGB: 10, Ready: ready, DeleteOnTermination: true},
 				{BootIndex: -1, Source: SourceBlank, SizeGB: 1, Ready: ready}}
 			if ready {
-				s.Spec.Volumes[0].ID, s.Spec.Volumes[1].ID = "v-made-0", "v-made-1"
+				s.Made = []MadeVolume{{Index: 0, ID: "v-made-0", Ready: true}, {Index: 1, ID: "v-made-1", Ready: true}}
 			}
 		}
 	}
@@ -170,7 +170,9 @@ func TestDecide(t *testing.T) {
 		{"volumes on a node whose instance_uuid was removed (I7)", srv(PhaseVolumes, vols, func(s *Server) { s.NodeID, s.VolumesOnNode = "node-a", true }), node("available", noInstance), false, want{KindSave, PhaseReleasing, ReasonNodeTornDown, false}},
 		{"volumes past deadline", srv(PhaseVolumes, vols, pastDue, func(s *Server) { s.NodeID, s.VolumesOnNode = "node-a", true }), node("available"), false, want{KindSave, PhaseError, ReasonBuildTimeout, false}},
 		{"volumes: a block device to make comes before the attach", srv(PhaseVolumes, makes(false), func(s *Server) { s.NodeID, s.VolumesOnNode = "node-a", true }), node("available"), false, want{kind: KindCreateVolume}},
-		{"volumes: one recorded, not yet available: read it again", srv(PhaseVolumes, makes(false), func(s *Server) { s.NodeID, s.VolumesOnNode, s.Spec.Volumes[1].ID = "node-a", true, "v-made" }), node("available"), false, want{kind: KindCreateVolume}},
+		{"volumes: one recorded, not yet available: read it again", srv(PhaseVolumes, makes(false), func(s *Server) {
+			s.NodeID, s.VolumesOnNode, s.Made = "node-a", true, []MadeVolume{{Index: 0, ID: "v-made"}}
+		}), node("available"), false, want{kind: KindCreateVolume}},
 		{"volumes: made and available: attached like any other", srv(PhaseVolumes, makes(true), func(s *Server) { s.NodeID, s.VolumesOnNode = "node-a", true }), node("available"), false, want{kind: KindAttachVolumes}},
 		{"volumes: no make without a view of the node", srv(PhaseVolumes, makes(false), func(s *Server) { s.NodeID, s.VolumesOnNode = "node-a", true }), unobserved, false, want{kind: KindWait}},
 		{"volumes: delete while making", srv(PhaseVolumes, makes(false), deleted, func(s *Server) { s.NodeID, s.VolumesOnNode = "node-a", true }), node("available"), false, want{KindSave, PhaseDeleting, "", false}},

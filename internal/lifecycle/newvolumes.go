@@ -2,6 +2,7 @@ package lifecycle
 
 import (
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -31,10 +32,33 @@ func (r VolumeRef) Made() bool { return r.Source != "" }
 // Spec.Volumes: how a retry finds the one a lost answer made.
 func VolumeName(serverID string, i int) string { return fmt.Sprintf("ingot-%s-bdm-%d", serverID, i) }
 
+// MadeVolume is what the build learned of the volume it makes for entry
+// Index of Spec.Volumes.
+type MadeVolume struct {
+	Index int    `json:"index"`
+	ID    string `json:"id"`
+	Ready bool   `json:"ready,omitempty"`
+}
+
+// Volumes are s's block devices (Spec.Volumes) with the ids of the
+// volumes the build made, and whether each is ready, filled in from Made.
+func (s *Server) Volumes() []VolumeRef {
+	if len(s.Made) == 0 {
+		return s.Spec.Volumes
+	}
+	out := slices.Clone(s.Spec.Volumes)
+	for _, m := range s.Made {
+		if m.Index >= 0 && m.Index < len(out) && out[m.Index].Made() {
+			out[m.Index].ID, out[m.Index].Ready = m.ID, m.Ready
+		}
+	}
+	return out
+}
+
 // ToMake is the index of the first volume of s still to be made or waited
 // for, or -1 when none is.
 func ToMake(s *Server) int {
-	for i, r := range s.Spec.Volumes {
+	for i, r := range s.Volumes() {
 		if r.Made() && !r.Ready {
 			return i
 		}
@@ -56,16 +80,17 @@ func Destroys(s *Server, ref VolumeRef) bool {
 // The caller's token kept for the creates goes once none is left to make.
 func volumeMade(s *Server, i int, id string, ready bool) *Server {
 	n := s.Clone()
-	n.Spec.Volumes[i].ID, n.Spec.Volumes[i].Ready = id, ready
+	n.Made = slices.DeleteFunc(n.Made, func(m MadeVolume) bool { return m.Index == i })
+	n.Made = append(n.Made, MadeVolume{Index: i, ID: id, Ready: ready})
 	if ToMake(n) < 0 {
-		n.Spec.VolumeToken = ""
+		n.VolumeToken = ""
 	}
 	return n
 }
 
 // madeWhat says what entry i is made of, for events and faults.
 func madeWhat(s *Server, i int) string {
-	r := s.Spec.Volumes[i]
+	r := s.Volumes()[i]
 	name := VolumeName(s.ID, i)
 	if r.ID != "" {
 		name = r.ID
@@ -79,7 +104,7 @@ func madeWhat(s *Server, i int) string {
 // notMadeInTime is the fault message of a build whose deadline passed while
 // a volume it makes was not available yet, in Nova's words.
 func notMadeInTime(s *Server, i int, now time.Time) string {
-	r := s.Spec.Volumes[i]
+	r := s.Volumes()[i]
 	id := r.ID
 	if id == "" {
 		id = VolumeName(s.ID, i)
@@ -98,7 +123,7 @@ func applyCreateVolume(s *Server, a Action, r Result, now time.Time) Applied {
 	if i < 0 || i >= len(s.Spec.Volumes) || !s.Spec.Volumes[i].Made() {
 		return Applied{Stop: true}
 	}
-	ref := s.Spec.Volumes[i]
+	ref := s.Volumes()[i]
 	id := r.VolumeID
 	if id == "" {
 		id = ref.ID

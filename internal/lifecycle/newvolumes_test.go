@@ -11,7 +11,7 @@ import (
 // that failed ends the build with Nova's words.
 func TestApplyCreateVolume(t *testing.T) {
 	making := func(s *Server) { s.NodeID, s.VolumesOnNode = "node-a", true }
-	recorded := func(s *Server) { s.Spec.Volumes[0].ID = "v-new" }
+	recorded := func(s *Server) { s.Made = []MadeVolume{{Index: 0, ID: "v-new"}} }
 	tests := []struct {
 		name   string
 		s      *Server
@@ -58,7 +58,7 @@ func TestApplyCreateVolume(t *testing.T) {
 			if n.Phase != tt.phase {
 				t.Errorf("phase %s, want %s", n.Phase, tt.phase)
 			}
-			if got := n.Spec.Volumes[0]; got.ID != tt.id || got.Ready != tt.ready {
+			if got := n.Volumes()[0]; got.ID != tt.id || got.Ready != tt.ready {
 				t.Errorf("entry recorded as %+v, want id %q ready %v", got, tt.id, tt.ready)
 			}
 			if tt.reason != "" {
@@ -78,7 +78,7 @@ func TestApplyCreateVolume(t *testing.T) {
 // the attach; the caller's token gone once nothing is left to make, and
 // the made volumes follow a reschedule (never made again).
 func TestMakeThenAttach(t *testing.T) {
-	s := srv(PhaseVolumes, makes(false), func(s *Server) { s.NodeID, s.VolumesOnNode, s.Spec.VolumeToken = "node-a", true, "tok" })
+	s := srv(PhaseVolumes, makes(false), func(s *Server) { s.NodeID, s.VolumesOnNode, s.VolumeToken = "node-a", true, "tok" })
 	for i := range 2 {
 		a := Decide(Input{Server: s, Node: node("available"), Now: t0}, cfg())
 		if a.Kind != KindCreateVolume || a.Volume != i {
@@ -86,7 +86,7 @@ func TestMakeThenAttach(t *testing.T) {
 		}
 		s = Apply(s, a, Result{Outcome: OK, VolumeID: "v-" + string(rune('a'+i)), VolumeReady: true}, t0, cfg()).Next
 	}
-	if s.Spec.VolumeToken != "" {
+	if s.VolumeToken != "" {
 		t.Errorf("the caller's token is kept after the last create")
 	}
 	if a := Decide(Input{Server: s, Node: node("available"), Now: t0}, cfg()); a.Kind != KindAttachVolumes {
@@ -94,8 +94,8 @@ func TestMakeThenAttach(t *testing.T) {
 	}
 	// A failed attempt releases and reschedules; its made volumes stay ready.
 	f := fail(Input{Server: s, Now: t0}, ReasonNodeDeleted, StepVolumes, "gone").Next
-	if ToMake(f) >= 0 || f.Spec.Volumes[0].ID != "v-a" {
-		t.Errorf("a reschedule would make the volumes again: %+v", f.Spec.Volumes)
+	if ToMake(f) >= 0 || f.Volumes()[0].ID != "v-a" {
+		t.Errorf("a reschedule would make the volumes again: %+v", f.Volumes())
 	}
 }
 

@@ -196,7 +196,7 @@ func (m *model) exec(s *Server, a Action) Result {
 			delete(m.tgts, s.NodeID)
 		}
 	case KindReleaseVolumes:
-		for i, ref := range s.Spec.Volumes {
+		for i, ref := range s.Volumes() {
 			v := m.made[VolumeName(s.ID, i)]
 			if !ref.Made() || v == nil {
 				continue
@@ -286,7 +286,7 @@ func (m *model) exec(s *Server, a Action) Result {
 // by name first, a create whose answer may be lost, a volume that ends
 // available or in error, or that an operator deleted.
 func (m *model) createVolume(s *Server, a Action) Result {
-	ref, name := s.Spec.Volumes[a.Volume], VolumeName(s.ID, a.Volume)
+	ref, name := s.Volumes()[a.Volume], VolumeName(s.ID, a.Volume)
 	v := m.made[name]
 	switch {
 	case v == nil && ref.ID != "":
@@ -404,7 +404,7 @@ func TestConvergesFromAnySchedule(t *testing.T) {
 		case seed%4 == 3: // a quarter boot from a volume made from an image, with a blank one made beside an existing one
 			s.Spec.Volumes = []VolumeRef{{BootIndex: 0, Source: SourceImage, ImageID: "img", SizeGB: 10, DeleteOnTermination: m.rng.IntN(2) == 0},
 				{ID: "v-data", BootIndex: -1}, {BootIndex: -1, Source: SourceBlank, SizeGB: 1, DeleteOnTermination: m.rng.IntN(2) == 0}}
-			s.Spec.VolumeToken = "tok"
+			s.VolumeToken = "tok"
 		case seed%2 == 1: // a quarter boot from an existing volume and attach another
 			s.Spec.Volumes = []VolumeRef{{ID: "v-boot", BootIndex: 0}, {ID: "v-data", BootIndex: -1}}
 		default:
@@ -574,7 +574,7 @@ func checkMade(t *testing.T, seed uint64, m *model, s *Server) int {
 		}
 	}
 	up := 0
-	for i, ref := range s.Spec.Volumes {
+	for i, ref := range s.Volumes() {
 		if !ref.Made() {
 			continue
 		}
@@ -591,7 +591,7 @@ func checkMade(t *testing.T, seed uint64, m *model, s *Server) int {
 			t.Fatalf("seed %d: made volume %d with delete_on_termination left by a %s server", seed, i, s.Phase)
 		}
 	}
-	if s.Spec.VolumeToken != "" && (ToMake(s) < 0 || s.VolumesReleased) {
+	if s.VolumeToken != "" && (ToMake(s) < 0 || s.VolumesReleased) {
 		t.Fatalf("seed %d: the caller's token kept with nothing left to make", seed)
 	}
 	return up

@@ -193,7 +193,7 @@ func volumesDetached(s *Server) *Server { return with(s, func(n *Server) { n.Vol
 
 // volumesReleased records the end of the server's hold on its volumes.
 func volumesReleased(s *Server) *Server {
-	return with(s, func(n *Server) { n.VolumesReleased, n.Spec.VolumeToken = true, "" })
+	return with(s, func(n *Server) { n.VolumesReleased, n.VolumeToken = true, "" })
 }
 
 // portsFreed records every port of the server freed.
