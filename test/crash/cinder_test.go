@@ -157,3 +157,55 @@ func cinderCounts(t *testing.T, cin *cindertest.Env, ir *ironicSide, nodes []str
 	}
 	return attachments, targets
 }
+
+// TestKill9CinderMadeVolume: ingot killed with SIGKILL around Cinder's
+// create of a volume a build makes (a blank→volume block device) —
+// before it, after Cinder made it but before ingot recorded its id, and
+// at the end of the make step; restarted, the build finds the volume by
+// its name rather than making another, becomes ACTIVE on it, and after
+// the delete (delete_on_termination) Cinder holds as many volumes and
+// attachments as before, the nodes as many targets: nothing leaked.
+func TestKill9CinderMadeVolume(t *testing.T) {
+	cin := cindertest.Start(t)
+	ir, nodes := simSide(t, 1, "rc-cinder")
+	member := cin.Keystone.Token(t, "member-a")
+	for _, point := range []string{"before:volume-made:1", "after:volume-made:1", "after:create_volume:1"} {
+		t.Run(strings.ReplaceAll(point, ":", "#"), func(t *testing.T) {
+			in := cinderIngot(t, cin, ir, nodes, member)
+			v0, _ := cin.Counts(t)
+			a0, t0 := cinderCounts(t, cin, ir, nodes)
+			p := in.run("INGOT_CRASH_AT=" + point)
+			var out struct {
+				Server struct{ ID string } `json:"server"`
+			}
+			body := map[string]any{"server": map[string]any{"name": "crash-made", "flavorRef": "bm", "imageRef": imageID,
+				"networks": []map[string]string{{"uuid": networkID}},
+				"block_device_mapping_v2": []map[string]any{{"source_type": "blank", "destination_type": "volume", "volume_size": 1,
+					"boot_index": -1, "delete_on_termination": true}}}}
+			if code, err := in.call("POST", "/v2.1/servers", body, &out); err != nil || code != http.StatusAccepted {
+				t.Fatalf("create: %d %v", code, err)
+			}
+			if !killedBy9(t, p, ir.timeout) {
+				t.Fatalf("ingot was not killed at %s", point)
+			}
+			v1, _ := cin.Counts(t)
+			t.Logf("%s: killed with %d volumes made in Cinder", point, v1-v0)
+			in.run()
+			in.waitActive(out.Server.ID)
+			if v, _ := cin.Counts(t); v != v0+1 {
+				t.Errorf("ACTIVE after the crash at %s: %d volumes made, want 1", point, v-v0)
+			}
+			if a, tg := cinderCounts(t, cin, ir, nodes); a != a0+1 || tg != t0+1 {
+				t.Errorf("ACTIVE after the crash at %s: %d attachments, %d targets, want 1 and 1", point, a-a0, tg-t0)
+			}
+			in.deleteAndCheck(out.Server.ID)
+			poll.Until(t, time.Minute, "the made volume deleted", func() (bool, string) {
+				v, _ := cin.Counts(t)
+				return v == v0, fmt.Sprintf("%d volumes, want %d", v, v0)
+			})
+			if a, tg := cinderCounts(t, cin, ir, nodes); a != a0 || tg != t0 {
+				t.Errorf("crash at %s: attachments %d -> %d, targets %d -> %d", point, a0, a, t0, tg)
+			}
+		})
+	}
+}
