@@ -9,6 +9,7 @@ import (
 
 	"github.com/ingot-dev/ingot/internal/cinder"
 	"github.com/ingot-dev/ingot/internal/lifecycle"
+	"github.com/ingot-dev/ingot/internal/reconciler"
 )
 
 // buildMade records a server booting from a volume made from an image
@@ -111,20 +112,28 @@ func TestCinderMadeFoundByName(t *testing.T) {
 
 // TestCinderMadeVolumeError: a made volume that ends in error ends the
 // build in ERROR with Nova's words; the failed build deletes the made
-// volumes with delete_on_termination and leaves the others.
+// volumes with delete_on_termination (the boot volume, made and held
+// already) and leaves the others (the one in error).
 func TestCinderMadeVolumeError(t *testing.T) {
 	c := newCinderRig(t, 1)
-	c.cs.SetCreating(2, "error")
+	c.cs.SetCreating(2, "available")
+	made := 0
+	c.onStep = func(p string) {
+		if p == "after:"+reconciler.PointVolumeMade {
+			if made++; made == 1 {
+				c.cs.SetCreating(2, "error") // the second, blank, fails
+			}
+		}
+	}
 	id := c.buildMade(true, false)
 	s := c.settle(id)
 	if s.Phase != lifecycle.PhaseError || s.Fault == nil || s.Fault.Reason != lifecycle.ReasonVolumeCreateFailed ||
 		!strings.Contains(s.Fault.Message, "did not finish being created") || !strings.HasSuffix(s.Fault.Message, "And its status is error.") {
 		t.Fatalf("phase %s, fault %+v", s.Phase, s.Fault)
 	}
-	made := c.named(id)
-	if len(made[0]) != 0 || len(made[1]) != 0 {
-		// The first failed: the blank one was never asked for.
-		t.Fatalf("after the failed build: %+v", made)
+	vols := c.named(id)
+	if len(vols[0]) != 0 || len(vols[1]) != 1 || vols[1][0].Status != "error" {
+		t.Fatalf("after the failed build: %+v", vols)
 	}
 	if a, tg := c.counts(); a != 0 || tg != 0 {
 		t.Fatalf("%d attachments, %d targets", a, tg)
