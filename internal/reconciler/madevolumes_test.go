@@ -150,21 +150,7 @@ func TestCinderMadeFaultAtEveryStep(t *testing.T) {
 	learn.cs.SetCreating(2, "available")
 	learn.settle(learn.buildMade(true, false))
 	points := learn.points
-	faults := map[string]func(c *cinderRig, id string){
-		"user delete": func(c *cinderRig, id string) {
-			_ = c.st.RequestDelete(context.Background(), id, "req-del", c.clk.Now())
-		},
-		"node deleted": func(c *cinderRig, id string) {
-			if s, err := c.st.GetServer(context.Background(), id); err == nil && s.NodeID != "" {
-				_ = c.sim.DeleteOutOfBand(s.NodeID)
-			}
-		},
-		"node torn down": func(c *cinderRig, id string) {
-			if s, err := c.st.GetServer(context.Background(), id); err == nil && s.NodeID != "" {
-				_ = c.sim.TeardownOutOfBand(s.NodeID)
-			}
-		},
-	}
+	faults := buildFaults()
 	for name, fault := range faults {
 		for i, p := range points {
 			c := newCinderRig(t, 2)

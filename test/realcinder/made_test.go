@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -121,26 +120,12 @@ func TestCinderMadeVolumes(t *testing.T) {
 			rc := "rc-m" + strings.ReplaceAll(point, ":", "-")
 			s := w.ingotOn(t, rc, filepath.Join(t.TempDir(), "ingot.db"), app.Options{Step: h.step}, withGlance)
 			node := w.ir.EnrollNode(t, ironictest.NodeSpec{Name: rc, ResourceClass: rc, Kind: ironictest.Fast})
-			var id string
-			var once sync.Once
-			deleted := make(chan int, 1)
-			h.set(func(p string) {
-				if p == point {
-					once.Do(func() { deleted <- s.deleteNow(id) })
-				}
+			id := s.deleteAt(h, point, func() string {
+				return s.Create(map[string]any{"name": rc, "flavorRef": "bm",
+					"networks": []map[string]string{{"uuid": s.app.Config.Networks[0].ID}},
+					"block_device_mapping_v2": []map[string]any{{"source_type": "image", "destination_type": "volume", "uuid": image,
+						"volume_size": 1, "boot_index": 0, "delete_on_termination": true}}})
 			})
-			id = s.Create(map[string]any{"name": rc, "flavorRef": "bm",
-				"networks": []map[string]string{{"uuid": s.app.Config.Networks[0].ID}},
-				"block_device_mapping_v2": []map[string]any{{"source_type": "image", "destination_type": "volume", "uuid": image,
-					"volume_size": 1, "boot_index": 0, "delete_on_termination": true}}})
-			select {
-			case code := <-deleted:
-				if code != http.StatusNoContent {
-					t.Fatalf("delete at %s: %d", point, code)
-				}
-			case <-time.After(90 * time.Second):
-				t.Fatalf("the build never reached %s", point)
-			}
 			s.WaitGone(id, 90*time.Second)
 			s.waitClean(node)
 			s.WaitFor("the volume being made deleted", 60*time.Second, func() bool { return len(s.madeVolumes(id)) == 0 })
