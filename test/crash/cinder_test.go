@@ -209,3 +209,60 @@ func TestKill9CinderMadeVolume(t *testing.T) {
 		})
 	}
 }
+
+// TestKill9MadeVolumeEmbedded: the same crash points with the embedded
+// registry (the simulated Ironic): killed after the registry made the
+// volume at its pre-chosen id and before ingot recorded it, restarted,
+// the build finds it there, becomes ACTIVE on one volume, and the delete
+// (delete_on_termination) leaves the registry as it was.
+func TestKill9MadeVolumeEmbedded(t *testing.T) {
+	ir, nodes := simSide(t, 1, "rc-made")
+	for _, point := range []string{"after:volume-made:1", "after:create_volume:1"} {
+		t.Run(strings.ReplaceAll(point, ":", "#"), func(t *testing.T) {
+			in := newIngot(t, ir, "rc-made", nodes)
+			in.run()
+			v0 := in.registryVolumes(t)
+			in.p.Stop()
+			p := in.run("INGOT_CRASH_AT=" + point)
+			var out struct {
+				Server struct{ ID string } `json:"server"`
+			}
+			body := map[string]any{"server": map[string]any{"name": "crash-made", "flavorRef": "bm", "imageRef": imageID,
+				"networks": []map[string]string{{"uuid": networkID}},
+				"block_device_mapping_v2": []map[string]any{{"source_type": "blank", "destination_type": "volume", "volume_size": 1,
+					"boot_index": -1, "delete_on_termination": true}}}}
+			if code, err := in.call("POST", "/v2.1/servers", body, &out); err != nil || code != http.StatusAccepted {
+				t.Fatalf("create: %d %v", code, err)
+			}
+			if !killedBy9(t, p, ir.timeout) {
+				t.Fatalf("ingot was not killed at %s", point)
+			}
+			in.run()
+			in.waitActive(out.Server.ID)
+			if v := in.registryVolumes(t); v != v0+1 {
+				t.Errorf("ACTIVE after the crash at %s: %d volumes made, want 1", point, v-v0)
+			}
+			if code, err := in.call("DELETE", "/v2.1/servers/"+out.Server.ID, nil, nil); err != nil || code != http.StatusNoContent {
+				t.Fatalf("delete: %d %v", code, err)
+			}
+			in.waitGone(out.Server.ID)
+			poll.Until(t, time.Minute, "the made volume deleted", func() (bool, string) {
+				v := in.registryVolumes(t)
+				return v == v0, fmt.Sprintf("%d volumes, want %d", v, v0)
+			})
+			in.checkReleased(out.Server.ID)
+		})
+	}
+}
+
+// registryVolumes counts the embedded registry's volumes.
+func (in *ingot) registryVolumes(t *testing.T) int {
+	t.Helper()
+	var out struct {
+		Volumes []struct{ ID string } `json:"volumes"`
+	}
+	if code, err := in.call("GET", "/volume/v3/ingot/volumes", nil, &out); err != nil || code != http.StatusOK {
+		t.Fatalf("list volumes: %d %v", code, err)
+	}
+	return len(out.Volumes)
+}
