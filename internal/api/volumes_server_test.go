@@ -319,4 +319,11 @@ func TestVolumeAttachmentTag(t *testing.T) {
 	if one["tag"] != "db" {
 		t.Errorf("GET one at 2.89: tag %v", one["tag"])
 	}
+	// A PUT may repeat the tag (2.85, as Nova: not mutable).
+	put := func(tag string) response {
+		return f.do("PUT", path+"/"+tagged, "2.85", map[string]any{"volumeAttachment": map[string]any{"volumeId": tagged, "tag": tag,
+			"delete_on_termination": true}})
+	}
+	put("db").want(t, http.StatusAccepted)
+	wantMsg(t, put("other"), http.StatusBadRequest, "badRequest", "The tag property is not mutable")
 }

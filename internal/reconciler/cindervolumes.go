@@ -181,7 +181,8 @@ func cinderResult(err error) lifecycle.Result {
 	case errors.Is(err, cinder.ErrUnavailable), errors.Is(err, cinder.ErrUnauthorized):
 		return lifecycle.Result{Outcome: lifecycle.Transient, Message: msg}
 	case errors.Is(err, cinder.ErrVolumeNotAvailable), errors.Is(err, cinder.ErrVolumeNotFound),
-		errors.Is(err, cinder.ErrForbidden), errors.Is(err, cinder.ErrBadRequest), errors.Is(err, cinder.ErrDuplicateConnector):
+		errors.Is(err, cinder.ErrForbidden), errors.Is(err, cinder.ErrBadRequest), errors.Is(err, cinder.ErrDuplicateConnector),
+		errors.Is(err, cinder.ErrImageNotUsable):
 		return lifecycle.Result{Outcome: lifecycle.Rejected, Message: msg}
 	case errors.Is(err, cinder.ErrAttachmentNotFound):
 		return lifecycle.Result{Outcome: lifecycle.Transient, Message: msg}

@@ -97,10 +97,8 @@ func volumeAttachmentView(r *core.Request, sv *lifecycle.Server, v store.Volume)
 	}
 	if r.MV.AtLeast(mvAttachmentTag) {
 		a.Tag = core.JSONNull
-		for _, ref := range sv.Volumes() {
-			if ref.ID == v.ID && ref.Tag != "" {
-				a.Tag = ref.Tag
-			}
+		if tag := volumeTag(sv, v.ID); tag != "" {
+			a.Tag = tag
 		}
 	}
 	if r.MV.AtLeast(mvAttachmentDeleteFlag) {
