@@ -162,10 +162,14 @@ func TestCreateServerVolumesBadInput(t *testing.T) {
 			[]string{"Mapping image to local is not supported"}},
 		{"image to local and a boot volume", createBody(false, map[string]any{"source_type": "image", "destination_type": "local", "uuid": imageID, "boot_index": 0},
 			bdm(free, 0, false)), []string{"boot_index 0"}},
-		{"image to volume", createBody(true, map[string]any{"source_type": "image", "destination_type": "volume", "uuid": imageID, "volume_size": 1}),
-			[]string{`source_type "image"`, `source_type "volume" with destination_type "volume"`}},
-		{"blank source", createBody(true, map[string]any{"source_type": "blank", "destination_type": "volume", "volume_size": 1}),
-			[]string{`"blank"`, "supported"}},
+		{"image to volume of an unknown image", createBody(false, map[string]any{"source_type": "image", "destination_type": "volume", "uuid": unknownID, "volume_size": 1, "boot_index": 0}),
+			[]string{"Image " + unknownID + " could not be found."}},
+		{"image to volume smaller than the image's min_disk", createBody(false, map[string]any{"source_type": "image", "destination_type": "volume", "uuid": imageID, "volume_size": 2, "boot_index": 0}),
+			[]string{"Volume is smaller than the minimum size specified in image metadata. Volume size is 2147483648 bytes, minimum size is 10737418240 bytes."}},
+		{"two made boot volumes", createBody(false, map[string]any{"source_type": "image", "destination_type": "volume", "uuid": imageID, "volume_size": 1, "boot_index": 0},
+			map[string]any{"source_type": "blank", "destination_type": "volume", "volume_size": 1, "boot_index": 0}), []string{"boot_index 0"}},
+		{"blank to local", createBody(true, map[string]any{"source_type": "blank", "destination_type": "local", "volume_size": 1}),
+			[]string{`source_type "blank" and destination_type "local"`}},
 		// Nova's checks of the entries that make a volume come first.
 		{"image to volume without a size", createBody(true, map[string]any{"source_type": "image", "destination_type": "volume", "uuid": imageID}),
 			[]string{"Images with destination_type 'volume' need to have a non-zero size specified"}},
@@ -243,4 +247,83 @@ func TestCreateServerImageLocalBDM(t *testing.T) {
 	if v := f.volume(data); v.ServerID != id {
 		t.Errorf("data volume held by %q", v.ServerID)
 	}
+}
+
+// TestCreateServerMakesVolumes: image→volume at boot_index 0 (no
+// imageRef: the server boots from the volume made of the image) and a
+// blank data volume are accepted and recorded as the volumes the build
+// makes, with their sizes, flags and tags; no volume exists yet (the
+// reconciler makes them).
+func TestCreateServerMakesVolumes(t *testing.T) {
+	f := newFixture(t)
+	count := func() int {
+		vs, err := f.store.ListVolumes(context.Background(), "", 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(vs)
+	}
+	before := count()
+	body := createBody(false,
+		map[string]any{"source_type": "image", "destination_type": "volume", "uuid": imageID, "volume_size": "10", "boot_index": 0,
+			"delete_on_termination": true, "tag": "root"},
+		map[string]any{"source_type": "blank", "destination_type": "volume", "volume_size": 1})
+	id := obj(t, f.do("POST", "/v2.1/servers", "2.90", body).want(t, http.StatusAccepted).body, "server")["id"].(string)
+	rec, err := f.store.GetServer(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []lifecycle.VolumeRef{
+		{BootIndex: 0, DeleteOnTermination: true, Source: lifecycle.SourceImage, ImageID: imageID, SizeGB: 10, Tag: "root"},
+		{BootIndex: -1, Source: lifecycle.SourceBlank, SizeGB: 1}}
+	if len(rec.Spec.Volumes) != 2 || rec.Spec.Volumes[0] != want[0] || rec.Spec.Volumes[1] != want[1] {
+		t.Fatalf("Spec.Volumes = %+v, want %+v", rec.Spec.Volumes, want)
+	}
+	if rec.Spec.ImageID != "" || lifecycle.ToMake(rec) != 0 || rec.VolumeToken != "" {
+		t.Errorf("image %q, first to make %d, token kept without Cinder %v", rec.Spec.ImageID, lifecycle.ToMake(rec), rec.VolumeToken != "")
+	}
+	if n := count(); n != before {
+		t.Errorf("the create made %d volumes itself", n-before)
+	}
+}
+
+// TestVolumeAttachmentTag: a block device's tag is shown by
+// os-volume_attachments from 2.70 (null when none), and not below.
+func TestVolumeAttachmentTag(t *testing.T) {
+	f := newFixture(t)
+	tagged, plain := f.newVolume("tagged"), f.newVolume("plain")
+	withTag := bdm(tagged, -1, false)
+	withTag["tag"] = "db"
+	id := obj(t, f.do("POST", "/v2.1/servers", "2.90", createBody(true, withTag, bdm(plain, -1, false))).
+		want(t, http.StatusAccepted).body, "server")["id"].(string)
+	path := "/v2.1/servers/" + id + "/os-volume_attachments"
+	tags := func(mv string) map[string]any {
+		out := map[string]any{}
+		for _, a := range f.do("GET", path, mv, nil).want(t, http.StatusOK).body["volumeAttachments"].([]any) {
+			a := a.(map[string]any)
+			tag, ok := a["tag"]
+			if !ok {
+				tag = "absent"
+			}
+			out[a["volumeId"].(string)] = tag
+		}
+		return out
+	}
+	if got := tags("2.70"); got[tagged] != "db" || got[plain] != nil {
+		t.Errorf("2.70: tags %v, want db and null", got)
+	}
+	if got := tags("2.69"); got[tagged] != "absent" || got[plain] != "absent" {
+		t.Errorf("2.69: tags %v, want none shown", got)
+	}
+	one := f.do("GET", path+"/"+tagged, "2.89", nil).want(t, http.StatusOK).body["volumeAttachment"].(map[string]any)
+	if one["tag"] != "db" {
+		t.Errorf("GET one at 2.89: tag %v", one["tag"])
+	}
+	// A PUT may repeat the tag (2.85, as Nova: not mutable).
+	put := func(tag string) response {
+		return f.do("PUT", path+"/"+tagged, "2.85", map[string]any{"volumeAttachment": map[string]any{"volumeId": tagged, "tag": tag,
+			"delete_on_termination": true}})
+	}
+	put("db").want(t, http.StatusAccepted)
+	wantMsg(t, put("other"), http.StatusBadRequest, "badRequest", "The tag property is not mutable")
 }

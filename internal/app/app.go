@@ -192,6 +192,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 		Store: st, Ironic: ic, Scheduler: sched, IPAM: network.NewIPAM(st, nets), Networks: nets, Ports: ports, Clock: opts.Clock, Logger: opts.Logger,
 		Hooks:  reconciler.Hooks{Tick: tee(a.Metrics.Tick, opts.Tick, true), FastTick: tee(a.Metrics.FastTick, opts.Tick, false), Transition: a.Metrics.Transition, PastDue: a.Metrics.PastDue, Step: opts.Step},
 		Leases: a.Leases, Cinder: reconcilerCinder(vc), CinderHost: cfg.Host,
+		VolumePortal: cfg.Volume.Embedded.Portal, VolumeIQNPrefix: cfg.Volume.Embedded.IQNPrefix,
 	}, reconciler.Config{
 		Interval: cfg.PollInterval, FastInterval: cfg.FastPollInterval, TickBudget: cfg.TickBudget,
 		DriftInterval: cfg.DriftInterval, Workers: cfg.Workers,

@@ -136,3 +136,49 @@ func (c *Client) DeleteVolume(ctx context.Context, id string) error {
 	}
 	return classify(op, volumes.Delete(ctx, sc, id, volumes.DeleteOpts{}).ExtractErr(), ErrVolumeNotFound)
 }
+
+// FindVolume returns the volume of project named name (the oldest when
+// several are), listing every project's with all_tenants when the
+// Client's calls are an admin's (AllProjects). ErrVolumeNotFound when
+// there is none: how a retry finds a volume whose create's answer was
+// lost (ingot names the volumes it makes for a server's block devices).
+func (c *Client) FindVolume(ctx context.Context, projectID, name string) (Volume, error) {
+	const op = "find volume"
+	sc, err := c.sc(ctx, op)
+	if err != nil {
+		return Volume{}, err
+	}
+	opts := volumes.ListOpts{Name: name}
+	if c.all {
+		opts.AllTenants, opts.TenantID = true, projectID
+	}
+	pages, err := volumes.List(sc, opts).AllPages(ctx)
+	if err != nil {
+		return Volume{}, classify(op, err, nil)
+	}
+	vs, err := volumes.ExtractVolumes(pages)
+	if err != nil {
+		return Volume{}, classify(op, err, nil)
+	}
+	var found *Volume
+	for i := range vs {
+		v := fromVolume(&vs[i])
+		if v.Name != name || (projectID != "" && v.ProjectID != "" && v.ProjectID != projectID) {
+			continue // Cinder's name filter is exact; the check costs nothing
+		}
+		if found == nil || v.CreatedAt.Before(found.CreatedAt) {
+			found = &v
+		}
+	}
+	if found == nil {
+		return Volume{}, &Error{Op: op, Status: 404, Message: "no volume named " + name, kind: ErrVolumeNotFound}
+	}
+	return *found, nil
+}
+
+// CreateVolumeAs is CreateVolume with user's token as the caller's (the
+// volume is then that user's project's, and Cinder reads the image with
+// it), the Client's service token still sent along.
+func (c *Client) CreateVolumeAs(ctx context.Context, user string, spec VolumeSpec) (Volume, error) {
+	return c.WithUser(StaticToken(user)).CreateVolume(ctx, spec)
+}

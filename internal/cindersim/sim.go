@@ -56,6 +56,9 @@ type Sim struct {
 	computeURL  string
 	calls       map[string]int
 	images      map[string]bool
+	// creatingReads and creatingFinal: SetCreating.
+	creatingReads int
+	creatingFinal string
 }
 
 // New makes an empty Sim.

@@ -14,6 +14,29 @@ type volume struct {
 	bootable                                        bool
 	createdAt                                       time.Time
 	attachments                                     []string // ids, in creation order
+	// reads is how many more reads see it creating before it is final
+	// (SetCreating).
+	reads int
+	final string
+}
+
+// SetCreating makes the volumes created from now on stay "creating" for
+// reads reads (GETs and lists) and then end final ("available" or
+// "error"); reads 0 is the default: available from the first read.
+func (s *Sim) SetCreating(reads int, final string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.creatingReads, s.creatingFinal = reads, final
+}
+
+// read is one read of v: a volume being made moves on.
+func (v *volume) read() {
+	if v.status != "creating" {
+		return
+	}
+	if v.reads--; v.reads <= 0 {
+		v.status = v.final
+	}
 }
 
 // visible: the volume exists and the caller's project owns it (or an admin asks).
@@ -46,10 +69,19 @@ func (s *Sim) volumeView(v *volume) map[string]any {
 func (s *Sim) listVolumes(w http.ResponseWriter, r *http.Request, c call) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	q := r.URL.Query()
+	// An admin's all_tenants lists every project's (project_id narrows
+	// it); name is an exact match, as Cinder's filter.
+	all := c.id.has("admin") && q.Get("all_tenants") != "" && q.Get("all_tenants") != "0"
 	out := []map[string]any{}
 	for _, v := range s.volumes {
-		if v.project == c.id.ProjectID {
-			out = append(out, s.volumeView(v))
+		mine := v.project == c.id.ProjectID
+		if all {
+			mine = q.Get("project_id") == "" || v.project == q.Get("project_id")
+		}
+		if mine && (q.Get("name") == "" || v.name == q.Get("name")) {
+			v.read()
+			out = append(out, s.adminView(c, v))
 		}
 	}
 	reply(w, http.StatusOK, map[string]any{"volumes": out})
@@ -82,7 +114,10 @@ func (s *Sim) createVolume(w http.ResponseWriter, r *http.Request, c call) {
 		size: b.Size, imageID: b.ImageRef, bootable: b.ImageRef != "", status: "creating", createdAt: s.clk.Now().UTC()}
 	s.volumes[v.id] = v
 	view := s.volumeView(v)
-	v.status = "available"
+	v.status, v.reads, v.final = "available", s.creatingReads, s.creatingFinal
+	if v.reads > 0 {
+		v.status = "creating"
+	}
 	reply(w, http.StatusAccepted, map[string]any{"volume": view})
 }
 
@@ -93,7 +128,18 @@ func (s *Sim) getVolume(w http.ResponseWriter, r *http.Request, c call) {
 	if !ok {
 		return
 	}
-	reply(w, http.StatusOK, map[string]any{"volume": s.volumeView(v)})
+	v.read()
+	reply(w, http.StatusOK, map[string]any{"volume": s.adminView(c, v)})
+}
+
+// adminView is volumeView with the owning project, which Cinder shows
+// admins only.
+func (s *Sim) adminView(c call, v *volume) map[string]any {
+	out := s.volumeView(v)
+	if c.id.has("admin") {
+		out["os-vol-tenant-attr:tenant_id"] = v.project
+	}
+	return out
 }
 
 // volumeOr404 is the path's volume, or false after a 404 (s.mu held).

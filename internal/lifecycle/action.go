@@ -66,11 +66,15 @@ const (
 	// Server.NodeID, delete its Cinder attachments, end the server's hold
 	// on it. Idempotent; also the undo of a failed attach.
 	KindDetachVolume
+	// KindCreateVolume: make the volume of Spec.Volumes[Action.Volume]
+	// (found by its VolumeName first), or read the one recorded; report
+	// its id, and whether it is available and held, in the Result.
+	KindCreateVolume
 )
 
 var kindNames = [...]string{"wait", "save", "schedule", "reserve", "network", "deploy", "undeploy", "unreserve", "free_ports",
 	"attach_volumes", "detach_volumes", "release_volumes", "reboot", "power_off", "power_on", "rebuild", "rescue", "unrescue",
-	"attach_interface", "detach_interface", "attach_volume", "detach_volume"}
+	"attach_interface", "detach_interface", "attach_volume", "detach_volume", "create_volume"}
 
 func (k Kind) String() string { return enumName(kindNames[:], int(k), "kind") }
 
@@ -92,7 +96,9 @@ type Action struct {
 	RemoveInstance bool
 	// Hard (KindReboot): a hard reboot.
 	Hard bool
-	Why  string // for logs
+	// Volume (KindCreateVolume): the index in Spec.Volumes of the volume to make.
+	Volume int
+	Why    string // for logs
 }
 
 func wait(why string) Action { return Action{Kind: KindWait, Why: why} }

@@ -45,6 +45,12 @@ type Result struct {
 	// View (KindReserve): the node as Ironic answered the reservation (or,
 	// when it was refused as locked, as Ironic shows it now); nil if unknown.
 	View *NodeView
+	// VolumeID (KindCreateVolume): the volume found or made for the entry;
+	// VolumeReady: it is available and held for the server; VolumeStatus:
+	// the status it ended in when that is not available (error).
+	VolumeID     string
+	VolumeReady  bool
+	VolumeStatus string
 }
 
 // Applied is the consequence of an effect.
@@ -91,6 +97,8 @@ func Apply(s *Server, a Action, r Result, now time.Time, cfg Config) Applied {
 		case Rejected, Taken:
 			return failed(s, now, ReasonVIFAttachFailed, StepNetwork, fmt.Sprintf("VIF attach to node %s failed: %s", s.NodeID, r.Message))
 		}
+	case KindCreateVolume:
+		return applyCreateVolume(s, a, r, now)
 	case KindAttachVolumes:
 		switch r.Outcome {
 		case OK:

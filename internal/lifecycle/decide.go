@@ -112,6 +112,10 @@ func Decide(in Input, cfg Config) Action {
 		if a, ok := notOurs(in, StepVolumes, "during volumes"); ok {
 			return a
 		}
+		if i := ToMake(s); i >= 0 {
+			// Made before the attach, which attaches it like any other.
+			return Action{Kind: KindCreateVolume, Volume: i, Why: "a block device to make"}
+		}
 		return Action{Kind: KindAttachVolumes, Why: "networks wired"}
 	case PhaseDeploying:
 		return decideDeploying(in, cfg)
@@ -166,6 +170,9 @@ func buildTimedOut(in Input) Action {
 	}
 	if s.NodeID != "" {
 		msg += " on node " + s.NodeID
+	}
+	if i := ToMake(s); i >= 0 && s.Phase == PhaseVolumes && !in.IronicDown {
+		msg = notMadeInTime(s, i, in.Now)
 	}
 	n := toFailed(s, in.Now, reason, phaseStep(s.Phase), msg)
 	return save(n, in.Now, "build deadline passed", errorEvent(n, in.Now))

@@ -72,7 +72,18 @@ var (
 	maintSince = func(d time.Duration) func(*Server) { return func(s *Server) { s.MaintenanceSince = t0.Add(-d) } }
 	onA        = func(s *Server) { s.NodeID = "node-a" }
 	stranded   = func(s *Server) { s.VolumesStrandedOn = "node-x" }
-	vols       = func(s *Server) {
+	// makes: a boot volume made from an image and a blank data volume
+	// made for the server, ready (made and available) or not.
+	makes = func(ready bool) func(*Server) {
+		return func(s *Server) {
+			s.Spec.Volumes = []VolumeRef{{BootIndex: 0, Source: SourceImage, ImageID: "img-1", SizeGB: 10, Ready: ready, DeleteOnTermination: true},
+				{BootIndex: -1, Source: SourceBlank, SizeGB: 1, Ready: ready}}
+			if ready {
+				s.Made = []MadeVolume{{Index: 0, ID: "v-made-0", Ready: true}, {Index: 1, ID: "v-made-1", Ready: true}}
+			}
+		}
+	}
+	vols = func(s *Server) {
 		s.Spec.Volumes = []VolumeRef{{ID: "v-boot", BootIndex: 0}, {ID: "v-data", BootIndex: -1, DeleteOnTermination: true}}
 	}
 )
@@ -158,6 +169,15 @@ func TestDecide(t *testing.T) {
 		{"volumes attach", srv(PhaseVolumes, vols, func(s *Server) { s.NodeID, s.VolumesOnNode = "node-a", true }), node("available"), false, want{kind: KindAttachVolumes}},
 		{"volumes on a node whose instance_uuid was removed (I7)", srv(PhaseVolumes, vols, func(s *Server) { s.NodeID, s.VolumesOnNode = "node-a", true }), node("available", noInstance), false, want{KindSave, PhaseReleasing, ReasonNodeTornDown, false}},
 		{"volumes past deadline", srv(PhaseVolumes, vols, pastDue, func(s *Server) { s.NodeID, s.VolumesOnNode = "node-a", true }), node("available"), false, want{KindSave, PhaseError, ReasonBuildTimeout, false}},
+		{"volumes: a block device to make comes before the attach", srv(PhaseVolumes, makes(false), func(s *Server) { s.NodeID, s.VolumesOnNode = "node-a", true }), node("available"), false, want{kind: KindCreateVolume}},
+		{"volumes: one recorded, not yet available: read it again", srv(PhaseVolumes, makes(false), func(s *Server) {
+			s.NodeID, s.VolumesOnNode, s.Made = "node-a", true, []MadeVolume{{Index: 0, ID: "v-made"}}
+		}), node("available"), false, want{kind: KindCreateVolume}},
+		{"volumes: made and available: attached like any other", srv(PhaseVolumes, makes(true), func(s *Server) { s.NodeID, s.VolumesOnNode = "node-a", true }), node("available"), false, want{kind: KindAttachVolumes}},
+		{"volumes: no make without a view of the node", srv(PhaseVolumes, makes(false), func(s *Server) { s.NodeID, s.VolumesOnNode = "node-a", true }), unobserved, false, want{kind: KindWait}},
+		{"volumes: delete while making", srv(PhaseVolumes, makes(false), deleted, func(s *Server) { s.NodeID, s.VolumesOnNode = "node-a", true }), node("available"), false, want{KindSave, PhaseDeleting, "", false}},
+		{"volumes: deadline while making", srv(PhaseVolumes, makes(false), pastDue, func(s *Server) { s.NodeID, s.VolumesOnNode = "node-a", true }), node("available"), false, want{KindSave, PhaseError, ReasonBuildTimeout, false}},
+		{"volumes: node deleted while making", srv(PhaseVolumes, makes(false), func(s *Server) { s.NodeID, s.VolumesOnNode = "node-a", true }), gone, false, want{KindSave, PhaseReleasing, ReasonNodeDeleted, false}},
 		{"release removes targets before the reservation", srv(PhaseReleasing, vols, withFault(ReasonDeployFailed), func(s *Server) { s.VolumesOnNode = true }), node("available"), false, want{kind: KindDetachVolumes}},
 		{"release of a deployed node no longer ours removes our targets", srv(PhaseReleasing, vols, withFault(ReasonNodeDisassociated), func(s *Server) { s.VolumesOnNode = true }), node("active", noInstance), false, want{kind: KindDetachVolumes}},
 		{"release undeploys before removing targets", srv(PhaseReleasing, vols, withFault(ReasonDeployFailed), func(s *Server) { s.VolumesOnNode = true }), node("deploy failed"), false, want{kind: KindUndeploy}},

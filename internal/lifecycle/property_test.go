@@ -26,6 +26,18 @@ type model struct {
 	down     bool            // Ironic unreachable
 	// violation is set by exec when ingot acts on a node not ours (I7).
 	violation string
+	// made are the volumes the volume service holds that the build made,
+	// by VolumeName; creates counts the creates of each name.
+	made    map[string]*mvol
+	creates map[string]int
+}
+
+// mvol is a volume of the model's volume service made for the server.
+type mvol struct {
+	id, status string // creating, available, error
+	until      time.Time
+	fails      bool // ends in error rather than available
+	held       bool // held for the server (the registry's row)
 }
 
 type mnode struct {
@@ -37,7 +49,8 @@ type mnode struct {
 }
 
 func newModel(seed uint64, n int) *model {
-	m := &model{rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b9)), now: t0, nodes: map[string]*mnode{}, vifs: map[string]bool{}, tgts: map[string]bool{}, orphaned: map[string]bool{}, stranded: map[string]bool{}, failOn: map[string]bool{}, volsHeld: true}
+	m := &model{rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b9)), now: t0, nodes: map[string]*mnode{}, vifs: map[string]bool{}, tgts: map[string]bool{}, orphaned: map[string]bool{}, stranded: map[string]bool{}, failOn: map[string]bool{}, volsHeld: true,
+		made: map[string]*mvol{}, creates: map[string]int{}}
 	for i := range n {
 		id := fmt.Sprintf("node-%d", i)
 		m.nodes[id] = &mnode{state: "available", power: "power off"}
@@ -48,6 +61,14 @@ func newModel(seed uint64, n int) *model {
 
 // settle moves transitions whose time has come.
 func (m *model) settle() {
+	for _, v := range m.made {
+		if v.status == "creating" && !m.now.Before(v.until) {
+			v.status = "available"
+			if v.fails {
+				v.status = "error"
+			}
+		}
+	}
 	for id, n := range m.nodes {
 		if n.until.IsZero() || m.now.Before(n.until) {
 			continue
@@ -175,7 +196,23 @@ func (m *model) exec(s *Server, a Action) Result {
 			delete(m.tgts, s.NodeID)
 		}
 	case KindReleaseVolumes:
+		for i, ref := range s.Volumes() {
+			v := m.made[VolumeName(s.ID, i)]
+			if !ref.Made() || v == nil {
+				continue
+			}
+			if Destroys(s, ref) {
+				if v.status == "creating" {
+					return Result{Outcome: Transient, Message: "volume still creating"}
+				}
+				delete(m.made, VolumeName(s.ID, i))
+				continue
+			}
+			v.held = false
+		}
 		m.volsHeld = false
+	case KindCreateVolume:
+		return m.createVolume(s, a)
 	case KindAttachVolume:
 		if n == nil {
 			return Result{Outcome: Gone}
@@ -243,6 +280,35 @@ func (m *model) exec(s *Server, a Action) Result {
 		n.until = m.now.Add(time.Duration(1+m.rng.IntN(20)) * time.Second)
 	}
 	return Result{Outcome: OK}
+}
+
+// createVolume is the volume service's side of KindCreateVolume: a lookup
+// by name first, a create whose answer may be lost, a volume that ends
+// available or in error, or that an operator deleted.
+func (m *model) createVolume(s *Server, a Action) Result {
+	ref, name := s.Volumes()[a.Volume], VolumeName(s.ID, a.Volume)
+	v := m.made[name]
+	switch {
+	case v == nil && ref.ID != "":
+		return Result{Outcome: Gone, Message: "volume " + ref.ID + " no longer exists"}
+	case v == nil:
+		v = &mvol{id: "mv-" + name, status: "creating", until: m.now.Add(time.Duration(1+m.rng.IntN(30)) * time.Second),
+			fails: m.rng.IntN(6) == 0}
+		m.made[name] = v
+		m.creates[name]++
+		if m.rng.IntN(4) == 0 {
+			return Result{Outcome: Transient, Message: "the create's answer was lost"}
+		}
+		return Result{Outcome: OK, VolumeID: v.id}
+	}
+	switch v.status {
+	case "available":
+		v.held = true
+		return Result{Outcome: OK, VolumeID: v.id, VolumeReady: true}
+	case "error":
+		return Result{Outcome: Rejected, VolumeID: v.id, VolumeStatus: v.status, Message: "status error"}
+	}
+	return Result{Outcome: OK, VolumeID: v.id}
 }
 
 func contains(xs []string, x string) bool {
@@ -322,7 +388,7 @@ func TestConvergesFromAnySchedule(t *testing.T) {
 		seeds = 300
 	}
 	first, trace := uint64(0), false
-	opsSeen, volOps, cycles := 0, 0, 0
+	opsSeen, volOps, cycles, made := 0, 0, 0, 0
 	if v := os.Getenv("INGOT_PROP_SEED"); v != "" { // replay one seed with a trace
 		n, err := strconv.ParseUint(v, 10, 64)
 		if err != nil {
@@ -334,9 +400,14 @@ func TestConvergesFromAnySchedule(t *testing.T) {
 		m := newModel(seed, 1+int(seed%4))
 		s := &Server{ID: "11111111-1111-1111-1111-111111111111", Name: "p", Desired: DesiredActive, Phase: PhasePending,
 			Spec: Spec{ResourceClass: "rc", Networks: []string{"n"}}, CreatedAt: t0, Deadline: t0.Add(c.BuildTimeout), CreateRequestID: "req-c"}
-		if seed%2 == 1 { // half the schedules boot from a volume and attach another
+		switch {
+		case seed%4 == 3: // a quarter boot from a volume made from an image, with a blank one made beside an existing one
+			s.Spec.Volumes = []VolumeRef{{BootIndex: 0, Source: SourceImage, ImageID: "img", SizeGB: 10, DeleteOnTermination: m.rng.IntN(2) == 0},
+				{ID: "v-data", BootIndex: -1}, {BootIndex: -1, Source: SourceBlank, SizeGB: 1, DeleteOnTermination: m.rng.IntN(2) == 0}}
+			s.VolumeToken = "tok"
+		case seed%2 == 1: // a quarter boot from an existing volume and attach another
 			s.Spec.Volumes = []VolumeRef{{ID: "v-boot", BootIndex: 0}, {ID: "v-data", BootIndex: -1}}
-		} else {
+		default:
 			m.volsHeld = false
 		}
 		deleteAt := -1
@@ -448,6 +519,7 @@ func TestConvergesFromAnySchedule(t *testing.T) {
 			t.Fatalf("seed %d: ERROR without fault (I5)", seed)
 		}
 		opsSeen += ops
+		made += checkMade(t, seed, m, s)
 		// I3: nothing held once stable (a built server at rest holds its own node).
 		if !s.Phase.Up() && !s.HeldInError() {
 			if m.ports != 0 {
@@ -480,10 +552,49 @@ func TestConvergesFromAnySchedule(t *testing.T) {
 	if volOps == 0 && seeds > 100 {
 		t.Errorf("no volume attach or detach was ever allowed")
 	}
+	if made == 0 && seeds > 100 {
+		t.Errorf("no server ever came up on volumes it made")
+	}
 	if cycles == 0 && seeds > 100 {
 		t.Errorf("no detach from ACTIVE ever finished with the node powered on again")
 	}
 	t.Logf("%d seeds, %d day-2 operations (%d volume attaches and detaches, %d detaches from ACTIVE back to ACTIVE)", seeds, opsSeen, volOps, cycles)
+}
+
+// checkMade checks the volumes the build made once the server is stable:
+// one per entry however many retries (a lost answer found by name), held
+// and available while the server is up; otherwise none held, those with
+// delete_on_termination gone, the others left. It reports 1 when the
+// server is up on made volumes.
+func checkMade(t *testing.T, seed uint64, m *model, s *Server) int {
+	t.Helper()
+	for name, n := range m.creates {
+		if n > 1 {
+			t.Fatalf("seed %d: %d volumes made for %s", seed, n, name)
+		}
+	}
+	up := 0
+	for i, ref := range s.Volumes() {
+		if !ref.Made() {
+			continue
+		}
+		v := m.made[VolumeName(s.ID, i)]
+		switch {
+		case s.Phase.Up() || s.HeldInError():
+			if v == nil || !v.held || v.status != "available" || ref.ID != v.id || !ref.Ready {
+				t.Fatalf("seed %d: %s server, its made volume %d is %+v (entry %+v)", seed, s.Phase, i, v, ref)
+			}
+			up = 1
+		case v != nil && v.held:
+			t.Fatalf("seed %d: made volume %d still held by a %s server", seed, i, s.Phase)
+		case v != nil && Destroys(s, ref):
+			t.Fatalf("seed %d: made volume %d with delete_on_termination left by a %s server", seed, i, s.Phase)
+		}
+	}
+	if s.VolumeToken != "" && (ToMake(s) < 0 || s.VolumesReleased) {
+		t.Fatalf("seed %d: the caller's token kept with nothing left to make", seed)
+	}
+	return up
 }
 
 // cycleEnd checks the end of a detach from ACTIVE: the server is ACTIVE

@@ -120,6 +120,10 @@ const (
 	// (os-resetState); the server keeps its node until deleted, rebuilt or
 	// reset to active.
 	ReasonResetState Reason = "reset_state"
+	// ReasonVolumeCreateFailed: a volume the build makes went to error,
+	// vanished, or was refused by the volume service (Nova's
+	// BuildAbortException: not rescheduled).
+	ReasonVolumeCreateFailed Reason = "volume_create_failed"
 )
 
 // Reschedulable reports whether another node may succeed where this failure happened.
@@ -277,6 +281,18 @@ type VolumeRef struct {
 	ID                  string `json:"id"`
 	BootIndex           int    `json:"boot_index"` // -1 when not bootable
 	DeleteOnTermination bool   `json:"delete_on_termination"`
+	// Source, ImageID and SizeGB describe a volume the build makes
+	// (newvolumes.go): Source "image" or "blank", "" for an existing
+	// volume. Its ID stays "" in the Spec (the API's): what the build
+	// learned is Server.Made, which Server.Volumes fills in, with Ready
+	// once it is available and held for the server.
+	Source  string `json:"source,omitempty"`
+	ImageID string `json:"image_id,omitempty"`
+	SizeGB  int    `json:"size_gb,omitempty"`
+	Ready   bool   `json:"-"`
+	// Tag is the block device's tag (shown by os-volume_attachments from
+	// 2.70; ingot does not pass it to the node, nor does Nova's Ironic driver).
+	Tag string `json:"tag,omitempty"`
 }
 
 // Server is the record of one server: what the user wants and where the
@@ -311,6 +327,19 @@ type Server struct {
 	// volumes can never be attached anywhere else (I8) until an operator
 	// removes the targets. Set once, never cleared.
 	VolumesStrandedOn string
+
+	// Made is what the build learned of the volumes it makes
+	// (newvolumes.go), by Spec.Volumes index: the id the volume service
+	// gave, recorded as soon as it is known, and whether it is available
+	// and held. Read the volumes through Volumes.
+	Made []MadeVolume
+	// VolumeToken is the creating user's token, kept only for the volume
+	// service's creates of the volumes the build makes (Cinder makes them
+	// in the user's project, and reads the image, with it; ingot's own
+	// token goes along as the service token, so Keystone accepts it after
+	// it expired, as with Nova). A secret: never shown, logged or sent
+	// anywhere else; cleared once no volume is left to make.
+	VolumeToken string
 
 	Excluded []string  // nodes this server must not be scheduled on again
 	Attempts []Attempt // failed attempts, oldest first
@@ -427,6 +456,7 @@ func (s *Server) Clone() *Server {
 	}
 	c.Spec.Metadata = maps.Clone(s.Spec.Metadata)
 	c.Excluded = slices.Clone(s.Excluded)
+	c.Made = slices.Clone(s.Made)
 	c.Attempts = slices.Clone(s.Attempts)
 	if s.Fault != nil {
 		f := *s.Fault

@@ -192,7 +192,9 @@ func rechosen(s *Server, now time.Time, why string, exclude bool) (*Server, Even
 func volumesDetached(s *Server) *Server { return with(s, func(n *Server) { n.VolumesOnNode = false }) }
 
 // volumesReleased records the end of the server's hold on its volumes.
-func volumesReleased(s *Server) *Server { return with(s, func(n *Server) { n.VolumesReleased = true }) }
+func volumesReleased(s *Server) *Server {
+	return with(s, func(n *Server) { n.VolumesReleased, n.VolumeToken = true, "" })
+}
 
 // portsFreed records every port of the server freed.
 func portsFreed(s *Server) *Server { return with(s, func(n *Server) { n.PortsAllocated = false }) }

@@ -22,6 +22,12 @@ type Cinder interface {
 	CompleteAttachment(ctx context.Context, id string) error
 	DeleteAttachment(ctx context.Context, id string) error
 	DeleteVolume(ctx context.Context, id string) error
+	// GetVolume, FindVolume (by project and name) and CreateVolumeAs
+	// (with a user's token) make the volumes of a build's block devices
+	// (madevolumes.go).
+	GetVolume(ctx context.Context, id string) (cinder.Volume, error)
+	FindVolume(ctx context.Context, projectID, name string) (cinder.Volume, error)
+	CreateVolumeAs(ctx context.Context, user string, spec cinder.VolumeSpec) (cinder.Volume, error)
 }
 
 // cinderConnector is the node's side of an attachment, as Nova's Ironic
@@ -143,8 +149,11 @@ func (r *Reconciler) releaseCinder(ctx context.Context, s *lifecycle.Server, vol
 	if res := r.dropAttachments(ctx, s, vols); res.Outcome != lifecycle.OK {
 		return res
 	}
+	if res := r.releaseUnmade(ctx, s); res.Outcome != lifecycle.OK {
+		return res
+	}
 	for _, v := range vols {
-		if v.Status != store.VolumeError && s.Desired == lifecycle.DesiredDeleted && v.DeleteOnTermination {
+		if v.Status != store.VolumeError && destroys(s, v) {
 			err := r.cinder.DeleteVolume(ctx, v.ID)
 			if errors.Is(err, cinder.ErrVolumeNotAvailable) {
 				// Still detaching: look again.
@@ -172,7 +181,8 @@ func cinderResult(err error) lifecycle.Result {
 	case errors.Is(err, cinder.ErrUnavailable), errors.Is(err, cinder.ErrUnauthorized):
 		return lifecycle.Result{Outcome: lifecycle.Transient, Message: msg}
 	case errors.Is(err, cinder.ErrVolumeNotAvailable), errors.Is(err, cinder.ErrVolumeNotFound),
-		errors.Is(err, cinder.ErrForbidden), errors.Is(err, cinder.ErrBadRequest), errors.Is(err, cinder.ErrDuplicateConnector):
+		errors.Is(err, cinder.ErrForbidden), errors.Is(err, cinder.ErrBadRequest), errors.Is(err, cinder.ErrDuplicateConnector),
+		errors.Is(err, cinder.ErrImageNotUsable):
 		return lifecycle.Result{Outcome: lifecycle.Rejected, Message: msg}
 	case errors.Is(err, cinder.ErrAttachmentNotFound):
 		return lifecycle.Result{Outcome: lifecycle.Transient, Message: msg}

@@ -175,22 +175,7 @@ func TestCinderFaultAtEveryStep(t *testing.T) {
 	if len(points) < 8 {
 		t.Fatalf("too few step boundaries: %v", points)
 	}
-	faults := map[string]func(c *cinderRig, id string){
-		"user delete": func(c *cinderRig, id string) {
-			_ = c.st.RequestDelete(context.Background(), id, "req-del", c.clk.Now())
-		},
-		"node deleted": func(c *cinderRig, id string) {
-			if s, err := c.st.GetServer(context.Background(), id); err == nil && s.NodeID != "" {
-				_ = c.sim.DeleteOutOfBand(s.NodeID)
-			}
-		},
-		"node torn down": func(c *cinderRig, id string) {
-			if s, err := c.st.GetServer(context.Background(), id); err == nil && s.NodeID != "" {
-				_ = c.sim.TeardownOutOfBand(s.NodeID)
-			}
-		},
-	}
-	for name, fault := range faults {
+	for name, fault := range buildFaults() {
 		for i, p := range points {
 			c := newCinderRig(t, 2)
 			a0, t0 := c.counts()
@@ -220,5 +205,25 @@ func TestCinderFaultAtEveryStep(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d step boundaries × %d faults, each: attachments and targets equal before and after", len(points), len(faults))
+	t.Logf("%d step boundaries × %d faults, each: attachments and targets equal before and after", len(points), len(buildFaults()))
+}
+
+// buildFaults are the faults met at a build's step boundaries: a user
+// delete, the node deleted or torn down out of band.
+func buildFaults() map[string]func(c *cinderRig, id string) {
+	return map[string]func(c *cinderRig, id string){
+		"user delete": func(c *cinderRig, id string) {
+			_ = c.st.RequestDelete(context.Background(), id, "req-del", c.clk.Now())
+		},
+		"node deleted": func(c *cinderRig, id string) {
+			if s, err := c.st.GetServer(context.Background(), id); err == nil && s.NodeID != "" {
+				_ = c.sim.DeleteOutOfBand(s.NodeID)
+			}
+		},
+		"node torn down": func(c *cinderRig, id string) {
+			if s, err := c.st.GetServer(context.Background(), id); err == nil && s.NodeID != "" {
+				_ = c.sim.TeardownOutOfBand(s.NodeID)
+			}
+		},
+	}
 }

@@ -49,3 +49,12 @@ func (g guardedCinder) DeleteAttachment(ctx context.Context, id string) error {
 func (g guardedCinder) DeleteVolume(ctx context.Context, id string) error {
 	return g.do(ctx, func(ctx context.Context) error { return g.Cinder.DeleteVolume(ctx, id) })
 }
+
+func (g guardedCinder) CreateVolumeAs(ctx context.Context, user string, spec cinder.VolumeSpec) (cinder.Volume, error) {
+	var v cinder.Volume
+	err := g.do(ctx, func(ctx context.Context) (err error) {
+		v, err = g.Cinder.CreateVolumeAs(ctx, user, spec)
+		return err
+	})
+	return v, err
+}

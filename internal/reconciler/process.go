@@ -288,6 +288,8 @@ func (r *Reconciler) execute(ctx context.Context, s *lifecycle.Server, a lifecyc
 		return r.unreserve(ctx, s, a.RemoveInstance), nil
 	case lifecycle.KindFreePorts:
 		return r.freePorts(ctx, s), nil
+	case lifecycle.KindCreateVolume:
+		return r.createVolume(ctx, s, a.Volume), nil
 	case lifecycle.KindAttachVolumes:
 		return r.attachVolumes(ctx, s), nil
 	case lifecycle.KindDetachVolumes:

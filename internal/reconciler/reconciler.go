@@ -148,6 +148,8 @@ type Reconciler struct {
 	touched    map[string]bool              // servers process saw during the current full tick
 	loaded     map[string]*lifecycle.Server // records as last read, by id (load.go; Tick's goroutine only)
 	cinderHost string                       // the connectors' host (cindervolumes.go)
+	// volPortal and volIQNPrefix: the embedded registry's target description (madevolumes.go).
+	volPortal, volIQNPrefix string
 }
 
 // Deps are the reconciler's collaborators.
@@ -170,6 +172,10 @@ type Deps struct {
 	// CinderHost the host its attachments' connectors name.
 	Cinder     Cinder
 	CinderHost string
+	// VolumePortal and VolumeIQNPrefix describe the targets of the
+	// embedded registry's volumes that builds make (volume.embedded; ""
+	// the defaults), as the API describes those it makes.
+	VolumePortal, VolumeIQNPrefix string
 }
 
 // New builds a reconciler.
@@ -209,6 +215,7 @@ func New(d Deps, cfg Config) *Reconciler {
 		store: d.Store, ironic: d.Ironic, sched: d.Scheduler, ports: d.Ports, clock: d.Clock, log: d.Logger,
 		cfg: cfg, hooks: d.Hooks, kick: make(chan struct{}, 1), waits: make(chan struct{}, 1), ironicDown: map[string]bool{},
 		watch: watchSet{}, q: newQueue(cfg.Workers), cinder: d.Cinder, cinderHost: d.CinderHost,
+		volPortal: d.VolumePortal, volIQNPrefix: d.VolumeIQNPrefix,
 	}
 	if r.ports == nil {
 		r.ports = embeddedPorts{ipam: d.IPAM, nets: d.Networks}

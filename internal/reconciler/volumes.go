@@ -186,8 +186,7 @@ func (r *Reconciler) releaseVolumes(ctx context.Context, s *lifecycle.Server) li
 		return r.releaseCinder(ctx, s, vols)
 	}
 	for _, v := range vols {
-		destroy := s.Desired == lifecycle.DesiredDeleted && v.DeleteOnTermination
-		if err := r.store.ReleaseVolume(ctx, v.ID, s.ID, destroy); err != nil {
+		if err := r.store.ReleaseVolume(ctx, v.ID, s.ID, destroys(s, v)); err != nil {
 			return resultOf(err)
 		}
 	}

@@ -65,6 +65,11 @@ type Volume struct {
 type Volumes interface {
 	// CreateVolume inserts an available volume. ErrExists on a duplicate id.
 	CreateVolume(ctx context.Context, v Volume) error
+	// CreateHeldVolume inserts a volume already held by v.ServerID (a volume
+	// a build made for it): Status reserved, with v's BootIndex and
+	// DeleteOnTermination; NodeID and StatusReason empty. ErrExists on a
+	// duplicate id (the caller reads it to see whose it is).
+	CreateHeldVolume(ctx context.Context, v Volume) error
 	// GetVolume returns one volume. ErrNotFound when unknown.
 	GetVolume(ctx context.Context, id string) (Volume, error)
 	// ListVolumes pages volumes by id (after = last id of the previous page).

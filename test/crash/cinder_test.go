@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ingot-dev/ingot/internal/cindertest"
+	"github.com/ingot-dev/ingot/internal/ingottest"
 	"github.com/ingot-dev/ingot/internal/keystonetest"
 	"github.com/ingot-dev/ingot/internal/poll"
 )
@@ -156,4 +157,110 @@ func cinderCounts(t *testing.T, cin *cindertest.Env, ir *ironicSide, nodes []str
 		targets += len(out.Targets)
 	}
 	return attachments, targets
+}
+
+// TestKill9CinderMadeVolume: ingot killed with SIGKILL around Cinder's
+// create of a volume a build makes (a blank→volume block device) —
+// before it, after Cinder made it but before ingot recorded its id, and
+// at the end of the make step; restarted, the build finds the volume by
+// its name rather than making another, becomes ACTIVE on it, and after
+// the delete (delete_on_termination) Cinder holds as many volumes and
+// attachments as before, the nodes as many targets: nothing leaked.
+func TestKill9CinderMadeVolume(t *testing.T) {
+	cin := cindertest.Start(t)
+	ir, nodes := simSide(t, 1, "rc-cinder")
+	member := cin.Keystone.Token(t, "member-a")
+	for _, point := range []string{"before:volume-made:1", "after:volume-made:1", "after:create_volume:1"} {
+		t.Run(strings.ReplaceAll(point, ":", "#"), func(t *testing.T) {
+			in := cinderIngot(t, cin, ir, nodes, member)
+			v0, _ := cin.Counts(t)
+			a0, t0 := cinderCounts(t, cin, ir, nodes)
+			p := in.run("INGOT_CRASH_AT=" + point)
+			id := in.createMadeKilled(t, p, ir, point)
+			v1, _ := cin.Counts(t)
+			t.Logf("%s: killed with %d volumes made in Cinder", point, v1-v0)
+			in.run()
+			in.waitActive(id)
+			if v, _ := cin.Counts(t); v != v0+1 {
+				t.Errorf("ACTIVE after the crash at %s: %d volumes made, want 1", point, v-v0)
+			}
+			if a, tg := cinderCounts(t, cin, ir, nodes); a != a0+1 || tg != t0+1 {
+				t.Errorf("ACTIVE after the crash at %s: %d attachments, %d targets, want 1 and 1", point, a-a0, tg-t0)
+			}
+			in.deleteAndCheck(id)
+			poll.Until(t, time.Minute, "the made volume deleted", func() (bool, string) {
+				v, _ := cin.Counts(t)
+				return v == v0, fmt.Sprintf("%d volumes, want %d", v, v0)
+			})
+			if a, tg := cinderCounts(t, cin, ir, nodes); a != a0 || tg != t0 {
+				t.Errorf("crash at %s: attachments %d -> %d, targets %d -> %d", point, a0, a, t0, tg)
+			}
+		})
+	}
+}
+
+// TestKill9MadeVolumeEmbedded: the same crash points with the embedded
+// registry (the simulated Ironic): killed after the registry made the
+// volume at its pre-chosen id and before ingot recorded it, restarted,
+// the build finds it there, becomes ACTIVE on one volume, and the delete
+// (delete_on_termination) leaves the registry as it was.
+func TestKill9MadeVolumeEmbedded(t *testing.T) {
+	ir, nodes := simSide(t, 1, "rc-made")
+	for _, point := range []string{"after:volume-made:1", "after:create_volume:1"} {
+		t.Run(strings.ReplaceAll(point, ":", "#"), func(t *testing.T) {
+			in := newIngot(t, ir, "rc-made", nodes)
+			in.run()
+			v0 := in.registryVolumes(t)
+			in.p.Stop()
+			p := in.run("INGOT_CRASH_AT=" + point)
+			id := in.createMadeKilled(t, p, ir, point)
+			in.run()
+			in.waitActive(id)
+			if v := in.registryVolumes(t); v != v0+1 {
+				t.Errorf("ACTIVE after the crash at %s: %d volumes made, want 1", point, v-v0)
+			}
+			if code, err := in.call("DELETE", "/v2.1/servers/"+id, nil, nil); err != nil || code != http.StatusNoContent {
+				t.Fatalf("delete: %d %v", code, err)
+			}
+			in.waitGone(id)
+			poll.Until(t, time.Minute, "the made volume deleted", func() (bool, string) {
+				v := in.registryVolumes(t)
+				return v == v0, fmt.Sprintf("%d volumes, want %d", v, v0)
+			})
+			in.checkReleased(id)
+		})
+	}
+}
+
+// registryVolumes counts the embedded registry's volumes.
+func (in *ingot) registryVolumes(t *testing.T) int {
+	t.Helper()
+	var out struct {
+		Volumes []struct{ ID string } `json:"volumes"`
+	}
+	if code, err := in.call("GET", "/volume/v3/ingot/volumes", nil, &out); err != nil || code != http.StatusOK {
+		t.Fatalf("list volumes: %d %v", code, err)
+	}
+	return len(out.Volumes)
+}
+
+// createMadeKilled creates a server with a blank→volume data disk
+// (delete_on_termination) on in, started as p to be killed at point, and
+// returns its id once p died of SIGKILL.
+func (in *ingot) createMadeKilled(t *testing.T, p *ingottest.Proc, ir *ironicSide, point string) string {
+	t.Helper()
+	var out struct {
+		Server struct{ ID string } `json:"server"`
+	}
+	body := map[string]any{"server": map[string]any{"name": "crash-made", "flavorRef": "bm", "imageRef": imageID,
+		"networks": []map[string]string{{"uuid": networkID}},
+		"block_device_mapping_v2": []map[string]any{{"source_type": "blank", "destination_type": "volume", "volume_size": 1,
+			"boot_index": -1, "delete_on_termination": true}}}}
+	if code, err := in.call("POST", "/v2.1/servers", body, &out); err != nil || code != http.StatusAccepted {
+		t.Fatalf("create: %d %v", code, err)
+	}
+	if !killedBy9(t, p, ir.timeout) {
+		t.Fatalf("ingot was not killed at %s", point)
+	}
+	return out.Server.ID
 }

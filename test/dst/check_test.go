@@ -224,6 +224,7 @@ func (w *world) checkVolumes(live map[string]*lifecycle.Server) {
 		w.violate("volumes: %v", err)
 		return
 	}
+	w.checkMadeVolumes(vols)
 	for _, v := range vols {
 		if v.ServerID == "" {
 			if v.Status == store.VolumeError {
@@ -325,5 +326,35 @@ func (w *world) checkFault(name string, s *lifecycle.Server) {
 		w.violate("I5: %s fault %s on node %s: message %q does not name it", name, f.Reason, w.nname(f.Node), f.Message)
 	case f.Reason.Reschedulable() && len(s.Attempts) == 0:
 		w.violate("I5: %s fault %s with no attempt in the history", name, f.Reason)
+	}
+}
+
+// checkMadeVolumes checks the volumes builds made (named for their
+// server's block device): never two for one block device, and none with
+// delete_on_termination left once its server gave it up.
+func (w *world) checkMadeVolumes(vols []store.Volume) {
+	seen := map[string]bool{}
+	for _, v := range vols {
+		if !strings.HasPrefix(v.Name, "ingot-") {
+			continue
+		}
+		if seen[v.Name] {
+			w.violate("two volumes made for block device %s", v.Name)
+		}
+		seen[v.Name] = true
+		if v.ServerID != "" || w.detached[v.ID] {
+			continue
+		}
+		for _, id := range w.servers {
+			s, err := w.st.GetServer(context.Background(), id)
+			if err != nil {
+				continue
+			}
+			for i, ref := range s.Volumes() {
+				if ref.Made() && lifecycle.VolumeName(id, i) == v.Name && lifecycle.Destroys(s, ref) {
+					w.violate("I3: volume %s made for %s with delete_on_termination left %s after its server (%s) gave it up", v.Name, w.sname(id), v.Status, s.Phase)
+				}
+			}
+		}
 	}
 }

@@ -240,6 +240,9 @@ func evOperation(ctx context.Context, w *world) (string, error) {
 		}
 		fromActive = k == lifecycle.OpDetachVolume && s.Phase == lifecycle.PhaseActive
 		s.Op = lifecycle.Op{Kind: k, Hard: hard, RequestID: req, At: now, RescuePassword: "pw", ResetTo: to, Network: network, Port: port, VolumeID: vol}
+		if k == lifecycle.OpDetachVolume {
+			w.detached[vol] = true
+		}
 		if k == lifecycle.OpAttachVolume { // listed and held in this write, as the API does
 			s.Spec.Volumes = append(slices.DeleteFunc(s.Spec.Volumes, func(r lifecycle.VolumeRef) bool { return r.ID == vol }),
 				lifecycle.VolumeRef{ID: vol, BootIndex: -1})

@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/ingot-dev/ingot/internal/clock"
@@ -102,15 +103,18 @@ type world struct {
 	midDel   string
 	midAccep []string // accepted during the current tick
 
-	nodes    []string
-	vols     []string        // volume ids
-	servers  []string        // every server created, in order
-	ours     map[string]int  // server id -> index in servers
-	deleted  map[string]bool // delete accepted
-	lastPh   map[string]lifecycle.Phase
-	gone     map[string]*lifecycle.Server // deleted and settled: never read again
-	foreign  map[string]string            // node -> foreign instance_uuid (another tenant)
-	orphans  map[string]bool              // nodes whose instance_uuid we removed while deployed
+	nodes   []string
+	vols    []string        // volume ids
+	servers []string        // every server created, in order
+	ours    map[string]int  // server id -> index in servers
+	deleted map[string]bool // delete accepted
+	lastPh  map[string]lifecycle.Phase
+	gone    map[string]*lifecycle.Server // deleted and settled: never read again
+	foreign map[string]string            // node -> foreign instance_uuid (another tenant)
+	// detached are the volumes a user detached (a made one then stays,
+	// whatever its delete_on_termination, as with Nova).
+	detached map[string]bool
+	orphans  map[string]bool // nodes whose instance_uuid we removed while deployed
 	restarts int
 
 	trace *tracer
@@ -128,7 +132,7 @@ func newWorld(seed int64, p params, dir string, template []byte) (*world, error)
 		clk:  clock.NewManual(t0),
 		db:   filepath.Join(dir, fmt.Sprintf("dst-%d.db", seed)),
 		ours: map[string]int{}, deleted: map[string]bool{}, lastPh: map[string]lifecycle.Phase{}, gone: map[string]*lifecycle.Server{},
-		foreign: map[string]string{}, orphans: map[string]bool{}, acted: map[int]actor{},
+		foreign: map[string]string{}, detached: map[string]bool{}, orphans: map[string]bool{}, acted: map[int]actor{},
 		trace: newTracer(), bus: newBus(),
 	}
 	n := p.replicas
@@ -409,6 +413,15 @@ func (w *world) createServer(ctx context.Context) (string, error) {
 		}
 		s.Spec.Volumes = []lifecycle.VolumeRef{{ID: w.vols[w.rng.IntN(len(w.vols))], BootIndex: boot,
 			DeleteOnTermination: w.rng.IntN(4) == 0}}
+	}
+	if w.rng.IntN(4) == 0 {
+		// A volume the build makes (blank→volume, or image→volume at
+		// boot_index 0 when no existing volume boots).
+		made := lifecycle.VolumeRef{Source: lifecycle.SourceBlank, SizeGB: 1, BootIndex: -1, DeleteOnTermination: w.rng.IntN(2) == 0}
+		if !slices.ContainsFunc(s.Spec.Volumes, func(r lifecycle.VolumeRef) bool { return r.BootIndex == 0 }) && w.rng.IntN(2) == 0 {
+			made.Source, made.ImageID, made.SizeGB, made.BootIndex = lifecycle.SourceImage, "i", 10, 0
+		}
+		s.Spec.Volumes = append(s.Spec.Volumes, made)
 	}
 	err := w.st.CreateServer(ctx, s)
 	if errors.Is(err, store.ErrVolumeInUse) || errors.Is(err, store.ErrNotFound) {

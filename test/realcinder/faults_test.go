@@ -63,6 +63,39 @@ func (s *stack) deleteNow(id string) int {
 	return resp.StatusCode
 }
 
+// deleteAt creates a server with create and sends the user's delete the
+// first time the build reaches point; it returns the server's id once the
+// delete was answered 204.
+func (s *stack) deleteAt(h *hook, point string, create func() string) string {
+	s.t.Helper()
+	var id string
+	var mu sync.Mutex
+	var once sync.Once
+	deleted := make(chan int, 1)
+	h.set(func(p string) {
+		if p == point {
+			once.Do(func() {
+				mu.Lock()
+				sid := id
+				mu.Unlock()
+				deleted <- s.deleteNow(sid)
+			})
+		}
+	})
+	mu.Lock()
+	id = create()
+	mu.Unlock()
+	select {
+	case code := <-deleted:
+		if code != http.StatusNoContent {
+			s.t.Fatalf("delete at %s: %d", point, code)
+		}
+	case <-time.After(90 * time.Second):
+		s.t.Fatalf("the build never reached %s", point)
+	}
+	return id
+}
+
 // cinderFaults: the fault scenarios with Cinder volumes — a user's
 // delete at each step of the build, the node deleted or torn down out of
 // band during the deploy, and an ingot that stops between Cinder's
@@ -89,23 +122,7 @@ func cinderFaults(t *testing.T, w *world) {
 			vol := s.volume("data", false)
 			var before [2]int
 			before[0], before[1] = s.counts(node)
-			var id string
-			var once sync.Once
-			deleted := make(chan int, 1)
-			h.set(func(p string) {
-				if p == point {
-					once.Do(func() { deleted <- s.deleteNow(id) })
-				}
-			})
-			id = s.createWithData(rc, vol)
-			select {
-			case code := <-deleted:
-				if code != http.StatusNoContent {
-					t.Fatalf("delete at %s: %d", point, code)
-				}
-			case <-time.After(90 * time.Second):
-				t.Fatalf("the build never reached %s", point)
-			}
+			id := s.deleteAt(h, point, func() string { return s.createWithData(rc, vol) })
 			s.WaitGone(id, 90*time.Second)
 			equal(t, s, "user delete at "+point, before, node)
 			if st := s.volumeStatus(vol); st != "available" {

@@ -45,7 +45,12 @@ type world struct {
 
 func startWorld(t *testing.T) *world {
 	t.Helper()
-	cin := cindertest.Start(t)
+	return startWorldWith(t, cindertest.Start(t))
+}
+
+// startWorldWith is startWorld around a Cinder already started.
+func startWorldWith(t *testing.T, cin *cindertest.Env) *world {
+	t.Helper()
 	ir := ironictest.StartReal(t, ironictest.RealOptions{CallbackTimeout: 120 * time.Second})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

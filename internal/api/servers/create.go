@@ -47,6 +47,9 @@ type createRequest struct {
 	// (glanceimage.go).
 	glanceRef   string
 	imageTraits []string
+	// volumeToken is the caller's token when the build makes volumes in
+	// Cinder (lifecycle.Server.VolumeToken).
+	volumeToken string
 	// securityGroups by name and the Neutron ids they resolved to
 	// (secgroups.go; Neutron backend only).
 	securityGroups, securityGroupIDs []string
@@ -208,7 +211,8 @@ func (s *Service) parseCreate(r *core.Request) (*createRequest, error) {
 	if c.multi.maxCount > 1 && c.hostname != "" {
 		return nil, core.BadRequest("Invalid input for field/attribute hostname: a hostname cannot be given when creating more than one server (max_count %d).", c.multi.maxCount)
 	}
-	if c.multi.maxCount > 1 && len(c.volumes) > 0 {
+	if c.multi.maxCount > 1 && slices.ContainsFunc(c.volumes, func(v lifecycle.VolumeRef) bool { return !v.Made() }) {
+		// Each server makes volumes of its own; an existing one is one server's.
 		return nil, core.BadRequest("A volume can be attached to one server only: block_device_mapping_v2 with max_count %d.", c.multi.maxCount)
 	}
 	if az, err := core.OptionalString(fields, "availability_zone", 255); err != nil {
@@ -223,6 +227,9 @@ func (s *Service) parseCreate(r *core.Request) (*createRequest, error) {
 		if !z.Accepts(az) {
 			return nil, core.BadRequest("The requested availability zone is not available")
 		}
+	}
+	if err := s.resolveVolumeImages(r, c); err != nil {
+		return nil, err
 	}
 	if err := s.resolveGlanceImage(r, c); err != nil {
 		return nil, err

@@ -209,6 +209,7 @@ func (s *Service) newServer(r *core.Request, c *createRequest, now time.Time, re
 		},
 		Desired:         lifecycle.DesiredActive,
 		Phase:           lifecycle.PhasePending,
+		VolumeToken:     c.volumeToken,
 		CreatedAt:       now,
 		UpdatedAt:       now,
 		PhaseSince:      now,

@@ -19,7 +19,7 @@ import (
 var bdmFields = []string{"source_type", "destination_type", "uuid", "boot_index", "delete_on_termination",
 	"device_name", "disk_bus", "device_type", "tag", "volume_size", "guest_format"}
 
-const bdmSupported = `ingot attaches existing volumes (source_type "volume" with destination_type "volume") and boots an image given as source_type "image" with destination_type "local" at boot_index 0`
+const bdmSupported = `ingot attaches existing volumes (source_type "volume" with destination_type "volume"), makes volumes from an image or blank (source_type "image" or "blank" with destination_type "volume" and a volume_size) and boots an image given as source_type "image" with destination_type "local" at boot_index 0`
 
 // parseBlockDevices maps block_device_mapping_v2 to volume references:
 // each entry an existing volume by uuid, boot_index absent, null or
@@ -54,7 +54,7 @@ func parseBlockDevices(raw json.RawMessage) ([]lifecycle.VolumeRef, string, erro
 		if err != nil {
 			return nil, "", err
 		}
-		if slices.ContainsFunc(refs, func(r lifecycle.VolumeRef) bool { return r.ID == ref.ID }) {
+		if !ref.Made() && slices.ContainsFunc(refs, func(r lifecycle.VolumeRef) bool { return r.ID == ref.ID }) {
 			return nil, "", core.BadRequest("Invalid block device mapping: volume %s is requested twice.", ref.ID)
 		}
 		refs = append(refs, ref)
@@ -130,6 +130,15 @@ func parseBlockDevice(item map[string]json.RawMessage) (lifecycle.VolumeRef, err
 	if err := novaNewVolumeChecks(item, src, dst); err != nil {
 		return lifecycle.VolumeRef{}, err
 	}
+	tag, err := core.OptionalString(item, "tag", 60)
+	if err != nil {
+		return lifecycle.VolumeRef{}, err
+	}
+	if dst == "volume" && (src == lifecycle.SourceImage || src == lifecycle.SourceBlank) {
+		ref, err := newVolumeRef(item, src)
+		ref.Tag = tag
+		return ref, err
+	}
 	if src != "volume" || dst != "volume" {
 		return lifecycle.VolumeRef{}, core.BadRequest("Block device mapping with source_type %q and destination_type %q is not supported: %s.",
 			src, dst, bdmSupported)
@@ -152,7 +161,31 @@ func parseBlockDevice(item map[string]json.RawMessage) (lifecycle.VolumeRef, err
 	if err != nil {
 		return lifecycle.VolumeRef{}, err
 	}
-	return lifecycle.VolumeRef{ID: strings.ToLower(id), BootIndex: boot, DeleteOnTermination: dot}, nil
+	return lifecycle.VolumeRef{ID: strings.ToLower(id), BootIndex: boot, DeleteOnTermination: dot, Tag: tag}, nil
+}
+
+// newVolumeRef reads an image→volume or blank→volume entry (Nova's 400s
+// already answered): a volume the build makes of volume_size GB, from
+// the image uuid names, bootable at boot_index or a data volume,
+// delete_on_termination as given (Nova's default: false).
+func newVolumeRef(item map[string]json.RawMessage, src string) (lifecycle.VolumeRef, error) {
+	ref := lifecycle.VolumeRef{Source: src}
+	var err error
+	if ref.SizeGB, err = bdmVolumeSize(item["volume_size"]); err != nil {
+		return ref, err
+	}
+	if ref.BootIndex, err = bootIndex(item["boot_index"]); err != nil {
+		return ref, err
+	}
+	if ref.DeleteOnTermination, err = core.BoolValue(item["delete_on_termination"], "delete_on_termination"); err != nil {
+		return ref, err
+	}
+	if src == lifecycle.SourceImage {
+		if ref.ImageID, err = core.OptionalString(item, "uuid", 255); err != nil {
+			return ref, err
+		}
+	}
+	return ref, nil
 }
 
 // novaNewVolumeChecks answers Nova's 400s for the entries that would make
@@ -253,6 +286,11 @@ func (s *Service) resolveBoot(r *core.Request, fields map[string]json.RawMessage
 		return err
 	}
 	bootVolume := slices.ContainsFunc(refs, func(r lifecycle.VolumeRef) bool { return r.BootIndex == 0 })
+	existing := slices.DeleteFunc(slices.Clone(refs), func(r lifecycle.VolumeRef) bool { return r.Made() })
+	if len(existing) < len(refs) && s.Cfg.Cinder != nil {
+		// Cinder makes the volumes in the caller's project, with their token.
+		c.volumeToken = r.Header.Get("X-Auth-Token")
+	}
 	if refID(ref) != "" || !bootVolume {
 		if err := s.resolveImage(fields, c); err != nil {
 			return err
@@ -263,11 +301,11 @@ func (s *Service) resolveBoot(r *core.Request, fields map[string]json.RawMessage
 			"(volume.embedded.records_only): no iSCSI target serves them, so no server can boot from or attach one.")
 	}
 	if s.Cfg.Cinder != nil {
-		if err := s.holdCinderVolumes(r, refs); err != nil {
+		if err := s.holdCinderVolumes(r, existing); err != nil {
 			return err
 		}
 	}
-	for _, r := range refs {
+	for _, r := range existing {
 		v, err := s.Cfg.Store.GetVolume(ctx, r.ID)
 		if errors.Is(err, store.ErrNotFound) || (err == nil && v.ProjectID != "" && v.ProjectID != project) {
 			return core.BadRequest("Invalid block device mapping: volume %s could not be found.", r.ID)
@@ -277,6 +315,37 @@ func (s *Service) resolveBoot(r *core.Request, fields map[string]json.RawMessage
 		}
 		if v.ServerID != "" {
 			return core.BadRequest("Invalid volume: volume %s is %s, held by server %s.", r.ID, v.Status, v.ServerID)
+		}
+	}
+	return nil
+}
+
+// resolveVolumeImages checks the image of each image→volume entry as Nova
+// does before it accepts the create: it exists and the caller may see it
+// (Glance with their token, or the configured catalogue), is active, and
+// fits the volume (min_disk).
+func (s *Service) resolveVolumeImages(r *core.Request, c *createRequest) error {
+	for _, ref := range c.volumes {
+		if ref.Source != lifecycle.SourceImage {
+			continue
+		}
+		minDisk := 0
+		if s.Cfg.Images != nil {
+			img, _, err := s.glanceImage(r, ref.ImageID, 0, 0, core.BadRequest("Image %s could not be found.", ref.ImageID))
+			if err != nil {
+				return err
+			}
+			minDisk = img.MinDisk
+		} else {
+			img, ok := s.Cfg.Catalog.Image(ref.ImageID)
+			if !ok {
+				return core.BadRequest("Image %s could not be found.", ref.ImageID)
+			}
+			minDisk = img.MinDisk
+		}
+		if ref.SizeGB < minDisk {
+			return core.BadRequest("Volume is smaller than the minimum size specified in image metadata. Volume size is %d bytes, minimum size is %d bytes.",
+				int64(ref.SizeGB)<<30, int64(minDisk)<<30)
 		}
 	}
 	return nil

@@ -65,7 +65,7 @@ func (s *Service) serverVolumeAttachments(w http.ResponseWriter, r *core.Request
 	}
 	out := make([]serverVolumeAttachment, 0, len(vols))
 	for _, v := range vols {
-		out = append(out, volumeAttachmentView(r, sv.ID, v))
+		out = append(out, volumeAttachmentView(r, sv, v))
 	}
 	core.WriteJSON(w, http.StatusOK, volumeAttachmentsBody{VolumeAttachments: out})
 	return nil
@@ -87,14 +87,19 @@ func (s *Service) heldVolumes(r *core.Request, sv *lifecycle.Server) ([]store.Vo
 // volumeAttachmentView is one volume of a server in os-volume_attachments'
 // shape at the request's microversion. attachment_id (2.89) is the Cinder
 // attachment when there is one (Cinder compares it before it deletes an
-// attachment a user asks it to).
-func volumeAttachmentView(r *core.Request, serverID string, v store.Volume) serverVolumeAttachment {
+// attachment a user asks it to). tag (2.70) is the block device's, null
+// when it has none.
+func volumeAttachmentView(r *core.Request, sv *lifecycle.Server, v store.Volume) serverVolumeAttachment {
+	serverID := sv.ID
 	a := serverVolumeAttachment{ServerID: serverID, VolumeID: v.ID, Device: volume.Device(v.BootIndex)}
 	if !r.MV.AtLeast(mvAttachmentID) {
 		a.ID = &v.ID
 	}
 	if r.MV.AtLeast(mvAttachmentTag) {
 		a.Tag = core.JSONNull
+		if tag := volumeTag(sv, v.ID); tag != "" {
+			a.Tag = tag
+		}
 	}
 	if r.MV.AtLeast(mvAttachmentDeleteFlag) {
 		a.DeleteOnTermination = &v.DeleteOnTermination
@@ -127,6 +132,6 @@ func (s *Service) serverVolumeAttachment(w http.ResponseWriter, r *core.Request)
 	if err != nil {
 		return fmt.Errorf("volume %s: %w", volID, err)
 	}
-	core.WriteJSON(w, http.StatusOK, volumeAttachmentBody{VolumeAttachment: volumeAttachmentView(r, sv.ID, v)})
+	core.WriteJSON(w, http.StatusOK, volumeAttachmentBody{VolumeAttachment: volumeAttachmentView(r, sv, v)})
 	return nil
 }

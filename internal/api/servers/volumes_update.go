@@ -92,7 +92,7 @@ func (s *Service) updateAttachment(r *core.Request, sv *lifecycle.Server, volID 
 	if d := volume.Device(row.BootIndex); d != nil {
 		device = *d
 	}
-	for _, m := range []struct{ key, want string }{{"id", volID}, {"serverId", sv.ID}, {"device", device}, {"tag", ""}} {
+	for _, m := range []struct{ key, want string }{{"id", volID}, {"serverId", sv.ID}, {"device", device}, {"tag", volumeTag(sv, volID)}} {
 		if _, ok := att[m.key]; !ok {
 			continue
 		}
@@ -109,8 +109,9 @@ func (s *Service) updateAttachment(r *core.Request, sv *lifecycle.Server, volID 
 		return err
 	}
 	_, err = s.Cfg.Store.UpdateServer(r.Context(), sv.ID, nil, func(cur *lifecycle.Server) error {
-		for i := range cur.Spec.Volumes {
-			if cur.Spec.Volumes[i].ID == volID {
+		// By the ids the build recorded too: a volume it made has none in the Spec.
+		for i, ref := range cur.Volumes() {
+			if ref.ID == volID {
 				cur.Spec.Volumes[i].DeleteOnTermination = dot
 			}
 		}
@@ -153,4 +154,14 @@ func (s *Service) swapVolumeVisible(r *core.Request, volID string) error {
 		return fmt.Errorf("volume %s: %w", volID, err)
 	}
 	return nil
+}
+
+// volumeTag is the tag of sv's block device volID ("" for none).
+func volumeTag(sv *lifecycle.Server, volID string) string {
+	for _, ref := range sv.Volumes() {
+		if ref.ID == volID && ref.Tag != "" {
+			return ref.Tag
+		}
+	}
+	return ""
 }

@@ -152,6 +152,9 @@ type serverExt struct {
 	Nets              []string         `json:"nets,omitempty"`
 	NetsSet           bool             `json:"nets_set,omitempty"`
 	Detaching         []string         `json:"detaching,omitempty"`
+	// Made and VolumeToken: the volumes a build makes (lifecycle/newvolumes.go).
+	Made        []lifecycle.MadeVolume `json:"made,omitempty"`
+	VolumeToken string                 `json:"volume_token,omitempty"`
 }
 
 // serverRequests is the requests column: what the API records besides the
@@ -173,7 +176,7 @@ func Requests(s *lifecycle.Server) (string, error) {
 func extOf(s *lifecycle.Server) serverExt {
 	e := serverExt{VolumesStrandedOn: s.VolumesStrandedOn, OpDone: s.OpDone, OpSent: s.OpSent, OpFallback: s.OpFallback,
 		StopAfterRebuild: s.StopAfterRebuild, PowerSeen: s.PowerSeen, Held: s.Held, DeleteFrom: s.DeleteFrom, OpFault: s.OpFault,
-		Nets: s.Nets, NetsSet: s.NetsSet, Detaching: s.Detaching, Cycle: s.Cycle}
+		Nets: s.Nets, NetsSet: s.NetsSet, Detaching: s.Detaching, Cycle: s.Cycle, Made: s.Made, VolumeToken: s.VolumeToken}
 	if !s.CapacityWaitSince.IsZero() {
 		t := s.CapacityWaitSince.UTC()
 		e.CapacityWaitSince = &t
@@ -186,6 +189,7 @@ func (e serverExt) to(s *lifecycle.Server) {
 	s.OpDone, s.OpSent, s.OpFallback, s.StopAfterRebuild, s.PowerSeen = e.OpDone, e.OpSent, e.OpFallback, e.StopAfterRebuild, e.PowerSeen
 	s.Held, s.DeleteFrom, s.OpFault = e.Held, e.DeleteFrom, e.OpFault
 	s.Nets, s.NetsSet, s.Detaching, s.Cycle = e.Nets, e.NetsSet, e.Detaching, e.Cycle
+	s.Made, s.VolumeToken = e.Made, e.VolumeToken
 	if e.CapacityWaitSince != nil {
 		s.CapacityWaitSince = e.CapacityWaitSince.UTC()
 	}

@@ -205,6 +205,9 @@ func (st *Store) reserveVolumes(ctx context.Context, tx Tx, s *lifecycle.Server)
 
 // reserveRefs is reserveVolumes of refs, at time at.
 func (st *Store) reserveRefs(ctx context.Context, tx Tx, s *lifecycle.Server, refs []lifecycle.VolumeRef, at time.Time) error {
+	// A volume the build makes is held from the moment it is made
+	// (CreateHeldVolume): nothing to reserve before.
+	refs = slices.DeleteFunc(slices.Clone(refs), func(r lifecycle.VolumeRef) bool { return r.Made() })
 	if len(refs) == 0 {
 		return nil
 	}

@@ -70,11 +70,24 @@ func (st *Store) queryVolumes(ctx context.Context, what, q string, args ...any) 
 	return out, nil
 }
 
+// CreateHeldVolume inserts v held by v.ServerID (store.Volumes).
+func (st *Store) CreateHeldVolume(ctx context.Context, v store.Volume) error {
+	if v.ServerID == "" {
+		return fmt.Errorf("create held volume %s without a server", v.ID)
+	}
+	return st.insertVolume(ctx, v, store.VolumeReserved, v.ServerID, v.BootIndex, v.DeleteOnTermination)
+}
+
 // CreateVolume inserts v as an available volume: Status, ServerID, NodeID,
 // BootIndex (-1), DeleteOnTermination and StatusReason are set to those of
 // a free volume whatever v says. A zero CreatedAt is taken as now, a zero
 // UpdatedAt as CreatedAt. ErrExists on a duplicate id.
 func (st *Store) CreateVolume(ctx context.Context, v store.Volume) error {
+	return st.insertVolume(ctx, v, store.VolumeAvailable, "", -1, false)
+}
+
+// insertVolume inserts v with the given hold.
+func (st *Store) insertVolume(ctx context.Context, v store.Volume, status, server string, bootIndex int, dot bool) error {
 	if v.ID == "" {
 		return errors.New("create volume without id")
 	}
@@ -89,7 +102,7 @@ func (st *Store) CreateVolume(ctx context.Context, v store.Volume) error {
 	}
 	_, err := st.B.Exec(ctx, "INSERT INTO volumes ("+volumeCols+
 		") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-		v.ID, v.Name, v.SizeGB, store.VolumeAvailable, "", "", -1, false,
+		v.ID, v.Name, v.SizeGB, status, server, "", bootIndex, dot,
 		v.TargetIQN, v.TargetLUN, v.TargetPortal, "", codec.TimeNN(v.CreatedAt), codec.Time(v.UpdatedAt), v.ProjectID, v.UserID,
 		v.Description, v.ImageID)
 	if err == nil || errors.Is(err, store.ErrFenced) {

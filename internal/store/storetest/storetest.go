@@ -68,6 +68,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Volumes", testVolumes},
 		{"VolumeHolds", testVolumeHolds},
 		{"VolumeStranded", testVolumeStranded},
+		{"VolumeMadeHeld", testVolumeMadeHeld},
 		{"CreateServerReservesVolumes", testVolumesServer},
 		{"VolumeAttachment", testVolumeAttachment},
 		{"AttachReserves", testAttachReserves},

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -379,5 +380,42 @@ func testVolumeRace(t *testing.T, st store.Store) {
 	v, err := st.GetVolume(ctx(t), "v-race")
 	if err != nil || v.ServerID != winner || v.Status != store.VolumeReserved {
 		t.Fatalf("v-race = %+v, %v; want reserved by %s", v, err, winner)
+	}
+}
+
+// testVolumeMadeHeld: a volume a build made is inserted held by its
+// server (reserved, with its boot index and flag), listed as the
+// server's, a second insert of its id refused with ErrExists, and a
+// server create naming volumes it makes reserves nothing for them.
+func testVolumeMadeHeld(t *testing.T, st store.Store) {
+	s := MinimalServer("sm", T0)
+	s.Spec.Volumes = []lifecycle.VolumeRef{{BootIndex: 0, Source: lifecycle.SourceBlank, SizeGB: 1, DeleteOnTermination: true}}
+	s.Made = []lifecycle.MadeVolume{{Index: 0, ID: "vm"}}
+	s.VolumeToken = "tok"
+	if err := st.CreateServer(ctx(t), s); err != nil {
+		t.Fatalf("CreateServer with a volume to make: %v", err)
+	}
+	got := mustGet(t, st, "sm")
+	if len(got.Made) != 1 || got.Made[0].ID != "vm" || got.VolumeToken != "tok" {
+		t.Fatalf("made %+v, token %q do not round-trip", got.Made, got.VolumeToken)
+	}
+	v := store.NewVolume("vm", "ingot-sm-bdm-0", 1, "", T0)
+	v.ServerID, v.BootIndex, v.DeleteOnTermination = "sm", 0, true
+	if err := st.CreateHeldVolume(ctx(t), v); err != nil {
+		t.Fatalf("CreateHeldVolume: %v", err)
+	}
+	requireVolume(t, st, held(v, "sm", 0, true, T0))
+	if err := st.CreateHeldVolume(ctx(t), v); !errors.Is(err, store.ErrExists) {
+		t.Fatalf("second CreateHeldVolume: %v, want ErrExists", err)
+	}
+	if vs, err := st.ServerVolumes(ctx(t), "sm"); err != nil || volumeIDs(vs) != "vm" {
+		t.Fatalf("ServerVolumes = %s, %v", volumeIDs(vs), err)
+	}
+	got.Made[0].Ready, got.VolumeToken = true, ""
+	if err := st.SaveServer(ctx(t), got); err != nil {
+		t.Fatal(err)
+	}
+	if again := mustGet(t, st, "sm"); !again.Made[0].Ready || again.VolumeToken != "" {
+		t.Fatalf("SaveServer did not write made %+v, token %q", again.Made, again.VolumeToken)
 	}
 }
