@@ -112,6 +112,18 @@ func TestServerGroupMembersAndQuotas(t *testing.T) {
 	if gs := obj(t, f.do("GET", "/v2.1/servers/"+id, "2.71", nil).want(t, http.StatusOK).body, "server")["server_groups"].([]any); len(gs) != 1 || gs[0] != g {
 		t.Fatalf("server_groups %v, want [%s]", gs, g)
 	}
+	// A server whose group is deleted shows none (Nova's membership is
+	// gone with the group).
+	other := obj(t, f.do("POST", "/v2.1/os-server-groups", "2.64", groupBody(map[string]any{"name": "gone", "policy": "anti-affinity"})).
+		want(t, http.StatusOK).body, "server_group")["id"].(string)
+	ob := validCreate()
+	ob["os:scheduler_hints"] = map[string]any{"group": other}
+	oid := obj(t, f.do("POST", "/v2.1/servers", "2.1", ob).want(t, http.StatusAccepted).body, "server")["id"].(string)
+	f.do("DELETE", "/v2.1/os-server-groups/"+other, "2.64", nil).want(t, http.StatusNoContent)
+	if gs := obj(t, f.do("GET", "/v2.1/servers/"+oid, "2.71", nil).want(t, http.StatusOK).body, "server")["server_groups"].([]any); len(gs) != 0 {
+		t.Fatalf("server_groups %v after its group was deleted, want []", gs)
+	}
+	f.do("DELETE", "/v2.1/servers/"+oid, "2.1", nil).want(t, http.StatusNoContent)
 	for _, hint := range []any{map[string]any{"group": "not-a-uuid"}, map[string]any{"group": 5},
 		map[string]any{"group": "9be26c0b-03f2-4d2e-ae87-c02d7f33c123"}, "hints"} {
 		b := validCreate()

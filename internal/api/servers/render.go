@@ -143,6 +143,8 @@ type renderer struct {
 	extensions bool
 	// list: the body is a /servers/detail entry (no server_groups there).
 	list bool
+	// groupsOf is the ids of the server groups the server is a member of.
+	groupsOf func(id string) []string
 }
 
 func (s *Service) renderer(r *core.Request) *renderer {
@@ -151,6 +153,13 @@ func (s *Service) renderer(r *core.Request) *renderer {
 		flavorOf: func(id string) (store.Flavor, bool) {
 			f, err := s.Cfg.Store.GetFlavor(r.Context(), id)
 			return f, err == nil
+		},
+		groupsOf: func(id string) []string {
+			gs, err := s.Cfg.Store.ServerGroupsOf(r.Context(), id)
+			if err != nil {
+				s.Log.Warn("read a server's groups", "server", id, "err", err)
+			}
+			return append([]string{}, gs...)
 		},
 		can:   func(rule string, sv *lifecycle.Server) bool { return r.Can(rule, core.Target(sv.ProjectID, sv.UserID)) },
 		admin: r.IsAdmin(), extensions: core.WantsExtensions(r.Request),
@@ -280,8 +289,10 @@ func (rd *renderer) versioned(v *serverView, sv *lifecycle.Server, admin bool) {
 	}
 	if mv.AtLeast(mvServerGroups) && !rd.list {
 		v.ServerGroups = []string{}
-		if g := sv.Spec.Group; g != nil {
-			v.ServerGroups = []string{g.ID}
+		if sv.Spec.Group != nil {
+			// The membership, not the spec: a deleted group has none (Nova
+			// shows [] then).
+			v.ServerGroups = rd.groupsOf(sv.ID)
 		}
 	}
 	if mv.AtLeast(mvLockReason) {
