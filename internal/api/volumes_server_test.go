@@ -327,3 +327,20 @@ func TestVolumeAttachmentTag(t *testing.T) {
 	put("db").want(t, http.StatusAccepted)
 	wantMsg(t, put("other"), http.StatusBadRequest, "badRequest", "The tag property is not mutable")
 }
+
+// TestBlockDeviceTagMicroversions: a block device's tag is Nova's from 2.32,
+// not at 2.33–2.41 (removed there by mistake), again from 2.42.
+func TestBlockDeviceTagMicroversions(t *testing.T) {
+	f := newFixture(t)
+	body := func() map[string]any {
+		return createBody(true, map[string]any{"source_type": "blank", "destination_type": "volume", "volume_size": 1, "tag": "data"})
+	}
+	for _, mv := range []string{"2.1", "2.31", "2.33", "2.41"} {
+		if e := f.do("POST", "/v2.1/servers", mv, body()).novaError(t, http.StatusBadRequest, "badRequest"); !strings.Contains(e, "'tag' was unexpected") {
+			t.Errorf("%s: %s", mv, e)
+		}
+	}
+	for _, mv := range []string{"2.32", "2.42", "2.90"} {
+		f.do("POST", "/v2.1/servers", mv, body()).want(t, http.StatusAccepted)
+	}
+}

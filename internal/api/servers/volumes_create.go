@@ -271,6 +271,9 @@ func (s *Service) resolveBoot(r *core.Request, fields map[string]json.RawMessage
 	if _, ok := fields["block_device_mapping"]; ok {
 		return core.BadRequest("The legacy block_device_mapping is not supported: use block_device_mapping_v2 (%s).", bdmSupported)
 	}
+	if err := bdmTags(fields["block_device_mapping_v2"], r.MV); err != nil {
+		return err
+	}
 	refs, image, err := parseBlockDevices(fields["block_device_mapping_v2"])
 	if err != nil {
 		return err
@@ -362,4 +365,29 @@ func volumeCreateError(err error) error {
 		return core.BadRequest("Invalid block device mapping: %s could not be found.", strings.TrimSuffix(err.Error(), ": "+store.ErrNotFound.Error()))
 	}
 	return err
+}
+
+// bdmTags refuses a block device's tag where Nova's schema has none: below
+// 2.32, and at 2.33–2.41 (removed by mistake there, back at 2.42).
+func bdmTags(raw json.RawMessage, mv core.Version) error {
+	if mv.AtLeast(42) || (mv.AtLeast(32) && !mv.AtLeast(33)) {
+		return nil
+	}
+	var list []map[string]json.RawMessage
+	if json.Unmarshal(raw, &list) != nil {
+		return nil // parseBlockDevices says what is wrong
+	}
+	for i, item := range list {
+		if _, ok := item["tag"]; ok {
+			return core.BadRequest("Invalid input for field/attribute %d. Value: %s. Additional properties are not allowed ('tag' was unexpected)",
+				i, compactJSON(item))
+		}
+	}
+	return nil
+}
+
+// compactJSON is v as JSON, for a message.
+func compactJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
 }
