@@ -207,7 +207,9 @@ func (a *api) snapshot(s servers) map[string]string {
 			Server map[string]any `json:"server"`
 		}
 		a.call("GET", "/v2.1/servers/"+id, "2.79", nil, &body)
-		for _, k := range []string{"hostId", "updated"} {
+		// server_groups: the previous release showed [] for every server
+		// (since fixed); the membership is compared in os-server-groups.
+		for _, k := range []string{"hostId", "updated", "server_groups"} {
 			delete(body.Server, k)
 		}
 		var actions struct {
