@@ -22,6 +22,7 @@ type configParams struct {
 	NotifyURL       string // transport_url of [oslo_messaging_notifications]; "" for none
 	Neutron         *Neutron
 	Glance          bool
+	Cinder          bool
 	PolicyFile      string // "" for Ironic's defaults
 }
 
@@ -51,7 +52,7 @@ enabled_management_interfaces = fake
 enabled_power_interfaces = fake
 enabled_network_interfaces = noop{{if .Neutron}},flat,neutron{{end}}
 default_network_interface = noop
-enabled_storage_interfaces = noop,external,fake
+enabled_storage_interfaces = noop,external,fake{{if .Cinder}},cinder{{end}}
 enabled_rescue_interfaces = no-rescue,fake
 default_rescue_interface = no-rescue
 default_storage_interface = noop
@@ -102,26 +103,21 @@ project_domain_name = Default
 region_name = RegionOne
 cleaning_network = {{.Neutron.Network}}
 provisioning_network = {{.Neutron.Network}}
-{{end}}{{if and .Glance .Keystone}}
+{{end}}{{if and .Cinder .Keystone}}
+[cinder]
+{{template "serviceAuth" .Keystone}}{{end}}{{if and .Glance .Keystone}}
 [glance]
-auth_type = password
-auth_url = {{.Keystone.AuthURL}}
-username = {{.Keystone.Username}}
-password = {{.Keystone.Password}}
-project_name = {{.Keystone.ProjectName}}
-user_domain_name = Default
-project_domain_name = Default
-region_name = RegionOne
-{{end}}{{with .Keystone}}
+{{template "serviceAuth" .Keystone}}{{end}}{{with .Keystone}}
 [keystone_authtoken]
-auth_type = password
 www_authenticate_uri = {{.AuthURL}}
+{{template "password" .}}{{end}}{{define "password"}}auth_type = password
 auth_url = {{.AuthURL}}
 username = {{.Username}}
 password = {{.Password}}
 project_name = {{.ProjectName}}
 user_domain_name = Default
 project_domain_name = Default
+{{end}}{{define "serviceAuth"}}{{template "password" .}}region_name = RegionOne
 {{end}}`))
 
 func renderConfig(p configParams) string {

@@ -100,6 +100,12 @@ type Options struct {
 	// [glance] section with Keystone's service credentials: Ironic finds
 	// Glance in the catalog and reads the images it deploys there.
 	Glance bool
+	// Cinder, for the real Ironic only and with Keystone, enables the
+	// cinder storage interface with a [cinder] section of Keystone's
+	// service credentials (an admin: it reads the members' volumes);
+	// Ironic finds Cinder (volumev3) in the catalog. Nodes keep noop
+	// unless NodeSpec.StorageInterface says otherwise.
+	Cinder bool
 }
 
 // Neutron is what a real Ironic needs to attach Neutron ports: service

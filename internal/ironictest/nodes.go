@@ -59,6 +59,8 @@ type NodeSpec struct {
 	PhysicalNetwork string
 	// NetworkInterface, e.g. "flat" (default: the Ironic's, noop).
 	NetworkInterface string
+	// StorageInterface, e.g. "cinder" (default: the Ironic's, noop).
+	StorageInterface string
 	// LocalLink gives the (non-bonded) ports a local_link_connection, which
 	// Ironic's neutron network interface sends as local_link_information.
 	LocalLink bool
@@ -148,6 +150,9 @@ func (e *Env) enroll(spec NodeSpec) (string, error) {
 	}
 	if spec.NetworkInterface != "" {
 		patch = append(patch, map[string]any{"op": "add", "path": "/network_interface", "value": spec.NetworkInterface})
+	}
+	if spec.StorageInterface != "" {
+		patch = append(patch, map[string]any{"op": "add", "path": "/storage_interface", "value": spec.StorageInterface})
 	}
 	if _, err := e.expectErr("PATCH", node, patch, 200); err != nil {
 		return "", err

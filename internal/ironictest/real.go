@@ -138,7 +138,7 @@ func startReal(t testing.TB, opts RealOptions) (*Env, error) {
 		params := configParams{
 			Port: port, DB: db, LockDir: dir,
 			CallbackTimeout: cb, DeployDelay: delay, Keystone: opts.Keystone,
-			NotifyURL: opts.Notifications, Neutron: opts.Neutron, Glance: opts.Glance,
+			NotifyURL: opts.Notifications, Neutron: opts.Neutron, Glance: opts.Glance, Cinder: opts.Cinder,
 		}
 		if opts.ShowInstanceSecrets {
 			params.PolicyFile = filepath.Join(dir, "policy.yaml")

@@ -59,7 +59,7 @@ region_name = RegionOne
 
 [cinder]
 os_region_name = RegionOne
-
+{{if .Cinder}}{{.Service}}{{end}}
 [placement]
 {{.Service}}
 [neutron]

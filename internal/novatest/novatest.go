@@ -84,6 +84,10 @@ type Options struct {
 	// PowerSync is nova-compute's sync_power_state_interval in seconds
 	// (0: Nova's default, 600): how soon Nova sees a node powered on or off.
 	PowerSync int
+	// Cinder: a cindertest Cinder is in ks's catalog (started first); Nova
+	// gets a [cinder] password block of its service user for its own
+	// calls (users' calls carry their tokens), for servers with volumes.
+	Cinder bool
 }
 
 // Start starts Placement and Nova behind ks for the test, managing the
@@ -112,7 +116,7 @@ func StartWith(t testing.TB, ks *keystonetest.Env, ironicURL string, o Options) 
 	conf := filepath.Join(e.Dir, "nova.conf")
 	write(t, conf, novaConf, map[string]any{"Host": Host, "Port": nv.Port, "Transport": servicetest.Vhost(t),
 		"Dir": e.Dir, "Ironic": ironicURL, "Service": auth, "Authtoken": nv.Authtoken,
-		"IronicAuth": o.IronicAuth, "PowerSync": o.PowerSync})
+		"IronicAuth": o.IronicAuth, "PowerSync": o.PowerSync, "Cinder": o.Cinder})
 	dbConf := filepath.Join(e.Dir, "nova-db.conf")
 	cell0 := servicetest.Database(t)
 	write(t, dbConf, databasesConf, map[string]any{"API": servicetest.Database(t), "Cell1": servicetest.Database(t)})

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ingot-dev/ingot/internal/cindertest"
 	"github.com/ingot-dev/ingot/internal/glancetest"
 	"github.com/ingot-dev/ingot/internal/ingottest"
 	"github.com/ingot-dev/ingot/internal/ironictest"
@@ -26,6 +27,7 @@ type novaWorld struct {
 	ks     *keystonetest.Env
 	nt     *neutrontest.Env
 	ir     *ironictest.Env
+	cin    *cindertest.Env // nil without Cinder
 	nv     *novatest.Env
 	net    string // the shared tenant network
 	nodes  []string
@@ -37,10 +39,22 @@ type novaWorld struct {
 
 func startNova(t *testing.T) *novaWorld {
 	t.Helper()
+	return startNovaWith(t, 5, nil)
+}
+
+// startNovaWith is startNova with n nodes like spec (each with one port);
+// withCinder (nil: none) starts a Cinder first, so every service finds it
+// in the catalog, and gives Ironic and Nova their [cinder] sections.
+func startNovaWith(t *testing.T, n int, withCinder func(*keystonetest.Env) *cindertest.Env) *novaWorld {
+	t.Helper()
 	if !ironictest.RealWanted() && !ironictest.RealInstalled() {
 		t.Skip("the real Ironic is not installed (.ci/install-ironic.sh)")
 	}
 	ks := keystonetest.Start(t)
+	var cin *cindertest.Env
+	if withCinder != nil {
+		cin = withCinder(ks)
+	}
 	nt := neutrontest.Start(t, ks)
 	tenant := nt.CreateNetwork(t, neutrontest.NetworkOptions{Name: "tenant", Shared: true})
 	nt.CreateSubnet(t, neutrontest.SubnetOptions{NetworkID: tenant.ID, CIDR: "192.0.2.0/24", Gateway: "192.0.2.1"})
@@ -48,14 +62,21 @@ func startNova(t *testing.T) *novaWorld {
 	ir := ironictest.StartReal(t, ironictest.RealOptions{
 		Keystone: &ironictest.Keystone{AuthURL: ks.URL, Username: "ingot", Password: keystonetest.Password, ProjectName: "service"},
 		Neutron:  &ironictest.Neutron{Username: nt.ServiceUser, Password: keystonetest.Password, Network: tenant.ID},
+		Cinder:   cin != nil,
 	})
 	ir.AuthToken = ks.Token(t, "ingot")
-	w := &novaWorld{ks: ks, nt: nt, ir: ir, net: tenant.ID, hc: &http.Client{Timeout: 60 * time.Second}}
-	w.nodes = ir.EnrollNodes(t, 5, ironictest.NodeSpec{Name: "nova", ResourceClass: "baremetal", Ports: 1,
-		PhysicalNetwork: neutrontest.PhysicalNetwork, NetworkInterface: "flat"})
+	w := &novaWorld{ks: ks, nt: nt, ir: ir, cin: cin, net: tenant.ID, hc: &http.Client{Timeout: 60 * time.Second}}
+	spec := ironictest.NodeSpec{Name: "nova", ResourceClass: "baremetal", Ports: 1,
+		PhysicalNetwork: neutrontest.PhysicalNetwork, NetworkInterface: "flat"}
+	if cin != nil {
+		// Ironic's cinder storage interface boots iSCSI volumes.
+		spec.StorageInterface = "cinder"
+		spec.Properties = map[string]any{"capabilities": "iscsi_boot:true"}
+	}
+	w.nodes = ir.EnrollNodes(t, n, spec)
 	// Nova must see a node powered on soon (sync_power_state_interval):
 	// the servers it shows are compared with ingot's.
-	w.nv = novatest.StartWith(t, ks, ir.URL, novatest.Options{IronicAuth: true, PowerSync: 5})
+	w.nv = novatest.StartWith(t, ks, ir.URL, novatest.Options{IronicAuth: true, PowerSync: 5, Cinder: cin != nil})
 	w.flavor = w.nv.CreateFlavor(t, "bm.nova", "baremetal", 1024, 1, 10)
 	w.image = gl.UploadImage(t, "admin", glancetest.ImageOptions{Name: "cirros", Visibility: "public"})
 	w.nv.WaitCapacity(t, "baremetal", len(w.nodes), 3*time.Minute)
