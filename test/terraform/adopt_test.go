@@ -1,17 +1,21 @@
 package terraform
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/ingot-dev/ingot/internal/ingottest"
 	"github.com/ingot-dev/ingot/internal/poll"
+	"github.com/ingot-dev/ingot/internal/testproc"
 )
 
 // TestTerraformAdopt: a Terraform state made against a real Nova (two
@@ -22,32 +26,34 @@ import (
 // through ingot then leaves the nodes available and no port on the
 // servers.
 func TestTerraformAdopt(t *testing.T) {
-	if v := os.Getenv(EnvVar); v != "1" && v != "true" && v != "yes" {
-		t.Skipf("set %s=1 to run Terraform's OpenStack provider against ingot (minutes)", EnvVar)
-	}
-	if _, err := exec.LookPath("terraform"); err != nil {
-		t.Skip("terraform is not on PATH: install Terraform (1.11 is what this suite was written against)")
-	}
+	gate(t)
 	begin := time.Now()
 	provider := providerDir(t)
 	w := startNova(t, 3)
-	t.Logf("stack up in %s (Nova %s of it)", time.Since(begin).Round(time.Second), w.nv.SetupTime.Round(time.Second))
+	t.Logf("stack up in %s (Nova %s of it)", time.Since(begin).Round(time.Second), w.Nova.SetupTime.Round(time.Second))
 	bin := ingottest.Binary(t)
 
-	f := newTF(t, provider, workDir(t, "adopt"), w.cloudsYAML())
+	f := newTF(t, provider, workDir(t, "adopt"), cloudsYAML(w.Keystone))
 	f.write(adoptHCL(w))
+	stop := w.bootOnDeploy()
+	t.Cleanup(stop) // after a failed apply too
 	// One build at a time: concurrent builds made Nova's Ironic client fail
 	// a node validate on this Nova.
 	f.must("apply", "-auto-approve", "-input=false", "-parallelism=1")
 	ids := f.serverIDs()
-	w.runInNova(t, ids)
+	w.waitRunning(t, ids)
+	stop()
 	// The control: Nova itself must plan no changes, or a diff after the
 	// switch would say nothing about ingot.
 	if code, out, _ := f.run("plan", "-detailed-exitcode", "-input=false"); code != 0 {
 		t.Fatalf("plan against Nova: exit %d, want 0\n%s", code, out)
 	}
+	// What a refresh alone changes against Nova, beside ingot's below.
+	if code, out, _ := f.run("plan", "-refresh-only", "-detailed-exitcode", "-input=false"); code != 0 {
+		t.Logf("refresh-only plan against Nova: exit %d\n%s", code, out)
+	}
 
-	w.nv.RetireCompute(t, 2*time.Minute)
+	w.Nova.RetireCompute(t, 2*time.Minute)
 	config := w.ingotConfig(t)
 	start := time.Now()
 	out, err := exec.Command(bin, "adopt", "--from-nova", "--config", config).CombinedOutput()
@@ -59,17 +65,27 @@ func TestTerraformAdopt(t *testing.T) {
 	w.moveCompute(t, p.API+"/v2.1")
 
 	f.noChanges()
+	// The plan read the servers through ingot, not Nova (whose API still
+	// answers).
+	if b, err := os.ReadFile(f.lastLog); err != nil || !strings.Contains(string(b), p.API+"/v2.1/servers/"+ids[0]) {
+		t.Errorf("the plan's debug log %s does not show a GET of %s from ingot (%s): %v", f.lastLog, ids[0], p.API, err)
+	}
+	// What ingot shows differently from Nova in attributes Terraform only
+	// reads (refreshed silently by a plan), for the record.
+	if code, out, _ := f.run("plan", "-refresh-only", "-detailed-exitcode", "-input=false"); code != 0 {
+		t.Logf("refresh-only plan against ingot: exit %d\n%s", code, out)
+	}
 
 	f.must("destroy", "-auto-approve", "-input=false")
 	// Right after destroy returned: nothing may be left to tear down.
-	for _, n := range w.nodes {
-		got := w.ir.GetNode(t, n)
+	for _, n := range w.Nodes {
+		got := w.Ironic.GetNode(t, n)
 		if got["provision_state"] != "available" || got["instance_uuid"] != nil {
 			t.Errorf("node %s after destroy: %v, instance %v; want available with none", n, got["provision_state"], got["instance_uuid"])
 		}
 	}
 	for _, id := range ids {
-		if n := w.nt.PortCount(t, "device_id="+id); n != 0 {
+		if n := w.Neutron.PortCount(t, "device_id="+id); n != 0 {
 			t.Errorf("server %s after destroy: %d Neutron ports still name it", id, n)
 		}
 	}
@@ -116,7 +132,7 @@ resource "openstack_compute_instance_v2" "plain" {
 output "ids" {
   value = [openstack_compute_instance_v2.web.id, openstack_compute_instance_v2.plain.id]
 }
-`, providerSource, w.flavor, w.image, w.net)
+`, providerSource, w.Flavor, w.Image, w.Network)
 }
 
 // serverIDs are the servers' ids, from the state's output "ids".
@@ -139,26 +155,59 @@ func (f *tf) serverIDs() []string {
 	return st.Outputs.IDs.Value
 }
 
-// runInNova brings the servers to running as Nova shows them: fake
-// hardware stays off after a deploy, so Nova's power sync stops each
-// (SHUTOFF); Nova's own start then powers the node on, as a machine that
-// boots, and its power sync shows it running.
-func (w *novaWorld) runInNova(t *testing.T, ids []string) {
-	t.Helper()
-	token := w.ks.Token(t, member)
-	for _, id := range ids {
-		w.nv.WaitStatus(t, token, id, "SHUTOFF", 3*time.Minute)
-		w.nv.Do(t, token, "POST", "/servers/"+id+"/action", map[string]any{"os-start": nil}, nil)
-	}
-	for _, id := range ids {
-		w.nv.WaitStatus(t, token, id, "ACTIVE", 3*time.Minute)
-		poll.Until(t, time.Minute, id+" running in Nova", func() (bool, string) {
-			var got struct {
-				Server map[string]any `json:"server"`
+// bootOnDeploy powers on each node as soon as Ironic shows it active and
+// off, as a machine boots after its deploy (fake hardware stays off), until
+// the returned stop is called. Nova's power sync runs every 10 minutes
+// here, so Nova never sees the node off and stops the server while
+// Terraform waits for ACTIVE.
+func (w *novaWorld) bootOnDeploy() (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	hdr := map[string]string{"X-OpenStack-Ironic-API-Version": "1.78"}
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(300 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			var nodes struct {
+				Nodes []struct {
+					UUID        string  `json:"uuid"`
+					Provision   string  `json:"provision_state"`
+					Power       string  `json:"power_state"`
+					Reservation *string `json:"reservation"`
+				} `json:"nodes"`
 			}
-			w.nv.Do(t, token, "GET", "/servers/"+id, nil, &got)
-			st := got.Server["OS-EXT-STS:power_state"]
-			return st == float64(1) && got.Server["OS-EXT-STS:task_state"] == nil, fmt.Sprint(st)
+			// Errors (a lock, a slow answer) are tried again at the next tick.
+			if testproc.CallWith(w.hc, w.Ironic.AuthToken, http.MethodGet, w.Ironic.URL+"/v1/nodes?fields=uuid,provision_state,power_state,reservation", nil, &nodes, hdr) == nil {
+				for _, n := range nodes.Nodes {
+					if n.Provision == "active" && n.Power == "power off" && n.Reservation == nil {
+						_ = testproc.CallWith(w.hc, w.Ironic.AuthToken, http.MethodPut, w.Ironic.URL+"/v1/nodes/"+n.UUID+"/states/power",
+							map[string]any{"target": "power on"}, nil, hdr)
+					}
+				}
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
+// waitRunning waits until Nova shows each server ACTIVE and its node is
+// powered on.
+func (w *novaWorld) waitRunning(t *testing.T, ids []string) {
+	t.Helper()
+	token := w.Keystone.Token(t, member)
+	admin := w.Keystone.Token(t, "admin")
+	for _, id := range ids {
+		w.Nova.WaitStatus(t, token, id, "ACTIVE", 3*time.Minute)
+		node := w.Nova.Show(t, admin, id).Node
+		poll.Until(t, time.Minute, id+"'s node "+node+" powered on", func() (bool, string) {
+			st := w.Ironic.GetNode(t, node)["power_state"]
+			return st == "power on", fmt.Sprint(st)
 		})
 	}
 }
