@@ -4,8 +4,6 @@
 // catalog gets their "compute" and "placement" endpoints, on fresh
 // PostgreSQL databases and a fresh RabbitMQ vhost. It is the cloud an
 // operator moves from when ingot adopts Nova's instances.
-// StartCloud starts the whole cloud (Keystone, Neutron, Glance, the real
-// Ironic with nodes, then Nova) at once.
 //
 // Nova needs Neutron even for servers without ports (it reads security
 // groups there) and Glance for images: start neutrontest and glancetest
