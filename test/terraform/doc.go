@@ -19,8 +19,8 @@
 // leave the nodes available. Skipped when Nova or Ironic is not installed.
 //
 // Opt-in: INGOT_TERRAFORM=1 go test -count=1 -timeout 20m -run '^TestTerraform$' ./test/terraform/
-// (.ci/test.sh runs it beside Tempest), or -run TestTerraformAdopt (about
-// 3 min, not in .ci/test.sh). Skipped when terraform is not on
+// (.ci/test.sh runs it beside Tempest), or -run TestTerraformAdopt (75-100 s,
+// not in .ci/test.sh). Skipped when terraform is not on
 // PATH. INGOT_TERRAFORM_DIR=DIR keeps the work directories (configurations,
 // state, TF_LOG=DEBUG logs of each command) there.
 package terraform
