@@ -73,6 +73,8 @@ type tf struct {
 	dir string
 	env []string
 	n   int // commands run, for the log file names
+	// lastLog is the TF_LOG file of the last command run.
+	lastLog string
 }
 
 func newTF(t *testing.T, provider, dir, cloudsYAML string) *tf {
@@ -105,6 +107,7 @@ func (f *tf) run(args ...string) (int, string, time.Duration) {
 	f.t.Helper()
 	f.n++
 	logFile := filepath.Join(f.dir, fmt.Sprintf("%02d-%s.log", f.n, args[0]))
+	f.lastLog = logFile
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "terraform", append(args, "-no-color")...)

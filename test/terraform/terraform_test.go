@@ -15,16 +15,23 @@ import (
 // Cinder's start), so the ordinary `go test ./...` skips it.
 const EnvVar = "INGOT_TERRAFORM"
 
-// TestTerraform applies, re-plans and destroys one configuration on each
-// volume backend: an image boot with a data volume, a boot from a volume
-// made outside Terraform, and a volume attached to the running server.
-func TestTerraform(t *testing.T) {
+// gate skips the test unless EnvVar asks for the suite and terraform is on
+// PATH.
+func gate(t *testing.T) {
+	t.Helper()
 	if v := os.Getenv(EnvVar); v != "1" && v != "true" && v != "yes" {
 		t.Skipf("set %s=1 to run Terraform's OpenStack provider against ingot (minutes)", EnvVar)
 	}
 	if _, err := exec.LookPath("terraform"); err != nil {
 		t.Skip("terraform is not on PATH: install Terraform (1.11 is what this suite was written against)")
 	}
+}
+
+// TestTerraform applies, re-plans and destroys one configuration on each
+// volume backend: an image boot with a data volume, a boot from a volume
+// made outside Terraform, and a volume attached to the running server.
+func TestTerraform(t *testing.T) {
+	gate(t)
 	provider := providerDir(t)
 	w := startWorld(t)
 	t.Logf("Keystone and Cinder up in %s", w.cin.SetupTime.Round(time.Second))

@@ -82,20 +82,7 @@ func (w *world) ingot(t *testing.T, backend string) *stack {
 }
 
 // cloudsYAML is the member's clouds.yaml (cloud "member").
-func (w *world) cloudsYAML() string {
-	return fmt.Sprintf(`clouds:
-  member:
-    auth:
-      auth_url: %s
-      username: %s
-      password: %s
-      project_name: %s
-      user_domain_name: Default
-      project_domain_name: Default
-    region_name: RegionOne
-    identity_api_version: 3
-`, w.ks.URL, member, keystonetest.Password, w.ks.Users[member].ProjectName)
-}
+func (w *world) cloudsYAML() string { return cloudsYAML(w.ks) }
 
 // endpoints are the provider's endpoint_overrides: none on Cinder (the
 // catalog names that ingot and Cinder); on the embedded backend this
