@@ -68,7 +68,7 @@ tempest_cloud=$!
 (INGOT_OPENSTACKSDK=1 go test -count=1 -timeout 20m -v -run '^TestOpenStackSDK$' ./test/tempest/ 2>&1 | summarize 80) >"$logs/sdk.log" 2>&1 &
 sdk=$!
 # The provider is built once into the user's cache directory (go install).
-(INGOT_TERRAFORM=1 go test -count=1 -timeout 20m -v -run '^TestTerraform$' ./test/terraform/ 2>&1 | summarize 120) >"$logs/terraform.log" 2>&1 &
+(INGOT_TERRAFORM=1 go test -count=1 -timeout 20m -v -run '^TestTerraform(Adopt)?$' ./test/terraform/ 2>&1 | summarize 120) >"$logs/terraform.log" 2>&1 &
 terraform=$!
 pg_status=0; wait "$pg" || pg_status=$?
 tempest_status=0; wait "$tempest" || tempest_status=$?
