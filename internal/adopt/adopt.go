@@ -147,9 +147,9 @@ func (a *Adopter) FromIronic(ctx context.Context, opts Options) (Report, error) 
 		return rep, fmt.Errorf("list Ironic's deployed nodes: %w", err)
 	}
 	slices.SortFunc(nodes, func(x, y ironic.Deployed) int { return strings.Compare(x.InstanceUUID, y.InstanceUUID) })
-	holders, err := a.d.Store.NodeHolders(ctx)
+	holders, err := a.claims(ctx)
 	if err != nil {
-		return rep, fmt.Errorf("node holders: %w", err)
+		return rep, err
 	}
 	flavors, err := a.d.Store.ListFlavors(ctx, "")
 	if err != nil {
@@ -218,7 +218,7 @@ const reasonOurs = "already an ingot server"
 
 // candidate is node n as an instance and, when it can be adopted, the
 // server and ports to record. A reason in the instance says why not.
-func (a *Adopter) candidate(ctx context.Context, n ironic.Deployed, holders map[string]string, flavors []store.Flavor, opts Options) (Instance, *lifecycle.Server, []store.Port, adoptedVolumes, error) {
+func (a *Adopter) candidate(ctx context.Context, n ironic.Deployed, holders map[string]claim, flavors []store.Flavor, opts Options) (Instance, *lifecycle.Server, []store.Port, adoptedVolumes, error) {
 	info := n.InstanceInfo
 	inst := Instance{ID: n.InstanceUUID, Node: n.UUID, Name: str(info, "display_name")}
 	if inst.Name == "" {
@@ -239,8 +239,12 @@ func (a *Adopter) candidate(ctx context.Context, n ironic.Deployed, holders map[
 	case !errors.Is(err, store.ErrNotFound):
 		return inst, nil, nil, none, fmt.Errorf("server %s: %w", n.InstanceUUID, err)
 	}
-	if h := holders[n.UUID]; h != "" {
-		return refuse("conflict: node %s is held by ingot server %s", n.UUID, h)
+	switch c := holders[n.UUID]; {
+	case c.server != "":
+		return refuse("conflict: node %s is held by ingot server %s", n.UUID, c.server)
+	case c.stranded != "":
+		return refuse("conflict: volume %s of a deleted ingot server is stranded on node %s (its volume target may still be there): "+
+			"remove that target from the node, delete the volume, then run again", c.stranded, n.UUID)
 	}
 	if _, err := uuid.Parse(n.InstanceUUID); err != nil {
 		return refuse("instance_uuid %q is not a UUID", n.InstanceUUID)
@@ -393,4 +397,40 @@ func firstOf(vs ...string) string {
 		}
 	}
 	return ""
+}
+
+// claim is what ingot holds of a node: a server, or a volume stranded
+// there (a deleted server's, whose target may still be on the node: the
+// node is not ingot's to take until an operator removes it).
+type claim struct{ server, stranded string }
+
+// claims reads every node ingot holds or has a volume stranded on.
+func (a *Adopter) claims(ctx context.Context) (map[string]claim, error) {
+	holders, err := a.d.Store.NodeHolders(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("node holders: %w", err)
+	}
+	out := make(map[string]claim, len(holders))
+	for node, server := range holders {
+		out[node] = claim{server: server}
+	}
+	const page = 1000
+	for after := ""; ; {
+		vs, err := a.d.Store.ListVolumes(ctx, after, page)
+		if err != nil {
+			return nil, fmt.Errorf("volumes: %w", err)
+		}
+		for _, v := range vs {
+			if v.Status == string(lifecycle.VolumeError) && v.NodeID != "" {
+				if c := out[v.NodeID]; c.stranded == "" {
+					c.stranded = v.ID
+					out[v.NodeID] = c
+				}
+			}
+		}
+		if len(vs) < page {
+			return out, nil
+		}
+		after = vs[len(vs)-1].ID
+	}
 }

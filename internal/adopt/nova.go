@@ -107,9 +107,9 @@ func (a *Adopter) FromNova(ctx context.Context, opts Options) (Report, error) {
 	for _, n := range nodes {
 		byNode[n.UUID] = n
 	}
-	holders, err := a.d.Store.NodeHolders(ctx)
+	holders, err := a.claims(ctx)
 	if err != nil {
-		return rep, fmt.Errorf("node holders: %w", err)
+		return rep, err
 	}
 	for _, ns := range v.servers {
 		inst := Instance{ID: ns.ID, Name: ns.Name, Node: ns.Node, ProjectID: ns.ProjectID, Flavor: ns.FlavorName, Image: ns.ImageID}

@@ -345,6 +345,11 @@ func (w *world) checkMadeVolumes(vols []store.Volume) {
 		if v.ServerID != "" || w.detached[v.ID] {
 			continue
 		}
+		if v.Status == string(lifecycle.VolumeError) && v.NodeID != "" {
+			// Stranded: its target may be on a node another instance holds,
+			// so it is never deleted (I8) until an operator removes it.
+			continue
+		}
 		for _, id := range w.servers {
 			s, err := w.st.GetServer(context.Background(), id)
 			if err != nil {
