@@ -89,8 +89,10 @@ func (g *GroupCommit) commit(batch []*groupSave) {
 	for i, p := range batch {
 		saves[i] = p.save
 	}
-	// One caller's cancellation must not fail the others' writes.
-	errs := g.bs.SaveServers(context.WithoutCancel(batch[0].ctx), saves)
+	// One caller's cancellation, or its fence (each save carries its own),
+	// must not fail the others' writes.
+	ctx := context.WithValue(context.WithoutCancel(batch[0].ctx), fenceKey{}, nil)
+	errs := g.bs.SaveServers(ctx, saves)
 	for i, p := range batch {
 		p.err = errs[i]
 		if i > 0 {

@@ -17,6 +17,7 @@ import (
 func RunOptional(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("BatchSaver", func(t *testing.T) { testBatchSaver(t, open(t)) })
 	t.Run("GroupCommit", func(t *testing.T) { testGroupCommit(t, open(t)) })
+	t.Run("GroupCommitFence", func(t *testing.T) { testGroupCommitFence(t, open(t)) })
 	t.Run("WorkLister", func(t *testing.T) { testWorkLister(t, open(t)) })
 	t.Run("WorkListerShards", func(t *testing.T) { testWorkListerShards(t, open(t)) })
 }

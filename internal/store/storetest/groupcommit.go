@@ -104,6 +104,58 @@ func testGroupCommit(t *testing.T, st store.Store) {
 	}
 }
 
+// testGroupCommitFence: the save that commits a batch carries a fence no
+// longer held; it alone is refused, the others of its batch are written.
+func testGroupCommitFence(t *testing.T, st store.Store) {
+	b, ok := st.(store.Batch)
+	if !ok {
+		t.Skip("not a store.Batch")
+	}
+	ls := leasesOf(t, st)
+	ctx := t.Context()
+	var servers []*lifecycle.Server
+	for i := range 4 {
+		servers = append(servers, mustCreate(t, st, MinimalServer(fmt.Sprintf("gf-%d", i), T0)))
+	}
+	sh := store.ShardOf(servers[1].ID, 1)
+	a := mustClaim(t, ls, store.Claim{Host: "a", Shards: 1, TTL: longTTL})
+	stale := store.Fence{Shard: sh, Holder: "a", Epoch: a.Held[sh].Epoch}
+	mustClaim(t, ls, store.Claim{Host: "a", Shards: 1, TTL: longTTL, TakeOwn: true}) // a new epoch: stale is stale
+	h := &heldStore{Batch: b, release: make(chan struct{})}
+	g := store.NewGroupCommit(h)
+	errs := make([]error, len(servers))
+	var wg sync.WaitGroup
+	for i, s := range servers {
+		next := s.Clone()
+		next.Phase, next.NodeID = lifecycle.PhaseError, ""
+		sctx := ctx
+		if i == 1 {
+			sctx = store.WithFence(ctx, stale) // first in the queue: it commits the batch
+		}
+		wg.Go(func() { errs[i] = g.SaveServer(sctx, next) })
+		switch i {
+		case 0:
+			waitFor(t, "the first save to start its commit", h.held.Load)
+		case 1:
+			waitFor(t, "the fenced save to queue first", func() bool { return g.Waiting() == 1 })
+		}
+	}
+	waitFor(t, "the other saves to queue", func() bool { return g.Waiting() == len(servers)-1 })
+	close(h.release)
+	wg.Wait()
+	for i, err := range errs {
+		if i == 1 {
+			if !errors.Is(err, store.ErrFenced) {
+				t.Errorf("the stale-fenced save: %v, want ErrFenced", err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("save %d of the batch: %v (the committing save's fence failed it)", i, err)
+		}
+	}
+}
+
 // waitFor polls cond for up to 10 s.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
