@@ -57,9 +57,15 @@ func StartCloud(t testing.TB, nodes int, o Options) *Cloud {
 }
 
 // IngotConfig is the configuration `ingot adopt --from-nova` and `ingot
-// serve` read: ingot behind the Keystone as user ingot, its images in
-// Glance, its ports in Neutron, the Ironic Nova used, database db.
+// serve` read for this cloud (IngotYAML), database db.
 func (c *Cloud) IngotConfig(db, host string) string {
+	return IngotYAML(db, host, c.Keystone.URL, c.Ironic.URL)
+}
+
+// IngotYAML is ingot's configuration beside a test Nova: behind the
+// Keystone at keystoneURL as user ingot, its images in Glance, its ports in
+// Neutron, the Ironic Nova uses, database db.
+func IngotYAML(db, host, keystoneURL, ironicURL string) string {
 	return fmt.Sprintf(`database: %s
 host: %s
 auth:
@@ -80,5 +86,5 @@ network:
 poll_interval: 200ms
 build_timeout: 2m
 delete_timeout: 3m
-`, db, host, c.Keystone.URL, keystonetest.Password, c.Ironic.URL)
+`, db, host, keystoneURL, keystonetest.Password, ironicURL)
 }

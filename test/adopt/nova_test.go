@@ -423,27 +423,7 @@ func (w *novaWorld) deleteAll(t *testing.T, base string, servers []novaServer) {
 func novaConfig(t *testing.T, ks *keystonetest.Env, ironicURL string) string {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "ingot.yaml")
-	cfg := fmt.Sprintf(`database: %s
-host: ingot-adopt-nova
-auth:
-  strategy: keystone
-  keystone:
-    auth_url: %s
-    username: ingot
-    password: %s
-    project_name: service
-ironic:
-  url: %s
-  auth: keystone
-  timeout: 30s
-image:
-  backend: glance
-network:
-  backend: neutron
-poll_interval: 200ms
-build_timeout: 2m
-delete_timeout: 3m
-`, database(t, dir), ks.URL, keystonetest.Password, ironicURL)
+	cfg := novatest.IngotYAML(database(t, dir), "ingot-adopt-nova", ks.URL, ironicURL)
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
