@@ -8,6 +8,7 @@ import (
 
 	"github.com/ingot-dev/ingot/internal/config"
 	"github.com/ingot-dev/ingot/internal/ironictest"
+	"github.com/ingot-dev/ingot/internal/poll"
 )
 
 // TestBuildPathReal is not a benchmark: it pins the Ironic calls of one
@@ -30,7 +31,7 @@ func TestBuildPathReal(t *testing.T) {
 	c.reset()
 	g.create(t, 1)
 	var path []string
-	for end := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+	poll.Until(t, time.Minute, "the provision PUT", func() (bool, string) {
 		path = path[:0]
 		for _, line := range c.traced() {
 			// "+12ms GET /v1/nodes/…": the calls on the one node, not the
@@ -40,13 +41,8 @@ func TestBuildPathReal(t *testing.T) {
 				path = append(path, f[1]+" "+f[2])
 			}
 		}
-		if len(path) > 0 && strings.Contains(path[len(path)-1], "/states/provision") {
-			break
-		}
-		if time.Now().After(end) {
-			t.Fatalf("no provision PUT within a minute; calls so far:\n%s", strings.Join(c.traced(), "\n"))
-		}
-	}
+		return len(path) > 0 && strings.Contains(path[len(path)-1], "/states/provision"), strings.Join(c.traced(), "\n")
+	})
 	want := []string{"PATCH /v1/nodes/", "GET /v1/ports?", "POST /v1/nodes/", "PATCH /v1/nodes/", "PUT /v1/nodes/"}
 	ok := len(path) == len(want)
 	for i := range want {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ingot-dev/ingot/internal/lifecycle"
+	"github.com/ingot-dev/ingot/internal/poll"
 	"github.com/ingot-dev/ingot/internal/store"
 )
 
@@ -156,13 +157,8 @@ func testGroupCommitFence(t *testing.T, st store.Store) {
 	}
 }
 
-// waitFor polls cond for up to 10 s.
+// waitFor is poll.Until for a bare condition.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for end := time.Now().Add(10 * time.Second); !cond(); {
-		if time.Now().After(end) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	poll.Until(t, 10*time.Second, what, func() (bool, string) { return cond(), "" })
 }
