@@ -187,7 +187,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*App, error) {
 	}
 	sched := scheduler.New(ic, opts.Clock, scheduler.Options{Logger: opts.Logger, Networks: nets,
 		Schedulable: schedulable(st), GroupMembers: st.GroupMembers, NodeHost: nodeHosts(st), Background: true,
-		OnRefresh: func() { a.Reconciler.InventoryListed() }})
+		OnRefresh: func() { a.Reconciler.InventoryListed() }, Classes: flavorClasses(st)})
 	a.Reconciler = reconciler.New(reconciler.Deps{
 		Store: st, Ironic: ic, Scheduler: sched, IPAM: network.NewIPAM(st, nets), Networks: nets, Ports: ports, Clock: opts.Clock, Logger: opts.Logger,
 		Hooks:  reconciler.Hooks{Tick: tee(a.Metrics.Tick, opts.Tick, true), FastTick: tee(a.Metrics.FastTick, opts.Tick, false), Transition: a.Metrics.Transition, PastDue: a.Metrics.PastDue, Step: opts.Step},

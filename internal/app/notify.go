@@ -7,6 +7,7 @@ import (
 
 	"github.com/ingot-dev/ingot/internal/ironic"
 	"github.com/ingot-dev/ingot/internal/ironicnotify"
+	"github.com/ingot-dev/ingot/internal/reconciler"
 )
 
 // newNotifications builds the consumer of Ironic's notifications when
@@ -31,7 +32,11 @@ func (a *App) newNotifications() (*ironicnotify.Consumer, error) {
 				TargetProvisionState: e.TargetProvisionState, PowerState: e.PowerState,
 				TargetPowerState: e.TargetPowerState, Maintenance: e.Maintenance}
 		}
-		a.Metrics.NotificationEvent(e.NodeUUID != "" && rec.Notified(e.NodeUUID, shown))
+		change := reconciler.ChangeState
+		if e.Type == ironicnotify.TypeNodeUpdate {
+			change = reconciler.ChangeFields
+		}
+		a.Metrics.NotificationEvent(e.NodeUUID != "" && rec.Notified(e.NodeUUID, shown, change))
 	}, a.Log, ironicnotify.Hooks{
 		Delivered: func(_ ironicnotify.Event, lag time.Duration) { a.Metrics.NotificationLag(lag) },
 		Connected: func(bool) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/ingot-dev/ingot/internal/store"
@@ -86,5 +87,23 @@ func nodeHosts(st store.Store) func(ctx context.Context) (func(node string) stri
 			sv, _ := store.ServiceOfNode(node, computes)
 			return sv.Host
 		}, nil
+	}
+}
+
+// flavorClasses names the resource classes of the flavors that name one
+// (the configured flavors), for the scheduler's warm-up.
+func flavorClasses(st store.Store) func(ctx context.Context) ([]string, error) {
+	return func(ctx context.Context) ([]string, error) {
+		flavors, err := st.ListFlavors(ctx, "")
+		if err != nil {
+			return nil, err
+		}
+		var classes []string
+		for _, f := range flavors {
+			if f.ResourceClass != "" && !slices.Contains(classes, f.ResourceClass) {
+				classes = append(classes, f.ResourceClass)
+			}
+		}
+		return classes, nil
 	}
 }

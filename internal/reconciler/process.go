@@ -138,10 +138,12 @@ func (r *Reconciler) process(ctx context.Context, s *lifecycle.Server, b *bulk, 
 			// deploy needs no look to see it free (Ironic checks its state).
 			v.Locked = false
 		}
-		if applied.Stop && a.Kind == lifecycle.KindPowerOn && s.Phase == lifecycle.PhaseDeploying && res.Outcome == lifecycle.OK {
+		if applied.Stop && a.Kind == lifecycle.KindPowerOn && s.Phase == lifecycle.PhaseDeploying && res.Outcome == lifecycle.OK &&
+			!r.notified.Load() {
 			// The power-on after a deploy that left the node off (Ironic's
 			// fake deploy interface) usually finishes at once: one look now
-			// saves the build a tick.
+			// saves the build a tick. With notifications its end wakes
+			// the item instead (a look now mostly finds it under way).
 			if v = r.fetchView(ctx, s, b); v.Exists() && !v.PowerSettling && v.Power == lifecycle.PowerOn {
 				observed = true
 				continue

@@ -331,25 +331,42 @@ func (r *Reconciler) Wake(serverIDs ...string) {
 	}
 }
 
+// Change is what a notification reports of a node.
+type Change int
+
+const (
+	// ChangeState: a provision, power or maintenance change, a delete, or
+	// anything ingot has no name for.
+	ChangeState Change = iota
+	// ChangeFields: an update of the node's fields (a PATCH), which moves
+	// none of its states; ingot's own PATCHes (the reservation, the
+	// deploy's instance_info) are echoed so.
+	ChangeFields
+)
+
 // Notified takes a notification about node (a hint: no store or Ironic
 // call). It wakes the server holding it, if this replica loaded one, and
 // reports whether it did. The step reads the node from Ironic; the
 // payload (shown: the node's fields as the notification has them, nil
 // when it has none, as for a port's) only spares a look that would find
 // nothing to do: when it shows the node as the server's last step left
-// it (a change after that look is notified in turn), or a transition
-// still under way (a target state, out of maintenance: its end, success
-// or failure is notified; a lost one is seen by the resync). Wakes within
+// it (a change after that look is notified in turn), a transition still
+// under way (a target state, out of maintenance: its end, success or
+// failure is notified; a lost one is seen by the resync), or a change of
+// fields on a node the server holds, out of maintenance (what a PATCH can
+// change that a decision reads is the holder and the maintenance flag; a
+// state it shows was notified by its own transition). Wakes within
 // NotifyDebounce of the first make one step: Ironic notifies an update's
 // start and end moments apart.
-func (r *Reconciler) Notified(node string, shown *ironic.Node) bool {
+func (r *Reconciler) Notified(node string, shown *ironic.Node, change Change) bool {
 	r.q.mu.Lock()
 	id, ok := r.q.byNode[node]
 	known := false
 	if ok && shown != nil {
 		last, seen := r.q.seen[id]
 		v := nodeview.Of(*shown, id)
-		known = (seen && sameNode(v, last)) || ((v.Settling || v.PowerSettling) && !v.Maintenance)
+		known = (seen && sameNode(v, last)) || ((v.Settling || v.PowerSettling) && !v.Maintenance) ||
+			(change == ChangeFields && v.Holder == lifecycle.HeldByUs && !v.Maintenance)
 	}
 	r.q.mu.Unlock()
 	woke := ok && !known

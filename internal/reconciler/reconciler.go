@@ -57,6 +57,12 @@ type Scheduler interface {
 	Release(node, server string)
 }
 
+// warmer is a Scheduler that lists its inventory ahead of the first pick
+// (*scheduler.Scheduler: in the background).
+type warmer interface {
+	Warm(ctx context.Context)
+}
+
 // IPAM allocates ports (implemented by *network.IPAM).
 type IPAM interface {
 	AllocateSlot(ctx context.Context, serverID, networkID, slot string) (store.Port, error)
@@ -254,6 +260,9 @@ func (r *Reconciler) Run(ctx context.Context) error {
 	// Run returns only once every step it started has ended (Serve then
 	// releases the leases and closes the store).
 	defer func() { stop(); <-queued; r.inflight.Wait() }()
+	if w, ok := r.sched.(warmer); ok {
+		w.Warm(ctx)
+	}
 	full := true
 	var lastFull time.Time
 	var fastTook time.Duration // length of the last fast tick

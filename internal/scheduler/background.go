@@ -86,3 +86,41 @@ func (sc *Scheduler) prepare(s *lifecycle.Server) error {
 	}
 	return nil
 }
+
+// Warm lists, in the background, the inventory of each class that
+// Options.Classes names and the ports, unless their caches are fresh: the
+// first build of a class after a start then picks at once rather than
+// waiting for a listing, and its Ironic calls are its own. Only with
+// Options.Background; a class no flavor names is listed at its first pick.
+func (sc *Scheduler) Warm(ctx context.Context) {
+	if !sc.opts.Background || sc.opts.Classes == nil {
+		return
+	}
+	classes, err := sc.opts.Classes(ctx)
+	if err != nil {
+		sc.opts.Logger.Warn("inventory warm-up: cannot list the flavors' resource classes", "err", err)
+		return
+	}
+	now := sc.clock.Now()
+	sc.mu.Lock()
+	var stale []string
+	for _, rc := range classes {
+		if c := sc.classes[rc]; c == nil || now.Sub(c.fetchedAt) > sc.opts.Refresh {
+			stale = append(stale, rc)
+		}
+	}
+	portsStale := sc.ports.byNode == nil || now.Sub(sc.ports.fetchedAt) > sc.opts.Refresh
+	sc.mu.Unlock()
+	if len(stale) == 0 {
+		return
+	}
+	if portsStale {
+		sc.inBackground("ports", func(ctx context.Context) error { return sc.refreshPorts(ctx, sc.opts.Refresh) })
+	}
+	for _, rc := range stale {
+		sc.inBackground("nodes:"+rc, func(ctx context.Context) error {
+			_, err := sc.refresh(ctx, rc, false)
+			return err
+		})
+	}
+}

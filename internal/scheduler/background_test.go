@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/ingot-dev/ingot/internal/clock"
 	"github.com/ingot-dev/ingot/internal/ironic"
 	"github.com/ingot-dev/ingot/internal/ironicsim"
+	"github.com/ingot-dev/ingot/internal/poll"
 )
 
 // gate holds every node listing until the test lets one through.
@@ -74,4 +76,48 @@ func TestBackgroundListingNeverBlocksAPick(t *testing.T) {
 	}
 	g.pass <- struct{}{} // the background listing the stale pick started
 	<-refreshed
+}
+
+// Warm lists the flavors' classes (and the ports) ahead of the first pick,
+// which then answers from the inventory at once (without Warm it would
+// answer ErrRetryLater while its class is first listed), and lists nothing
+// while the caches are fresh.
+func TestWarmListsAheadOfTheFirstPick(t *testing.T) {
+	sim := ironicsim.New(ironicsim.Options{Seed: 1})
+	sim.AddNodes(3, ironicsim.NodeSpec{ResourceClass: "rc"})
+	srv := httptest.NewServer(sim.Handler())
+	t.Cleanup(srv.Close)
+	c, err := ironic.New(ironic.Config{URL: srv.URL, Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk := clock.NewManual(time.Unix(0, 0))
+	refreshed := make(chan struct{}, 4)
+	sc := New(c, clk, Options{Background: true, OnRefresh: func() { refreshed <- struct{}{} },
+		Classes: func(context.Context) ([]string, error) { return []string{"rc", "other"}, nil }})
+	sc.Warm(context.Background())
+	select {
+	case <-refreshed:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no warm-up listing ended")
+	}
+	poll.Until(t, 30*time.Second, "the warm-up's listings", func() (bool, string) {
+		sc.bg.mu.Lock()
+		defer sc.bg.mu.Unlock()
+		return len(sc.bg.running) == 0, fmt.Sprint(sc.bg.running)
+	})
+	counts := sim.Counts()
+	if counts["GET /v1/nodes"] != 2 || counts["GET /v1/ports"] != 1 {
+		t.Fatalf("warm-up listings %v, want both classes' nodes and the ports once", counts)
+	}
+	sim.ResetCounts()
+	s := server(1)
+	s.Spec.Networks = []string{"net"}
+	if _, err := sc.Pick(context.Background(), s); err != nil {
+		t.Fatalf("the first pick after the warm-up: %v", err)
+	}
+	sc.Warm(context.Background())
+	if n := sim.Counts(); len(n) != 0 {
+		t.Fatalf("Ironic calls %v by a pick and a warm-up on fresh caches, want none", n)
+	}
 }

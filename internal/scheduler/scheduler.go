@@ -87,6 +87,9 @@ type Options struct {
 	// one goroutine (the deterministic simulation).
 	Background bool
 	OnRefresh  func()
+	// Classes names the resource classes Warm lists ahead of the first
+	// pick (the flavors'; nil: none).
+	Classes func(ctx context.Context) ([]string, error)
 }
 
 // burstGap is how long no build may wait for a node of a class before the

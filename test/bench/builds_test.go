@@ -12,6 +12,7 @@ import (
 	"github.com/ingot-dev/ingot/internal/config"
 	"github.com/ingot-dev/ingot/internal/ironicsim"
 	"github.com/ingot-dev/ingot/internal/ironictest"
+	"github.com/ingot-dev/ingot/internal/poll"
 )
 
 func counts(t *testing.T, env, def string) []int {
@@ -42,18 +43,12 @@ func builds(t *testing.T, label, ironicURL, rc string, n int) {
 func notified(t *testing.T, label, ironicURL, rc string, n int, busURL string) {
 	c, proxied := newCounter(t, ironicURL)
 	g := startIngot(t, proxied, rc, func(c *config.Config) { c.Ironic.Notifications.URL = busURL })
-	if busURL != "" {
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() { g.a.RunNotifications(ctx); close(done) }()
-		t.Cleanup(func() { cancel(); <-done })
-		for end := time.Now().Add(30 * time.Second); !g.a.Notifications.Status().Connected; time.Sleep(20 * time.Millisecond) {
-			if time.Now().After(end) {
-				t.Fatal("the notification consumer did not connect")
-			}
-		}
-	}
 	g.ticks.waitFull(t) // the first full tick, on an empty fleet
+	if busURL != "" {
+		g.listen(t)
+		g.ticks.waitFulls(t, 2) // the resync the connection asks for
+	}
+	c.warmed(t)
 	c.reset()
 	start := time.Now()
 	ids := g.create(t, n)
@@ -70,6 +65,18 @@ func notified(t *testing.T, label, ironicURL, rc string, n int, busURL string) {
 	if tr := c.traced(); len(tr) > 0 {
 		t.Logf("%s, %d builds: requests in order (create at +0ms = %s):\n%s", label, n, start.UTC().Format("15:04:05.000"), strings.Join(tr, "\n"))
 	}
+}
+
+// listen runs g's consumer of Ironic's notifications until the test ends,
+// and waits for it to connect.
+func (g *ingot) listen(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { g.a.RunNotifications(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	poll.Until(t, 30*time.Second, "the notification consumer's connection", func() (bool, string) {
+		return g.a.Notifications.Status().Connected, ""
+	})
 }
 
 // TestBenchBuildsSim: INGOT_BENCH=1 [INGOT_BENCH_BUILDS=1,10,100,1000].

@@ -40,14 +40,15 @@ func wanted(t *testing.T) {
 // counter is a counting reverse proxy in front of an Ironic: requests by
 // method and route (UUIDs and names folded to {id}).
 type counter struct {
-	mu      sync.Mutex
-	routes  map[string]int
-	total   int
-	polls   int // GETs of nodes (a list or one node): the cost of watching
-	slowest map[string]time.Duration
-	started time.Time
-	trace   []string // each request, with its time since reset (INGOT_BENCH_TRACE=1)
-	tracing bool     // keep trace
+	mu       sync.Mutex
+	routes   map[string]int
+	total    int
+	polls    int // GETs of nodes (a list or one node): the cost of watching
+	slowest  map[string]time.Duration
+	started  time.Time
+	inflight int      // requests not yet answered
+	trace    []string // each request, with its time since reset (INGOT_BENCH_TRACE=1)
+	tracing  bool     // keep trace
 }
 
 var idSeg = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-|^node-|^n\d+$`)
@@ -80,12 +81,14 @@ func newCounter(t *testing.T, target string) (*counter, string) {
 		if rt == "GET /v1/nodes" || rt == "GET /v1/nodes/{id}" {
 			c.polls++
 		}
+		c.inflight++
 		c.mu.Unlock()
 		start := time.Now()
 		rp.ServeHTTP(w, r)
 		d := time.Since(start)
 		c.mu.Lock()
 		c.slowest[rt] = max(c.slowest[rt], d)
+		c.inflight--
 		c.mu.Unlock()
 	}))
 	t.Cleanup(srv.Close)
@@ -101,6 +104,17 @@ func (c *counter) traced() []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return append([]string(nil), c.trace...)
+}
+
+// warmed waits for the scheduler's warm-up listing of the inventory (its
+// ports' list is the last thing the start asks of Ironic) to be answered:
+// a build then counts its own calls only.
+func (c *counter) warmed(t *testing.T) {
+	poll.Until(t, 30*time.Second, "the inventory's warm-up listing", func() (bool, string) {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.routes["GET /v1/ports"] > 0 && c.inflight == 0, fmt.Sprintf("%d requests in flight, routes %v", c.inflight, c.routes)
+	})
 }
 
 func (c *counter) reset() {
@@ -139,6 +153,17 @@ func (k *ticks) waitFull(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatal("no full tick within a minute")
 	}
+}
+
+// waitFulls waits until n full ticks have ended (the connection of the
+// notifications' consumer asks for one, the resync after a gap).
+func (k *ticks) waitFulls(t *testing.T, n int) {
+	t.Helper()
+	poll.Until(t, time.Minute, fmt.Sprintf("%d full ticks", n), func() (bool, string) {
+		k.mu.Lock()
+		defer k.mu.Unlock()
+		return k.full >= n, fmt.Sprintf("%d so far", k.full)
+	})
 }
 
 func (k *ticks) record(full bool, d time.Duration, _ int) {

@@ -26,9 +26,15 @@ const (
 )
 
 type note struct {
-	node ironic.Node
-	hold int // rounds left before delivery
+	node   ironic.Node
+	change reconciler.Change
+	hold   int // rounds left before delivery
 }
+
+// notifyFields is the percent of the other changes also sent as a change
+// of fields (a PATCH's update shows the node's states as they are then,
+// which spares the wake: their own notification, or the resync, must do).
+const notifyFields = 10
 
 type bus struct {
 	last    map[string]ironic.Node // node -> as last noted
@@ -44,22 +50,33 @@ func (w *world) deliver() error {
 	for _, n := range w.sim.Nodes() {
 		cur := ironic.Node{UUID: n.UUID, InstanceUUID: n.InstanceUUID, ProvisionState: n.ProvisionState,
 			TargetProvisionState: n.TargetProvisionState, PowerState: n.PowerState, Maintenance: n.Maintenance}
-		if prev, ok := b.last[n.UUID]; ok && sameNote(prev, cur) {
+		prev, had := b.last[n.UUID]
+		if had && sameNote(prev, cur) {
 			continue
 		}
 		b.last[n.UUID] = cur
+		// A change of the holder alone is a PATCH's (the reservation, its
+		// undoing, an operator's); Ironic notifies it as an update.
+		change := reconciler.ChangeState
+		if (had && sameStates(prev, cur)) || w.rng.IntN(100) < notifyFields {
+			change = reconciler.ChangeFields
+		}
+		m := note{node: cur, change: change}
 		switch k := w.rng.IntN(100); {
 		case k < notifyLose:
 			w.trace.add("notification lost: " + w.nname(n.UUID) + " " + n.ProvisionState)
 		case k < notifyLose+notifyDup:
-			b.pending = append(b.pending, note{node: cur}, note{node: cur, hold: w.rng.IntN(3)})
+			again := m
+			again.hold = w.rng.IntN(3)
+			b.pending = append(b.pending, m, again)
 		case k < notifyLose+notifyDup+notifyDelay:
-			b.pending = append(b.pending, note{node: cur, hold: 1 + w.rng.IntN(3)})
+			m.hold = 1 + w.rng.IntN(3)
+			b.pending = append(b.pending, m)
 		default:
-			b.pending = append(b.pending, note{node: cur})
+			b.pending = append(b.pending, m)
 		}
 	}
-	var due []ironic.Node
+	var due []note
 	keep := b.pending[:0]
 	for _, m := range b.pending {
 		if m.hold > 0 {
@@ -67,7 +84,7 @@ func (w *world) deliver() error {
 			keep = append(keep, m)
 			continue
 		}
-		due = append(due, m.node)
+		due = append(due, m)
 	}
 	b.pending = keep
 	if len(due) > 1 && w.rng.IntN(100) < notifyShuffle {
@@ -77,8 +94,12 @@ func (w *world) deliver() error {
 		return nil
 	}
 	var d strings.Builder
-	for _, n := range due {
+	for _, m := range due {
+		n := m.node
 		fmt.Fprintf(&d, " %s:%s/%s", w.nname(n.UUID), n.ProvisionState, w.sname(n.InstanceUUID))
+		if m.change == reconciler.ChangeFields {
+			d.WriteString("(fields)")
+		}
 	}
 	w.trace.add("notifications:" + d.String())
 	// The wakes' debounce passes before the items are taken.
@@ -87,8 +108,8 @@ func (w *world) deliver() error {
 		if r.stall > 0 || r.dead {
 			continue
 		}
-		for _, n := range due {
-			r.rec.Notified(n.UUID, &n)
+		for _, m := range due {
+			r.rec.Notified(m.node.UUID, &m.node, m.change)
 		}
 		if err := w.passReplica(r, func(ctx context.Context) error { w.woken += r.rec.RunDue(ctx); return nil }); err != nil {
 			return err
@@ -97,10 +118,15 @@ func (w *world) deliver() error {
 	return nil
 }
 
+// sameStates compares a payload's states, the holder aside.
+func sameStates(a, b ironic.Node) bool {
+	return a.ProvisionState == b.ProvisionState && a.TargetProvisionState == b.TargetProvisionState &&
+		a.PowerState == b.PowerState && a.Maintenance == b.Maintenance
+}
+
 // sameNote compares what a payload carries.
 func sameNote(a, b ironic.Node) bool {
-	return a.InstanceUUID == b.InstanceUUID && a.ProvisionState == b.ProvisionState &&
-		a.TargetProvisionState == b.TargetProvisionState && a.PowerState == b.PowerState && a.Maintenance == b.Maintenance
+	return a.InstanceUUID == b.InstanceUUID && sameStates(a, b)
 }
 
 // notifyParams is the world of TestDSTNotifications: the default one, and
