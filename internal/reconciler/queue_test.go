@@ -135,3 +135,52 @@ func TestWakeNeedsNoTick(t *testing.T) {
 		t.Fatalf("%d full ticks, want only the first", n)
 	}
 }
+
+// One server whose node is notified without pause (a flapping BMC, a
+// runaway script) costs one look per NotifyDebounce, not one per
+// notification, and holds one worker at a time: twenty builds started
+// meanwhile all reach ACTIVE at the usual pace. Without the debounce the
+// noisy server's item runs back to back, thousands of looks a second.
+func TestNoisyServerIsDebounced(t *testing.T) {
+	l := newLive(t, 0, reconciler.Config{Interval: time.Second, FastInterval: 100 * time.Millisecond, Workers: 4})
+	l.sim.AddNodes(1, ironicsim.NodeSpec{ResourceClass: "bm", Ports: 1, DeployTime: time.Hour})
+	noisy := l.create(1)[0]
+	l.until("the noisy build deploying", 20*time.Second, func() bool { return l.server(noisy).Phase == lifecycle.PhaseDeploying })
+	node := l.server(noisy).NodeID
+	l.sim.AddNodes(20, ironicsim.NodeSpec{ResourceClass: "bm", Ports: 1})
+
+	ctx, stop := context.WithCancel(context.Background())
+	noise := make(chan int)
+	go func() {
+		n := 0
+		for ctx.Err() == nil {
+			l.rec.Notified(node, nil, reconciler.ChangeState) // no payload: every one wakes
+			n++
+		}
+		noise <- n
+	}()
+	l.sim.ResetCounts()
+	start := time.Now()
+	ids := l.create(20)
+	l.until("the twenty builds ACTIVE", 30*time.Second, func() bool {
+		for _, id := range ids {
+			if l.server(id).Phase != lifecycle.PhaseActive {
+				return false
+			}
+		}
+		return true
+	})
+	took := time.Since(start)
+	stop()
+	sent := <-noise
+	looks := l.sim.Counts()["GET /v1/nodes/{node}"]
+	limit := int(took/reconciler.DefaultNotifyDebounce) + 20*4
+	t.Logf("%d notifications of one node in %s: %d looks at single nodes (at most %d allowed); twenty builds ACTIVE meanwhile",
+		sent, took.Round(time.Millisecond), looks, limit)
+	if looks > limit {
+		t.Fatalf("%d looks at single nodes in %s under %d notifications of one node, want at most %d (one per debounce)", looks, took, sent, limit)
+	}
+	if s := l.server(noisy); s.Phase != lifecycle.PhaseDeploying {
+		t.Fatalf("the noisy build is %s, want still deploying", s.Phase)
+	}
+}
