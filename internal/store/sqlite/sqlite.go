@@ -51,6 +51,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"modernc.org/sqlite"
@@ -76,6 +77,11 @@ type Store struct {
 	// now is the database's clock: lease expiry and fences are judged by
 	// it (WithClock; default the wall clock).
 	now func() time.Time
+
+	// writes joins concurrent write transactions (batch.go); joined
+	// counts the writes that rode in another's transaction.
+	writes *store.Joiner[*writeJob]
+	joined atomic.Int64
 
 	*sqlstore.Store // the code shared with PostgreSQL, over backend.go
 }
@@ -144,6 +150,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	r.SetConnMaxLifetime(0)
 	r.SetConnMaxIdleTime(0)
 	s := &Store{w: w, r: r, wstmts: map[string]*sql.Stmt{}, now: time.Now}
+	s.writes = store.NewJoiner(s.runWrites)
 	s.Store = &sqlstore.Store{B: backend{s}, Name: "sqlite", IndexHints: true, NameFilter: "instr(name, ?) > 0"}
 	for _, o := range opts {
 		o(s)
@@ -219,7 +226,11 @@ type txn struct {
 	st *Store
 }
 
+// txn's statements run to their end whatever their context: SQLite's
+// interrupt of a statement in an explicit transaction rolls the whole
+// transaction back, and it may carry other writes (batch.go).
 func (t txn) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	ctx = context.WithoutCancel(ctx)
 	if stmt, ok := t.st.wstmts[q]; ok {
 		return t.StmtContext(ctx, stmt).ExecContext(ctx, args...)
 	}
@@ -227,6 +238,7 @@ func (t txn) ExecContext(ctx context.Context, q string, args ...any) (sql.Result
 }
 
 func (t txn) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
+	ctx = context.WithoutCancel(ctx)
 	if stmt, ok := t.st.wstmts[q]; ok {
 		return t.StmtContext(ctx, stmt).QueryRowContext(ctx, args...)
 	}
@@ -238,29 +250,6 @@ func (s *Store) Ping(ctx context.Context) error {
 	var one int
 	if err := s.queryRow(ctx, "SELECT 1").Scan(&one); err != nil {
 		return fmt.Errorf("sqlite: ping: %w", err)
-	}
-	return nil
-}
-
-// write runs fn in one transaction on the writer connection. fn must use
-// only tx. A fence in ctx (store.WithFence) is checked first, in the same
-// transaction.
-func (s *Store) write(ctx context.Context, fn func(tx txn) error) error {
-	tx, err := s.w.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("sqlite: begin: %w", err)
-	}
-	t := txn{Tx: tx, st: s}
-	if err := s.checkFence(ctx, t); err != nil {
-		_ = tx.Rollback()
-		return err
-	}
-	if err := fn(t); err != nil {
-		_ = tx.Rollback()
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("sqlite: commit: %w", err)
 	}
 	return nil
 }
@@ -301,6 +290,7 @@ func constraint(err error) string {
 
 // QueryContext uses the writer's prepared statement when q is one.
 func (t txn) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	ctx = context.WithoutCancel(ctx)
 	if stmt, ok := t.st.wstmts[q]; ok {
 		return t.StmtContext(ctx, stmt).QueryContext(ctx, args...)
 	}
