@@ -5,14 +5,9 @@ package app
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
-	"net/netip"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/ingot-dev/ingot/internal/adopt"
@@ -21,7 +16,6 @@ import (
 	"github.com/ingot-dev/ingot/internal/auth"
 	"github.com/ingot-dev/ingot/internal/clock"
 	"github.com/ingot-dev/ingot/internal/config"
-	"github.com/ingot-dev/ingot/internal/connlimit"
 	"github.com/ingot-dev/ingot/internal/hostcheck"
 	"github.com/ingot-dev/ingot/internal/ironic"
 	"github.com/ingot-dev/ingot/internal/ironicnotify"
@@ -258,149 +252,6 @@ func newConsole(cfg config.Config, a *App, ident *identity, ready func(context.C
 	return c, nil
 }
 
-// Root is what Serve answers: the console under /ui/, the API everywhere else.
-func (a *App) Root() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if a.Console != nil && (r.URL.Path == "/ui" || strings.HasPrefix(r.URL.Path, "/ui/")) {
-			a.Console.ServeHTTP(w, r)
-			return
-		}
-		a.Handler.ServeHTTP(w, r)
-	})
-}
-
-// openDatabase locks and opens the database (SQLite's leases judged by
-// leaseClock; nil: the wall clock) and seeds the configured flavors; on
-// error everything is released.
-func (a *App) openDatabase(ctx context.Context, leaseClock clock.Clock) error {
-	cfg := a.Config
-	if err := a.lockDatabase(ctx); err != nil {
-		return err
-	}
-	st, err := backend.Open(ctx, cfg.Database, backend.Options{MaxConns: cfg.DatabaseMaxConns, Clock: leaseClock})
-	if err != nil {
-		a.Close()
-		return fmt.Errorf("database %s: %w", config.RedactDSN(cfg.Database), err)
-	}
-	a.Store = st
-	a.closers = append(a.closers, func() { _ = st.Close() })
-	if err := api.SeedFlavors(ctx, st, cfg.Catalog().Flavors); err != nil {
-		a.Close()
-		return fmt.Errorf("flavors: %w", err)
-	}
-	return nil
-}
-
-// lockDatabase makes this process the one owner of the database: a second
-// ingot on the same database would run a second reconciler over the same
-// servers (S25). The store's backend holds the lock (a lock file beside a
-// SQLite database, an advisory lock in PostgreSQL), dropped when the
-// process ends however it ends; Serve adds the listen address to its record.
-func (a *App) lockDatabase(ctx context.Context) error {
-	db := config.RedactDSN(a.Config.Database)
-	o, err := backend.Acquire(ctx, a.Config.Database, a.Config.Host)
-	if errors.Is(err, backend.ErrHeld) {
-		return fmt.Errorf("database %s is in use by another ingot: %w; stop that one, or give this one another database (--database, or --data-dir with --dev)", db, err)
-	}
-	if err != nil {
-		return fmt.Errorf("database %s: %w", db, err)
-	}
-	a.owner = o
-	// Serve may take the ownership again after a lost session (reown.go).
-	a.closers = append(a.closers, func() { _ = a.owner.Release() })
-	return nil
-}
-
-// databaseNow is the database's clock when it has one every replica must
-// agree with, else the host's.
-func databaseNow(ctx context.Context, st store.Store, sys clock.Clock) (time.Time, error) {
-	if c, ok := st.(store.Clocked); ok {
-		return c.Now(ctx)
-	}
-	return sys.Now(), nil
-}
-
-// claimLeases builds the lease keeper and runs its first round at once, so
-// a lone replica (SQLite's one process) holds every shard before its first
-// tick, and one restarting under the same host takes its own shards back.
-func (a *App) claimLeases(ctx context.Context, opts Options) error {
-	ls, ok := a.Store.(store.Leases)
-	if !ok {
-		return fmt.Errorf("database %s: the store keeps no leases", a.Config.Database)
-	}
-	a.Leases = reconciler.NewKeeper(ls, opts.Clock, opts.Logger.With("host", a.Config.Host),
-		reconciler.LeaseConfig{Host: a.Config.Host, Shards: a.Config.Shards, TTL: a.Config.LeaseTTL},
-		reconciler.LeaseHooks{Held: a.Metrics.LeasesHeld, Takeover: a.Metrics.LeaseTakeovers})
-	if err := a.Leases.Round(ctx); err != nil {
-		return fmt.Errorf("database %s: %w", a.Config.Database, err)
-	}
-	a.closers = append(a.closers, a.releaseLeases)
-	if _, ok := a.Store.(store.Kicker); ok {
-		a.kicks = make(chan struct{}, 1)
-	}
-	return nil
-}
-
-// kick wakes this replica's loop after an API write: the work items of the
-// servers written are due at once (no wait for a tick; a full tick when
-// none is named), and, when the store can, every other replica gets a
-// kick (the server's shard may be held elsewhere). Never blocks: a burst
-// of writes coalesces into one notification.
-func (a *App) kick(servers ...string) {
-	if len(servers) == 0 {
-		a.Reconciler.Kick()
-	} else {
-		a.Reconciler.Wake(servers...)
-	}
-	if a.kicks != nil {
-		select {
-		case a.kicks <- struct{}{}:
-		default:
-		}
-	}
-}
-
-// relayKicks, with a store that can notify, sends this replica's kicks to
-// the others and kicks the loop on theirs, until ctx ends.
-func (a *App) relayKicks(ctx context.Context) {
-	k, ok := a.Store.(store.Kicker)
-	if !ok || a.kicks == nil {
-		return
-	}
-	go func() {
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-a.kicks:
-			}
-			if err := k.KickReplicas(ctx); err != nil && ctx.Err() == nil {
-				a.Log.Warn("kick replicas", "err", err)
-			}
-		}
-	}()
-	go func() {
-		for ctx.Err() == nil {
-			if err := k.ListenKicks(ctx, a.Reconciler.Kick); err != nil && ctx.Err() == nil {
-				a.Log.Warn("listen for kicks", "err", err)
-				select {
-				case <-ctx.Done():
-				case <-time.After(time.Second):
-				}
-			}
-		}
-	}()
-}
-
-// releaseLeases gives this replica's leases up (idempotent).
-func (a *App) releaseLeases() {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := a.Leases.Release(ctx); err != nil {
-		a.Log.Warn("lease release", "err", err)
-	}
-}
-
 // LifecycleConfig extracts the lifecycle's limits.
 func LifecycleConfig(c config.Config) lifecycle.Config {
 	return lifecycle.Config{
@@ -416,135 +267,6 @@ func LifecycleConfig(c config.Config) lifecycle.Config {
 		InterfaceTimeout: c.InterfaceTimeout,
 		VolumeTimeout:    c.VolumeTimeout,
 	}
-}
-
-// startSim runs the built-in simulated Ironic on a loopback port; ingot then
-// talks to it over HTTP exactly as to a real Ironic. It keeps its state in
-// statePath (guarded by the database lock, like the database), so a restart
-// finds the nodes, and the servers on them, where they were; c.Nodes nodes
-// are created only when there is no state yet.
-func (a *App) startSim(c config.Sim, statePath string) error {
-	sim := ironicsim.New(ironicsim.Options{DeployTime: c.DeployTime, UndeployTime: c.UndeployTime})
-	restored, err := sim.Persist(statePath, func(err error) { a.Log.Warn("simulated Ironic: state not saved", "err", err) })
-	if err != nil {
-		return fmt.Errorf("simulated ironic: %w", err)
-	}
-	if !restored {
-		// Two NICs per node, so servers get real MACs in their config drive,
-		// and the fake rescue interface, so they can be rescued.
-		sim.AddNodes(c.Nodes, ironicsim.NodeSpec{ResourceClass: c.ResourceClass, RescueInterface: "fake", Ports: 2})
-	}
-	listen := c.Listen
-	if listen == "" {
-		listen = "127.0.0.1:0"
-	}
-	ln, err := net.Listen("tcp", listen)
-	if err != nil {
-		return fmt.Errorf("simulated ironic: %w", err)
-	}
-	srv := &http.Server{Handler: sim.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	a.Sim = sim
-	a.IronicURL = "http://" + ln.Addr().String()
-	a.closers = append(a.closers, func() {
-		// Let requests in flight finish (each saves the state before it is
-		// answered), then stop saving: nothing writes the state file after Close.
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := srv.Shutdown(ctx); err != nil {
-			_ = srv.Close()
-		}
-		sim.StopPersisting()
-	})
-	a.Log.Info("built-in simulated Ironic", "url", a.IronicURL, "nodes", len(sim.Nodes()), "resource_class", c.ResourceClass,
-		"admin", a.IronicURL+"/_sim/", "state", statePath, "resumed", restored)
-	return nil
-}
-
-// Serve answers the API on ln and runs the reconciler until ctx ends, then
-// shuts down gracefully.
-func (a *App) Serve(ctx context.Context, ln net.Listener) error {
-	srv := newHTTPServer(a.Config, a.Root(), a.Log)
-	proxies := a.Config.TrustedProxyPrefixes()
-	limited := connlimit.New(ln, a.Config.API.MaxConnections, a.Config.API.ConnectionsPerClient(), func(addr netip.Addr) bool {
-		return slices.ContainsFunc(proxies, func(p netip.Prefix) bool { return p.Contains(addr) })
-	})
-	srv.ConnState = limited.ConnState
-	srvErr := make(chan error, 1)
-	go func() { srvErr <- srv.Serve(limited) }()
-	// Run in its own loops: lost and taken again, the ownership pauses
-	// and resumes them (reown.go).
-	loops := a.startLoops(ctx)
-	defer func() { loops.stop() }()
-	a.relayKicks(ctx)
-	// The consumer only wakes work items: it goes on while the loops are
-	// paused (they take the items when they resume).
-	go a.RunNotifications(ctx)
-	go a.heartbeat(ctx)
-	var lost <-chan struct{}
-	if a.owner != nil {
-		if err := a.owner.SetListen(ctx, "http://"+ln.Addr().String()); err != nil {
-			a.Log.Warn("database lock record", "err", err)
-		}
-		lost = a.owner.Lost()
-	}
-	go a.diagnose(ctx)
-	a.Log.Info("ingot serving", "api", "http://"+ln.Addr().String()+"/v2.1", "console", "http://"+ln.Addr().String()+"/ui/",
-		"ironic", a.IronicURL, "database", config.RedactDSN(a.Config.Database))
-	for serving := true; serving; {
-		select {
-		case <-ctx.Done():
-			serving = false
-		case <-lost:
-			// Another ingot of this host may own the database now: stop
-			// acting at once, and go on only once the ownership is ours
-			// again. The API answers meanwhile (503 while the database is
-			// down: it records requests only where the database takes them).
-			a.Log.Error("database ownership lost (the owner lock's session ended); acting paused until it is taken again",
-				"database", config.RedactDSN(a.Config.Database))
-			loops.stop()
-			if err := a.reown(ctx, "http://"+ln.Addr().String()); err != nil {
-				_ = srv.Close()
-				return err
-			}
-			if ctx.Err() != nil {
-				serving = false
-				break
-			}
-			lost = a.owner.Lost()
-			loops = a.startLoops(ctx)
-		case err := <-srvErr:
-			if err != nil && !errors.Is(err, http.ErrServerClosed) && !errors.Is(err, context.Canceled) {
-				loops.stop()
-				return err
-			}
-			serving = false
-		}
-	}
-	a.Log.Info("shutting down")
-	loops.stopActing()
-	shutCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	err := srv.Shutdown(shutCtx)
-	// The reconciler's last step ends before Serve returns, so Close never
-	// pulls the store or the simulator from under it.
-	select {
-	case <-loops.recDone:
-		// Nothing acts any more: hand the shards over at once (a rolling
-		// restart does not wait for the leases to expire).
-		loops.stop()
-		a.releaseLeases()
-	case <-shutCtx.Done():
-	}
-	return err
-}
-
-// Close releases the database and the built-in simulator.
-func (a *App) Close() {
-	for i := len(a.closers) - 1; i >= 0; i-- {
-		a.closers[i]()
-	}
-	a.closers = nil
 }
 
 // tee calls the metrics' tick hook and then the caller's, if any.

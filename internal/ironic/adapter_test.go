@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"reflect"
 	"slices"
 	"sort"
 	"sync"
@@ -16,7 +15,6 @@ import (
 	"github.com/ingot-dev/ingot/internal/ironic"
 	"github.com/ingot-dev/ingot/internal/ironictest"
 	"github.com/ingot-dev/ingot/internal/poll"
-	"github.com/ingot-dev/ingot/internal/portbind"
 )
 
 // enroll adds an available Fast node of resource class rc.
@@ -327,106 +325,9 @@ func TestAdapter(t *testing.T) {
 		}
 	})
 
-	t.Run("DeployUndeploy", func(t *testing.T) {
-		c, cnt := newClient(t, h.URL, 0)
-		id := enroll(t, h, "dp-a", "dp")
-		inst := uuid.NewString()
-		if _, err := c.Reserve(ctx, id, inst); err != nil {
-			t.Fatal(err)
-		}
-		for _, vif := range []string{"vif-1", "vif-1"} { // noop network: a no-op, repeatable
-			if err := c.AttachVIF(ctx, id, vif); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if _, err := c.ListVIFs(ctx, id); err != nil {
-			t.Fatal(err)
-		}
-		cnt.take()
-		req := ironic.DeployRequest{
-			InstanceInfo: map[string]any{
-				"image_source": "http://127.0.0.1:1/img.qcow2", "root_gb": "10",
-				"capabilities": map[string]any{"boot_mode": "uefi"},
-			},
-			ConfigDrive: &ironic.ConfigDrive{
-				MetaData: map[string]any{"uuid": inst, "hostname": "dp-a"},
-				UserData: "#cloud-config\n",
-			},
-		}
-		start := time.Now()
-		if err := c.Deploy(ctx, id, req); err != nil {
-			t.Fatal(err)
-		}
-		// Nothing to remove: no GET of instance_info, one PATCH, one PUT.
-		if got := cnt.take(); got["node.get"] != 0 || got["node.patch"] != 1 || got["node.provision"] != 1 {
-			t.Errorf("Deploy calls: %v, want one PATCH, one PUT", got)
-		}
-		n := waitNode(t, c, id, 30*time.Second, "active", func(n ironic.Node) bool {
-			return n.ProvisionState == ironic.StateActive && n.TargetProvisionState == ""
-		})
-		t.Logf("deploy to active in %v", time.Since(start))
-		if n.InstanceUUID != inst {
-			t.Fatalf("active node %+v", n)
-		}
-		ii := instanceInfo(t, h, id)
-		if ii["image_source"] != "http://127.0.0.1:1/img.qcow2" || ii["configdrive"] != "******" {
-			t.Fatalf("instance_info = %v", ii)
-		}
-		// A second deploy of an active node is refused as invalid state.
-		if err := c.Deploy(ctx, id, req); !errors.Is(err, ironic.ErrInvalidState) {
-			t.Fatalf("Deploy on active = %v, want ErrInvalidState", err)
-		}
-		// …after setting the same instance_info again (a repeated deploy
-		// sends the same PATCH).
-		cnt.take()
-		if again := instanceInfo(t, h, id); !reflect.DeepEqual(again, ii) {
-			t.Errorf("instance_info after the repeated deploy: %v, want %v", again, ii)
-		}
-		// A key to remove reads instance_info first: removed when present,
-		// nothing sent when absent.
-		for _, want := range []int{1, 0} {
-			rm := ironic.DeployRequest{InstanceInfo: map[string]any{"image_source": "http://127.0.0.1:1/img.qcow2", "root_gb": nil}}
-			if err := c.Deploy(ctx, id, rm); !errors.Is(err, ironic.ErrInvalidState) {
-				t.Fatalf("Deploy on active = %v, want ErrInvalidState", err)
-			}
-			if got := cnt.take(); got["node.get"] != 1 || got["node.patch"] != want {
-				t.Errorf("deploy removing root_gb: %v, want one GET and %d PATCH", got, want)
-			}
-		}
-		if _, ok := instanceInfo(t, h, id)["root_gb"]; ok {
-			t.Errorf("root_gb kept: %v", instanceInfo(t, h, id))
-		}
+	t.Run("DeployUndeploy", func(t *testing.T) { adapterDeployUndeploy(ctx, t, h) })
 
-		if err := c.Undeploy(ctx, id); err != nil {
-			t.Fatal(err)
-		}
-		// NOTE: "available" with no target can be seen while the conductor
-		// still holds the node's lock for a few ms; an action sent then gets
-		// ErrNodeLocked (measured). Wait for the lock to go too.
-		n = waitNode(t, c, id, 30*time.Second, "available and unlocked", func(n ironic.Node) bool {
-			return n.ProvisionState == ironic.StateAvailable && n.TargetProvisionState == "" && n.Reservation == ""
-		})
-		if n.InstanceUUID != "" {
-			t.Fatalf("instance_uuid kept after undeploy: %+v", n)
-		}
-		if err := c.Undeploy(ctx, id); !errors.Is(err, ironic.ErrInvalidState) {
-			t.Fatalf("Undeploy available = %v, want ErrInvalidState", err)
-		}
-	})
-
-	t.Run("DeployRefused", func(t *testing.T) {
-		c, _ := newClient(t, h.URL, 0)
-		id := enroll(t, h, "dr-a", "dr")
-		h.SetMaintenance(t, id, true)
-		if err := c.Deploy(ctx, id, ironic.DeployRequest{}); !errors.Is(err, ironic.ErrInvalidState) {
-			t.Fatalf("Deploy in maintenance = %v, want ErrInvalidState", err)
-		}
-		id2 := enroll(t, h, "dr-b", "dr")
-		err := c.Deploy(ctx, id2, ironic.DeployRequest{InstanceInfo: map[string]any{"image_source": "x"}})
-		if !errors.Is(err, ironic.ErrInvalid) {
-			t.Fatalf("Deploy with a bad image href = %v, want ErrInvalid", err)
-		}
-	})
+	t.Run("DeployRefused", func(t *testing.T) { adapterDeployRefused(ctx, t, h) })
 
 	t.Run("NotFound", func(t *testing.T) {
 		c, _ := newClient(t, h.URL, 0)
@@ -453,156 +354,6 @@ func TestAdapter(t *testing.T) {
 		check("DeleteVolumeTarget", c.DeleteVolumeTarget(ctx, uuid.NewString()))
 	})
 
-	t.Run("Volumes", func(t *testing.T) {
-		c, _ := newClient(t, h.URL, 0)
-		id := enroll(t, h, "vt-a", "vt")
-		if err := c.SetStorageInterface(ctx, id, "external"); err != nil {
-			t.Fatal(err)
-		}
-		cid, err := c.CreateVolumeConnector(ctx, id, "iqn", "iqn.2010-10.org.openstack:vt-a")
-		if err != nil || cid == "" {
-			t.Fatalf("CreateVolumeConnector = %q, %v", cid, err)
-		}
-		conns, err := c.ListVolumeConnectors(ctx, id)
-		if err != nil || len(conns) != 1 || conns[0].UUID != cid || conns[0].ConnectorID != "iqn.2010-10.org.openstack:vt-a" {
-			t.Fatalf("ListVolumeConnectors = %+v, %v", conns, err)
-		}
-		tid, err := c.CreateVolumeTarget(ctx, ironic.VolumeTarget{NodeID: id, VolumeType: "iscsi", VolumeID: "vol-1",
-			BootIndex: 0, Properties: map[string]any{"target_lun": 0}})
-		if err != nil || tid == "" {
-			t.Fatalf("CreateVolumeTarget = %q, %v", tid, err)
-		}
-		_, err = c.CreateVolumeTarget(ctx, ironic.VolumeTarget{NodeID: id, VolumeType: "iscsi", VolumeID: "vol-2"})
-		if !errors.Is(err, ironic.ErrInvalid) {
-			t.Fatalf("duplicate boot index = %v, want ErrInvalid", err)
-		}
-		targets, err := c.ListVolumeTargets(ctx, id)
-		if err != nil || len(targets) != 1 || targets[0].UUID != tid || targets[0].VolumeID != "vol-1" || targets[0].NodeID != id {
-			t.Fatalf("ListVolumeTargets = %+v, %v", targets, err)
-		}
-		// Deleting a target needs power_state "power off" (§5).
-		if r := h.Request(t, "PUT", "/v1/nodes/"+id+"/states/power", map[string]any{"target": "power on"}); r.Status != 202 {
-			t.Fatalf("power on: %d %s", r.Status, r.Fault())
-		}
-		waitNode(t, c, id, 10*time.Second, "powered on", func(n ironic.Node) bool { return n.PowerState == "power on" })
-		if err := c.DeleteVolumeTarget(ctx, tid); !errors.Is(err, ironic.ErrInvalidState) {
-			t.Fatalf("DeleteVolumeTarget while not powered off = %v, want ErrInvalidState", err)
-		}
-		if err := c.SetPowerOff(ctx, id); err != nil {
-			t.Fatal(err)
-		}
-		// NOTE: the power change holds the node's lock a little past the new
-		// power_state; a target delete sent then gets ErrNodeLocked (seen).
-		unlockedOff := func(n ironic.Node) bool { return n.PowerState == "power off" && n.Reservation == "" }
-		waitNode(t, c, id, 10*time.Second, "powered off and unlocked", unlockedOff)
-		if err := c.SetPowerOff(ctx, id); err != nil {
-			t.Fatalf("SetPowerOff on a node already off: %v", err)
-		}
-		waitNode(t, c, id, 10*time.Second, "powered off and unlocked", unlockedOff)
-		if err := c.DeleteVolumeTarget(ctx, tid); err != nil {
-			t.Fatal(err)
-		}
-		if err := c.DeleteVolumeTarget(ctx, tid); !errors.Is(err, ironic.ErrNotFound) {
-			t.Fatalf("second DeleteVolumeTarget = %v, want ErrNotFound", err)
-		}
-		if err := c.DeleteVolumeConnector(ctx, cid); err != nil {
-			t.Fatal(err)
-		}
-		if targets, err := c.ListVolumeTargets(ctx, id); err != nil || len(targets) != 0 {
-			t.Fatalf("targets after delete: %+v, %v", targets, err)
-		}
-		if conns, err := c.ListVolumeConnectors(ctx, id); err != nil || len(conns) != 0 {
-			t.Fatalf("connectors after delete: %+v, %v", conns, err)
-		}
-	})
-	t.Run("Ports", func(t *testing.T) {
-		c, cnt := newClient(t, h.URL, 0)
-		plain := h.EnrollNode(t, ironictest.NodeSpec{Name: "ports-plain", ResourceClass: "ports", Ports: 2, PhysicalNetwork: "physnet1"})
-		bond := h.EnrollNode(t, ironictest.NodeSpec{Name: "ports-bond", ResourceClass: "ports", Ports: 1, BondPorts: 2, BondMode: "802.3ad",
-			Properties: map[string]any{"capabilities": "boot_mode:uefi,secure_boot:true"}})
-		cnt.take()
-		inv, err := c.NodePorts(ctx, plain)
-		if err != nil || len(inv.Ports) != 2 || inv.Portgroups != nil || !inv.Ports[0].PXE || inv.Ports[0].Physnet != "physnet1" ||
-			inv.Ports[0].Node != plain || inv.Ports[0].MAC != h.Ports(t, plain)[0].Address {
-			t.Fatalf("NodePorts(plain) = %+v, %v", inv, err)
-		}
-		if got := cnt.take(); got["port.list"] != 1 || got["portgroup.list"] != 0 {
-			t.Errorf("calls for a node without a bond: %v, want one port list", got)
-		}
-		inv, err = c.NodePorts(ctx, bond)
-		if err != nil || len(inv.Ports) != 3 || len(inv.Portgroups) != 1 || inv.Portgroups[0].Mode != "802.3ad" ||
-			inv.Ports[1].Portgroup != inv.Portgroups[0].UUID || inv.Ports[0].Portgroup != "" {
-			t.Fatalf("NodePorts(bond) = %+v, %v", inv, err)
-		}
-		if got := cnt.take(); got["port.list"] != 1 || got["portgroup.list"] != 1 {
-			t.Errorf("calls for a node with a bond: %v, want a port list and a portgroup list", got)
-		}
-		all, err := c.ListPorts(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		per := map[string]int{}
-		for _, p := range all {
-			per[p.Node]++
-		}
-		if per[plain] != 2 || per[bond] != 3 {
-			t.Errorf("ListPorts: %v per node", per)
-		}
-		// VIF attach on a named port and portgroup (noop on the harness's Ironic).
-		if err := c.AttachVIFTo(ctx, bond, uuid.NewString(), portbind.Target{Portgroup: inv.Portgroups[0].UUID}); err != nil {
-			t.Errorf("AttachVIFTo portgroup: %v", err)
-		}
-		if err := c.AttachVIFTo(ctx, bond, uuid.NewString(), portbind.Target{Port: inv.Ports[0].UUID}); err != nil {
-			t.Errorf("AttachVIFTo port: %v", err)
-		}
-		nodes, err := c.ListAvailable(ctx, "ports")
-		if err != nil || len(nodes) != 2 {
-			t.Fatalf("ListAvailable = %d nodes, %v", len(nodes), err)
-		}
-		for _, n := range nodes {
-			want := map[string]string(nil)
-			if n.UUID == bond {
-				want = map[string]string{"boot_mode": "uefi", "secure_boot": "true"}
-			}
-			if fmt.Sprint(n.Capabilities) != fmt.Sprint(want) {
-				t.Errorf("node %s capabilities %v, want %v", n.Name, n.Capabilities, want)
-			}
-		}
-	})
-}
-
-// TestNodeLocked: while a slow fake deploy holds the node (deploy_delay), a
-// PATCH is refused with "state transition is in progress" and an undeploy
-// with NodeLocked; both are ErrNodeLocked and transient.
-func TestNodeLocked(t *testing.T) {
-	h := ironictest.Start(t, ironictest.Options{DeployDelay: 3 * time.Second})
-	ctx := context.Background()
-	c, _ := newClient(t, h.URL, 0)
-	id := enroll(t, h, "lk-a", "lk")
-	inst := uuid.NewString()
-	if _, err := c.Reserve(ctx, id, inst); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Deploy(ctx, id, ironic.DeployRequest{}); err != nil {
-		t.Fatal(err)
-	}
-	// DeployDelay 3 s keeps the node in "deploying" with a reservation for
-	// about 6 s; the checks below take well under a second.
-	n := waitNode(t, c, id, 10*time.Second, "deploying and locked", func(n ironic.Node) bool {
-		return n.ProvisionState == ironic.StateDeploying && n.Reservation != ""
-	})
-	if _, err := c.Reserve(ctx, id, inst); !errors.Is(err, ironic.ErrNodeLocked) || !ironic.IsTransient(err) {
-		t.Fatalf("PATCH while deploying = %v, want ErrNodeLocked", err)
-	}
-	if err := c.Unreserve(ctx, id); !errors.Is(err, ironic.ErrNodeLocked) {
-		t.Fatalf("Unreserve while deploying = %v, want ErrNodeLocked", err)
-	}
-	if err := c.Undeploy(ctx, id); !errors.Is(err, ironic.ErrNodeLocked) {
-		t.Fatalf("Undeploy while deploying = %v, want ErrNodeLocked", err)
-	}
-	if now, err := c.GetNode(ctx, id); err != nil || now.ProvisionState != ironic.StateDeploying {
-		t.Fatalf("node left deploying during the checks (%+v, %v): the test raced; raise DeployDelay", now, err)
-	}
-	t.Logf("locked node: %+v", n)
-	waitNode(t, c, id, 30*time.Second, "active", func(n ironic.Node) bool { return n.ProvisionState == ironic.StateActive })
+	t.Run("Volumes", func(t *testing.T) { adapterVolumes(ctx, t, h) })
+	t.Run("Ports", func(t *testing.T) { adapterPorts(ctx, t, h) })
 }
