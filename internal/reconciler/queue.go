@@ -9,7 +9,6 @@ import (
 
 	"github.com/ingot-dev/ingot/internal/ironic"
 	"github.com/ingot-dev/ingot/internal/lifecycle"
-	"github.com/ingot-dev/ingot/internal/nodeview"
 )
 
 // The work queue. Besides the ticks (the view and the resync: one bulk
@@ -306,21 +305,6 @@ send:
 	return servers[sent:], busy
 }
 
-// DefaultNotifyDebounce is NotifyDebounce's default: Ironic sends a
-// transition's start and end, or an update's, within tens of milliseconds,
-// and waiting that long costs the user nothing visible.
-const DefaultNotifyDebounce = 20 * time.Millisecond
-
-// kickSpacing is the least time between two full ticks asked for by kicks:
-// the fast interval, but at most the default fast interval while
-// notifications are received (the fast interval may then be long).
-func (r *Reconciler) kickSpacing() time.Duration {
-	if r.notified.Load() {
-		return min(r.cfg.FastInterval, DefaultFastInterval)
-	}
-	return r.cfg.FastInterval
-}
-
 // Wake makes the servers' items due now (under Run). Never blocks; a
 // server this replica does not hold (or that needs no work) is dropped
 // when its item is taken.
@@ -329,57 +313,6 @@ func (r *Reconciler) Wake(serverIDs ...string) {
 	for _, id := range serverIDs {
 		r.q.at(id, now)
 	}
-}
-
-// Change is what a notification reports of a node.
-type Change int
-
-const (
-	// ChangeState: a provision, power or maintenance change, a delete, or
-	// anything ingot has no name for.
-	ChangeState Change = iota
-	// ChangeFields: an update of the node's fields (a PATCH), which moves
-	// none of its states; ingot's own PATCHes (the reservation, the
-	// deploy's instance_info) are echoed so.
-	ChangeFields
-)
-
-// Notified takes a notification about node (a hint: no store or Ironic
-// call). It wakes the server holding it, if this replica loaded one, and
-// reports whether it did. The step reads the node from Ironic; the
-// payload (shown: the node's fields as the notification has them, nil
-// when it has none, as for a port's) only spares a look that would find
-// nothing to do: when it shows the node as the server's last step left
-// it (a change after that look is notified in turn), a transition still
-// under way (a target state, out of maintenance: its end, success or
-// failure is notified; a lost one is seen by the resync), or a change of
-// fields on a node the server holds, out of maintenance (what a PATCH can
-// change that a decision reads is the holder and the maintenance flag; a
-// state it shows was notified by its own transition). Wakes within
-// NotifyDebounce of the first make one step: Ironic notifies an update's
-// start and end moments apart.
-func (r *Reconciler) Notified(node string, shown *ironic.Node, change Change) bool {
-	r.q.mu.Lock()
-	id, ok := r.q.byNode[node]
-	known := false
-	if ok && shown != nil {
-		last, seen := r.q.seen[id]
-		v := nodeview.Of(*shown, id)
-		known = (seen && sameNode(v, last)) || ((v.Settling || v.PowerSettling) && !v.Maintenance) ||
-			(change == ChangeFields && v.Holder == lifecycle.HeldByUs && !v.Maintenance)
-	}
-	r.q.mu.Unlock()
-	woke := ok && !known
-	if r.cfg.TrustPayload && ok && shown != nil {
-		r.q.mu.Lock()
-		r.q.payload[id], woke = *shown, true
-		r.q.mu.Unlock()
-	}
-	if woke {
-		r.q.at(id, r.clock.Now().Add(r.cfg.NotifyDebounce))
-	}
-	r.log.Debug("notification", logNode, node, logServer, id, "woken", woke)
-	return woke
 }
 
 // InventoryListed is the scheduler's word that a listing of its inventory
@@ -491,14 +424,4 @@ func (r *Reconciler) RunDue(ctx context.Context) int {
 		}
 	}
 	return len(ids)
-}
-
-// SetNotified says whether Ironic's notifications are being received (the
-// consumer is connected): the waits on Ironic are then looked at by
-// notification and resync instead of fast ticks (Cadence). A change asks
-// for a full tick at once: after a gap in the notifications it is the
-// resync, and when they stop it restarts the fast ticks.
-func (r *Reconciler) SetNotified(on bool) {
-	r.notified.Store(on)
-	r.Kick()
 }
