@@ -84,6 +84,16 @@ func BenchmarkServerList(b *testing.B) {
 	b.ReportMetric(float64(bytes)/1000, "B/server")
 }
 
+// BenchmarkServerListPage: GET /v2.1/servers/detail?limit=50 among 1,000
+// servers, the page a dashboard asks for (the API load benchmark's list).
+func BenchmarkServerListPage(b *testing.B) {
+	f := newFixture(b)
+	seed(b, f, 1000)
+	for b.Loop() {
+		serve(b, f.api, "/v2.1/servers/detail?limit=50")
+	}
+}
+
 // BenchmarkServerCreate: POST /v2.1/servers (validation, one committed
 // insert of the server and its create action, the answer).
 func BenchmarkServerCreate(b *testing.B) {

@@ -78,10 +78,27 @@ func TestBenchAPI(t *testing.T) {
 			rate, el.Round(time.Second), n, failed, k, len(d), quantile(d, 0.5).Round(10*time.Microsecond),
 			quantile(d, 0.99).Round(10*time.Microsecond), d[len(d)-1].Round(time.Millisecond))
 	}
+	if os.Getenv("INGOT_BENCH_TIMELINE") != "" {
+		timeline(t, samples, rate)
+	}
 	t.Logf("ingot CPU %s (%.0f%% of one core); reconciler meanwhile: %s; load average %s", cpu.Round(time.Millisecond),
 		100*cpu.Seconds()/el.Seconds(), g.ticks, loadAvg())
 	if failed > 0 {
 		t.Errorf("%d requests failed", failed)
+	}
+}
+
+// timeline logs each second's p99 and max (INGOT_BENCH_TIMELINE=1), to
+// see whether the tail is spread or comes in stalls.
+func timeline(t *testing.T, samples []sample, rate int) {
+	for at := 0; at < len(samples); at += rate {
+		var d []time.Duration
+		for _, s := range samples[at:min(at+rate, len(samples))] {
+			d = append(d, s.D)
+		}
+		sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+		t.Logf("second %d: p50 %s p99 %s max %s", at/rate, quantile(d, 0.5).Round(10*time.Microsecond),
+			quantile(d, 0.99).Round(10*time.Microsecond), d[len(d)-1].Round(time.Millisecond))
 	}
 }
 
