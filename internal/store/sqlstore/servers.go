@@ -103,11 +103,8 @@ func (st *Store) ServersByID(ctx context.Context, ids []string) ([]*lifecycle.Se
 	var out []*lifecycle.Server
 	for len(ids) > 0 {
 		n := min(len(ids), InChunk)
-		args := make([]any, n)
-		for i, id := range ids[:n] {
-			args[i] = id
-		}
-		rows, err := st.B.QueryOnce(ctx, "SELECT "+codec.ServerCols+" FROM servers WHERE id IN ("+marks(n)+")", args...)
+		in, args := inList(ids[:n])
+		rows, err := st.B.Query(ctx, "SELECT "+codec.ServerCols+" FROM servers WHERE id IN ("+in+")", args...)
 		if err != nil {
 			return nil, st.errorf("servers by id: %w", err)
 		}

@@ -3,6 +3,8 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"fmt"
+	"strings"
 	"testing"
 	"testing/fstest"
 )
@@ -41,5 +43,27 @@ func TestLoad(t *testing.T) {
 	}
 	if _, err := Load(good, "m", map[int]func(ctx context.Context, tx *sql.Tx, d Dialect) error{3: FillShardHash}); err == nil {
 		t.Error("Load took a Go step without its file")
+	}
+}
+
+// TestInList: an IN list is padded with its last id to a power of two or
+// InChunk, so few statement texts serve every count, and keeps every id.
+func TestInList(t *testing.T) {
+	for _, tc := range []struct{ n, want int }{{0, 0}, {1, 1}, {2, 2}, {3, 4}, {50, 64}, {300, InChunk}, {InChunk, InChunk}, {InChunk + 1, InChunk + 1}} {
+		ids := make([]string, tc.n)
+		for i := range ids {
+			ids[i] = fmt.Sprint("id", i)
+		}
+		in, args := inList(ids)
+		if len(args) != tc.want || (tc.n > 0 && strings.Count(in, "?") != tc.want) || (tc.n == 0 && in != "NULL") {
+			t.Errorf("%d ids: %d args, %q", tc.n, len(args), in)
+			continue
+		}
+		for i, a := range args {
+			if want := ids[min(i, tc.n-1)]; a != want {
+				t.Errorf("%d ids: arg %d is %v, want %s", tc.n, i, a, want)
+				break
+			}
+		}
 	}
 }
