@@ -61,7 +61,14 @@ const ServerCols = `id, name, project_id, user_id, spec, desired, phase, node_id
 type Scanner interface{ Scan(dest ...any) error }
 
 // ScanServer reads one row of ServerCols.
-func ScanServer(sc Scanner) (*lifecycle.Server, error) {
+func ScanServer(sc Scanner) (*lifecycle.Server, error) { return ScanServerSpec(sc, nil) }
+
+// SpecDecoder decodes a spec column's text into dst.
+type SpecDecoder func(text string, dst *lifecycle.Spec) error
+
+// ScanServerSpec is ScanServer with the spec decoded by decode (nil:
+// json.Unmarshal), which may hand out a spec it decoded before.
+func ScanServerSpec(sc Scanner, decode SpecDecoder) (*lifecycle.Server, error) {
 	var (
 		s                                             lifecycle.Server
 		spec, excluded, attempts, ext, requests       string
@@ -79,7 +86,10 @@ func ScanServer(sc Scanner) (*lifecycle.Server, error) {
 		return nil, err
 	}
 	s.Desired, s.Phase = lifecycle.Desired(desired), lifecycle.Phase(phase)
-	if err := json.Unmarshal([]byte(spec), &s.Spec); err != nil {
+	if decode == nil {
+		decode = func(text string, dst *lifecycle.Spec) error { return json.Unmarshal([]byte(text), dst) }
+	}
+	if err := decode(spec, &s.Spec); err != nil {
 		return nil, fmt.Errorf("server %s: spec: %w", s.ID, err)
 	}
 	if requests != "{}" {

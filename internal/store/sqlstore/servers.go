@@ -28,10 +28,15 @@ func (st *Store) from(table, index string) string {
 
 // CollectServers reads rows of codec.ServerCols, closing them.
 func (st *Store) CollectServers(rows *sql.Rows, capHint int) ([]*lifecycle.Server, error) {
+	return st.collectServers(rows, capHint, nil)
+}
+
+// collectServers is CollectServers with the specs decoded by decode.
+func (st *Store) collectServers(rows *sql.Rows, capHint int, decode codec.SpecDecoder) ([]*lifecycle.Server, error) {
 	defer rows.Close()
 	out := make([]*lifecycle.Server, 0, capHint)
 	for rows.Next() {
-		s, err := codec.ScanServer(rows)
+		s, err := codec.ScanServerSpec(rows, decode)
 		if err != nil {
 			return nil, st.errorf("%w", err)
 		}

@@ -79,6 +79,7 @@ type Store struct {
 	TagsColumn bool
 
 	notify store.Notifier // SetNotifier (outbox.go)
+	specs  specCache      // ListServers' decoded specs (specs.go)
 }
 
 // errorf is fmt.Errorf with the store's name in front.

@@ -4,9 +4,12 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/ingot-dev/ingot/internal/lifecycle"
 )
 
 func TestRebind(t *testing.T) {
@@ -65,5 +68,33 @@ func TestInList(t *testing.T) {
 				break
 			}
 		}
+	}
+}
+
+// TestSpecCache: a kept spec is the one its text decodes to, another text
+// decodes afresh, a bad text is an error and is not kept, and a full
+// cache starts over.
+func TestSpecCache(t *testing.T) {
+	var c specCache
+	var a, b, again lifecycle.Spec
+	if err := c.decode(`{"flavor_id":"f1","metadata":{"k":"v"}}`, &a); err != nil || a.FlavorID != "f1" || a.Metadata["k"] != "v" {
+		t.Fatalf("decode: %+v %v", a, err)
+	}
+	if err := c.decode(`{"flavor_id":"f2"}`, &b); err != nil || b.FlavorID != "f2" || b.Metadata != nil {
+		t.Fatalf("another text: %+v %v", b, err)
+	}
+	if err := c.decode(`{"flavor_id":"f1","metadata":{"k":"v"}}`, &again); err != nil || !reflect.DeepEqual(a, again) {
+		t.Fatalf("kept: %+v %v", again, err)
+	}
+	if err := c.decode(`{"flavor_id":`, &b); err == nil || len(c.m) != 2 {
+		t.Fatalf("bad text: %v, %d kept", err, len(c.m))
+	}
+	for i := range specCacheSize {
+		if err := c.decode(fmt.Sprintf(`{"flavor_id":"n%d"}`, i), &b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(c.m) > specCacheSize {
+		t.Fatalf("%d specs kept, at most %d", len(c.m), specCacheSize)
 	}
 }
