@@ -53,7 +53,7 @@ func TestBenchAPI(t *testing.T) {
 	}
 	cpuProfile(t)
 	cpu0 := cpuTime()
-	samples, el := runLoad(t, plan)
+	samples, el, genCPU := runLoad(t, plan)
 	cpu := cpuTime() - cpu0
 	by := map[string][]time.Duration{}
 	failed := 0
@@ -81,8 +81,8 @@ func TestBenchAPI(t *testing.T) {
 	if os.Getenv("INGOT_BENCH_TIMELINE") != "" {
 		timeline(t, samples, rate)
 	}
-	t.Logf("ingot CPU %s (%.0f%% of one core); reconciler meanwhile: %s; load average %s", cpu.Round(time.Millisecond),
-		100*cpu.Seconds()/el.Seconds(), g.ticks, loadAvg())
+	t.Logf("ingot CPU %s (%.0f%% of one core), the load generator's %s; reconciler meanwhile: %s; load average %s",
+		cpu.Round(time.Millisecond), 100*cpu.Seconds()/el.Seconds(), genCPU.Round(time.Millisecond), g.ticks, loadAvg())
 	if failed > 0 {
 		t.Errorf("%d requests failed", failed)
 	}

@@ -41,8 +41,9 @@ type sample struct {
 
 // runLoad fires the plan from a separate process, so the generator's own
 // CPU, allocations and GC are not profiled or collected as ingot's (they
-// still share the machine's cores).
-func runLoad(t *testing.T, plan loadPlan) ([]sample, time.Duration) {
+// still share the machine's cores). It returns the samples, the elapsed
+// time and the generator's CPU.
+func runLoad(t *testing.T, plan loadPlan) ([]sample, time.Duration, time.Duration) {
 	t.Helper()
 	dir := t.TempDir()
 	in, out := filepath.Join(dir, "plan.json"), filepath.Join(dir, "samples.json")
@@ -61,6 +62,7 @@ func runLoad(t *testing.T, plan loadPlan) ([]sample, time.Duration) {
 		t.Fatalf("load generator: %v\n%s", err, b)
 	}
 	el := time.Since(start)
+	genCPU := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	f, err := os.Open(out)
 	if err != nil {
 		t.Fatal(err)
@@ -70,7 +72,7 @@ func runLoad(t *testing.T, plan loadPlan) ([]sample, time.Duration) {
 	if err := json.NewDecoder(bufio.NewReader(f)).Decode(&samples); err != nil {
 		t.Fatalf("load generator's samples: %v", err)
 	}
-	return samples, el
+	return samples, el, genCPU
 }
 
 // TestBenchAPILoad is the load generator's side of runLoad; it runs only
