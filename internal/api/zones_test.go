@@ -3,6 +3,9 @@ package api_test
 import (
 	"net/http"
 	"testing"
+	"time"
+
+	"github.com/ingot-dev/ingot/internal/store"
 )
 
 func zoneNames(t *testing.T, f *fixture, path string) []string {
@@ -59,6 +62,18 @@ func TestAggregateZones(t *testing.T) {
 	}
 	if az := obj(t, f.do("GET", "/v2.1/servers/"+held, "2.1", nil).want(t, 200).body, "server")["OS-EXT-AZ:availability_zone"]; az != "z1" {
 		t.Fatalf("server zone %v", az)
+	}
+	// Another replica's write (straight to the store) shows at once: the
+	// zones kept between requests follow the store's admin revision.
+	z1, z2 := "z1", "z2"
+	if _, err := f.store.UpdateAggregate(t.Context(), int64(id), nil, map[string]*string{store.AggregateAZKey: &z2}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if az := obj(t, f.do("GET", "/v2.1/servers/"+held, "2.1", nil).want(t, 200).body, "server")["OS-EXT-AZ:availability_zone"]; az != "z2" {
+		t.Fatalf("server zone after another replica's change %v", az)
+	}
+	if _, err := f.store.UpdateAggregate(t.Context(), int64(id), nil, map[string]*string{store.AggregateAZKey: &z1}, time.Now()); err != nil {
+		t.Fatal(err)
 	}
 	createWithAZ("nova").novaError(t, 400, "badRequest")
 	s := obj(t, createWithAZ("z1").want(t, http.StatusAccepted).body, "server")

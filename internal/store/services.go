@@ -50,6 +50,11 @@ type Services interface {
 	UpdateService(ctx context.Context, uuid string, u ServiceUpdate) (Service, error)
 	// DeleteService removes one service by UUID. ErrNotFound when unknown.
 	DeleteService(ctx context.Context, uuid string) error
+	// AdminRevision is a number that every committed write to the
+	// services, the aggregates or their hosts changes (by any replica): what
+	// was derived from them is still true while it reads the same. Read it
+	// before what is derived, so the derived is never older than it.
+	AdminRevision(ctx context.Context) (int64, error)
 }
 
 // ComputeServices are the nova-compute services of all, in all's order

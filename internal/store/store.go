@@ -225,7 +225,9 @@ type Store interface {
 	// ListServers pages through the servers that match opts, ordered by
 	// opts.Sort (default: creation, oldest first, id as a tie-break); never
 	// loads more than Limit rows. A Marker names any existing server
-	// (deleted ones included); ErrNotFound when it names none.
+	// (deleted ones included); ErrNotFound when it names none. The
+	// servers are for reading: their specs' maps and slices may be shared
+	// with other calls' (Clone one to change it).
 	ListServers(ctx context.Context, opts ListOptions) ([]*lifecycle.Server, error)
 	// RequestDelete records the user's delete (Desired=deleted,
 	// DeleteRequestedAt, DeleteRequestID, a delete action) and bumps Version.

@@ -21,7 +21,31 @@ type Zones struct {
 	byHost   map[string]string // compute host → aggregate zone
 }
 
+// Zones is the current zones: the kept ones while the store's admin
+// revision has not moved, else a fresh read (kept under the revision read
+// before it, so a write racing the read only costs another read). The
+// caller must not change what it returns.
 func (s *Service) Zones(r *core.Request) (Zones, error) {
+	rev, err := s.Cfg.Store.AdminRevision(r.Context())
+	if err != nil {
+		return Zones{}, err
+	}
+	s.mu.Lock()
+	z, ok := s.zones, s.haveZone && s.zonesRev == rev
+	s.mu.Unlock()
+	if ok {
+		return z, nil
+	}
+	if z, err = s.readZones(r); err != nil {
+		return Zones{}, err
+	}
+	s.mu.Lock()
+	s.zones, s.zonesRev, s.haveZone = z, rev, true
+	s.mu.Unlock()
+	return z, nil
+}
+
+func (s *Service) readZones(r *core.Request) (Zones, error) {
 	all, err := s.Cfg.Store.ListServices(r.Context())
 	if err != nil {
 		return Zones{}, fmt.Errorf("list services: %w", err)

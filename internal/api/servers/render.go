@@ -134,7 +134,8 @@ type renderer struct {
 	flavorOf func(id string) (store.Flavor, bool)
 	flavors  map[string]any // flavor member by id, built once per request
 	// zones is read once per request, when a server is first rendered.
-	zones func() admin.Zones
+	zones       func() admin.Zones
+	computeSvcs []store.Service // computes(), non-nil once listed
 	// can checks a rule on a server (the members only some roles see).
 	can func(rule string, sv *lifecycle.Server) bool
 	// admin: the caller is an admin (fault details, as Nova's is_admin).
@@ -161,7 +162,7 @@ func (s *Service) renderer(r *core.Request) *renderer {
 			}
 			return append([]string{}, gs...)
 		},
-		can:   func(rule string, sv *lifecycle.Server) bool { return r.Can(rule, core.Target(sv.ProjectID, sv.UserID)) },
+		can:   memoCan(r),
 		admin: r.IsAdmin(), extensions: core.WantsExtensions(r.Request),
 		zones: sync.OnceValue(func() admin.Zones {
 			z, err := s.admin.Zones(r)
@@ -172,6 +173,34 @@ func (s *Service) renderer(r *core.Request) *renderer {
 			}
 			return z
 		})}
+}
+
+// canKey is one policy question of a request: a rule on a server's
+// project and user, all a server target holds.
+type canKey struct{ rule, project, user string }
+
+// memoCan is r.Can on servers, each question answered once per request:
+// a page's servers mostly share their project and user, and the answer
+// depends on nothing else (the caller's credentials are the request's).
+func memoCan(r *core.Request) func(rule string, sv *lifecycle.Server) bool {
+	seen := map[canKey]bool{}
+	return func(rule string, sv *lifecycle.Server) bool {
+		k := canKey{rule, sv.ProjectID, sv.UserID}
+		ok, done := seen[k]
+		if !done {
+			ok = r.Can(rule, core.Target(sv.ProjectID, sv.UserID))
+			seen[k] = ok
+		}
+		return ok
+	}
+}
+
+// computes is the compute services of the request's zones, listed once.
+func (rd *renderer) computes() []store.Service {
+	if rd.computeSvcs == nil {
+		rd.computeSvcs = append([]store.Service{}, store.ComputeServices(rd.zones().Services)...)
+	}
+	return rd.computeSvcs
 }
 
 func (rd *renderer) serverLinks(id string) []core.Link {
@@ -187,7 +216,7 @@ func (rd *renderer) server(sv *lifecycle.Server, ports []store.Port) *serverView
 		ID: sv.ID, Name: sv.Name, Status: st.Status,
 		TenantID: sv.ProjectID, UserID: sv.UserID,
 		Metadata:       sv.Spec.Metadata,
-		HostID:         hostID(sv.ProjectID, sv.NodeID, store.ComputeServices(rd.zones().Services)),
+		HostID:         hostID(sv.ProjectID, sv.NodeID, rd.computes()),
 		Image:          refView{ID: sv.Spec.ImageID, Links: []core.Link{{Rel: "bookmark", Href: rd.base + "/images/" + sv.Spec.ImageID}}},
 		Flavor:         rd.flavor(sv.Spec.FlavorID),
 		Created:        core.FormatTime(sv.CreatedAt),
@@ -222,7 +251,7 @@ func (rd *renderer) server(sv *lifecycle.Server, ports []store.Port) *serverView
 	if extended {
 		v.InstanceName, v.Host, v.Hypervisor = "instance-"+sv.ID, core.OrNull(""), core.OrNull(sv.NodeID)
 		if sv.NodeID != "" {
-			v.Host = admin.NodeHost(sv.NodeID, store.ComputeServices(rd.zones().Services))
+			v.Host = admin.NodeHost(sv.NodeID, rd.computes())
 		}
 	}
 	if !sv.LaunchedAt.IsZero() {

@@ -40,6 +40,9 @@ func ParseTime(ns sql.NullString) (time.Time, error) {
 	if !ns.Valid || ns.String == "" {
 		return time.Time{}, nil
 	}
+	if t, ok := parseLayout(ns.String); ok {
+		return t, nil
+	}
 	t, err := time.Parse(TimeLayout, ns.String)
 	if err != nil {
 		if t2, err2 := time.Parse(time.RFC3339Nano, ns.String); err2 == nil {
@@ -48,6 +51,38 @@ func ParseTime(ns sql.NullString) (time.Time, error) {
 		return time.Time{}, fmt.Errorf("bad time %q: %w", ns.String, err)
 	}
 	return t.UTC(), nil
+}
+
+// parseLayout reads TimeLayout's fixed-width form by hand, which is most
+// of what a listing spends on its rows' seven times; ok is false for
+// anything else, which time.Parse then judges.
+func parseLayout(v string) (time.Time, bool) {
+	if len(v) != len(TimeLayout) {
+		return time.Time{}, false
+	}
+	num := func(from, to int) int {
+		n := 0
+		for i := from; i < to; i++ {
+			c := v[i]
+			if c < '0' || c > '9' {
+				return -1
+			}
+			n = n*10 + int(c-'0')
+		}
+		return n
+	}
+	if v[4] != '-' || v[7] != '-' || v[10] != 'T' || v[13] != ':' || v[16] != ':' || v[19] != '.' || v[29] != 'Z' {
+		return time.Time{}, false
+	}
+	y, mo, d, h, mi, sec, ns := num(0, 4), num(5, 7), num(8, 10), num(11, 13), num(14, 16), num(17, 19), num(20, 29)
+	if y < 0 || mo < 1 || mo > 12 || d < 1 || h < 0 || h > 23 || mi < 0 || mi > 59 || sec < 0 || sec > 59 || ns < 0 {
+		return time.Time{}, false
+	}
+	t := time.Date(y, time.Month(mo), d, h, mi, sec, ns, time.UTC)
+	if t.Day() != d { // 31 November and the like: time.Parse's error
+		return time.Time{}, false
+	}
+	return t, true
 }
 
 // ServerCols is the column list every server query selects, in ScanServer's order.
@@ -61,7 +96,14 @@ const ServerCols = `id, name, project_id, user_id, spec, desired, phase, node_id
 type Scanner interface{ Scan(dest ...any) error }
 
 // ScanServer reads one row of ServerCols.
-func ScanServer(sc Scanner) (*lifecycle.Server, error) {
+func ScanServer(sc Scanner) (*lifecycle.Server, error) { return ScanServerSpec(sc, nil) }
+
+// SpecDecoder decodes a spec column's text into dst.
+type SpecDecoder func(text string, dst *lifecycle.Spec) error
+
+// ScanServerSpec is ScanServer with the spec decoded by decode (nil:
+// json.Unmarshal), which may hand out a spec it decoded before.
+func ScanServerSpec(sc Scanner, decode SpecDecoder) (*lifecycle.Server, error) {
 	var (
 		s                                             lifecycle.Server
 		spec, excluded, attempts, ext, requests       string
@@ -79,7 +121,10 @@ func ScanServer(sc Scanner) (*lifecycle.Server, error) {
 		return nil, err
 	}
 	s.Desired, s.Phase = lifecycle.Desired(desired), lifecycle.Phase(phase)
-	if err := json.Unmarshal([]byte(spec), &s.Spec); err != nil {
+	if decode == nil {
+		decode = func(text string, dst *lifecycle.Spec) error { return json.Unmarshal([]byte(text), dst) }
+	}
+	if err := decode(spec, &s.Spec); err != nil {
 		return nil, fmt.Errorf("server %s: spec: %w", s.ID, err)
 	}
 	if requests != "{}" {

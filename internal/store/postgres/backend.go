@@ -25,10 +25,6 @@ func (b backend) Query(ctx context.Context, q string, args ...any) (*sql.Rows, e
 	return b.st.db.QueryContext(ctx, dialect.Rebind(q), args...)
 }
 
-func (b backend) QueryOnce(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
-	return b.Query(ctx, q, args...)
-}
-
 func (b backend) QueryRow(ctx context.Context, q string, args ...any) *sql.Row {
 	return b.st.db.QueryRowContext(ctx, dialect.Rebind(q), args...)
 }

@@ -20,10 +20,6 @@ func (b backend) Query(ctx context.Context, q string, args ...any) (*sql.Rows, e
 	return b.st.query(ctx, q, args...)
 }
 
-func (b backend) QueryOnce(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
-	return b.st.r.QueryContext(ctx, q, args...)
-}
-
 func (b backend) QueryRow(ctx context.Context, q string, args ...any) *sql.Row {
 	return b.st.queryRow(ctx, q, args...)
 }

@@ -154,8 +154,8 @@ func (st *Store) UpdateAggregate(ctx context.Context, id int64, name *string, me
 	var out store.Aggregate
 	err := st.B.Write(ctx, func(tx Tx) error {
 		// Locked: two concurrent metadata merges must not lose one.
-		if err := st.B.LockRow(ctx, tx, "aggregates", id); err != nil {
-			return st.errorf("lock aggregate %d: %w", id, err)
+		if err := st.lockAggregate(ctx, tx, id); err != nil {
+			return err
 		}
 		a, err := st.loadAggregate(ctx, tx, id)
 		if err != nil {
@@ -191,8 +191,8 @@ func (st *Store) UpdateAggregate(ctx context.Context, id int64, name *string, me
 // cannot slip a host in between the check and the delete.
 func (st *Store) DeleteAggregate(ctx context.Context, id int64) error {
 	return st.B.Write(ctx, func(tx Tx) error {
-		if err := st.B.LockRow(ctx, tx, "aggregates", id); err != nil {
-			return st.errorf("lock aggregate %d: %w", id, err)
+		if err := st.lockAggregate(ctx, tx, id); err != nil {
+			return err
 		}
 		a, err := st.loadAggregate(ctx, tx, id)
 		if err != nil {
@@ -206,6 +206,20 @@ func (st *Store) DeleteAggregate(ctx context.Context, id int64) error {
 		}
 		return nil
 	})
+}
+
+// lockAggregate locks the aggregate's row until tx ends, after the admin
+// revision's row: every write to the aggregates takes that one first (the
+// BEFORE triggers of migration 0017), so a lock taken on the aggregate
+// before it would deadlock with a host change of the same aggregate.
+func (st *Store) lockAggregate(ctx context.Context, tx Tx, id int64) error {
+	if err := st.B.LockRow(ctx, tx, "admin_revision", 1); err != nil {
+		return st.errorf("lock the admin revision: %w", err)
+	}
+	if err := st.B.LockRow(ctx, tx, "aggregates", id); err != nil {
+		return st.errorf("lock aggregate %d: %w", id, err)
+	}
+	return nil
 }
 
 // AddAggregateHost implements store.Aggregates.

@@ -21,9 +21,11 @@ var CopyTables = []string{
 
 // transientTables are not copied: leases and replicas are the running
 // replicas' (a replica claims its shards afresh at start, the epochs
-// starting over on a database no replica has served), and each database
-// records its own dialect's migrations.
-var transientTables = []string{"leases", "replicas", "schema_migrations", "outbox_drainer"}
+// starting over on a database no replica has served), each database
+// records its own dialect's migrations, and admin_revision only has to
+// move when the copied services and aggregates are written (their
+// triggers bump it).
+var transientTables = []string{"leases", "replicas", "schema_migrations", "outbox_drainer", "admin_revision"}
 
 // derived are columns one dialect has and the other computes from another
 // column: PostgreSQL's servers.tags is the spec's tags (TagsColumn).

@@ -122,7 +122,15 @@ func (st *Store) ListServers(ctx context.Context, opts store.ListOptions) ([]*li
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
-	return st.queryServers(ctx, "list servers", min(limit, 64), q+" ORDER BY "+strings.Join(order, ", ")+" LIMIT ?", args...)
+	rows, err := st.B.Query(ctx, q+" ORDER BY "+strings.Join(order, ", ")+" LIMIT ?", args...)
+	if err != nil {
+		return nil, st.errorf("list servers: %w", err)
+	}
+	out, err := st.collectServers(rows, min(limit, 64), st.specs.decode)
+	if err != nil {
+		return nil, fmt.Errorf("list servers: %w", err)
+	}
+	return out, nil
 }
 
 // afterMarker is the condition "after the marker row" in the order keys:

@@ -117,11 +117,8 @@ func (st *Store) PortsOn(ctx context.Context, serverIDs []string) (map[string][]
 	for len(serverIDs) > 0 {
 		chunk := serverIDs[:min(len(serverIDs), InChunk)]
 		serverIDs = serverIDs[len(chunk):]
-		args := make([]any, len(chunk))
-		for i, id := range chunk {
-			args[i] = id
-		}
-		rows, err := st.B.QueryOnce(ctx, "SELECT "+portCols+" FROM ports WHERE server_id IN ("+marks(len(chunk))+
+		in, args := inList(chunk)
+		rows, err := st.B.Query(ctx, "SELECT "+portCols+" FROM ports WHERE server_id IN ("+in+
 			") ORDER BY server_id, created_at, id", args...)
 		if err != nil {
 			return nil, st.errorf("ports on servers: %w", err)

@@ -28,10 +28,15 @@ func (st *Store) from(table, index string) string {
 
 // CollectServers reads rows of codec.ServerCols, closing them.
 func (st *Store) CollectServers(rows *sql.Rows, capHint int) ([]*lifecycle.Server, error) {
+	return st.collectServers(rows, capHint, nil)
+}
+
+// collectServers is CollectServers with the specs decoded by decode.
+func (st *Store) collectServers(rows *sql.Rows, capHint int, decode codec.SpecDecoder) ([]*lifecycle.Server, error) {
 	defer rows.Close()
 	out := make([]*lifecycle.Server, 0, capHint)
 	for rows.Next() {
-		s, err := codec.ScanServer(rows)
+		s, err := codec.ScanServerSpec(rows, decode)
 		if err != nil {
 			return nil, st.errorf("%w", err)
 		}
@@ -103,11 +108,8 @@ func (st *Store) ServersByID(ctx context.Context, ids []string) ([]*lifecycle.Se
 	var out []*lifecycle.Server
 	for len(ids) > 0 {
 		n := min(len(ids), InChunk)
-		args := make([]any, n)
-		for i, id := range ids[:n] {
-			args[i] = id
-		}
-		rows, err := st.B.QueryOnce(ctx, "SELECT "+codec.ServerCols+" FROM servers WHERE id IN ("+marks(n)+")", args...)
+		in, args := inList(ids[:n])
+		rows, err := st.B.Query(ctx, "SELECT "+codec.ServerCols+" FROM servers WHERE id IN ("+in+")", args...)
 		if err != nil {
 			return nil, st.errorf("servers by id: %w", err)
 		}

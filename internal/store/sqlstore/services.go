@@ -121,6 +121,16 @@ func (st *Store) UpdateService(ctx context.Context, id string, u store.ServiceUp
 	return out, err
 }
 
+// AdminRevision implements store.Services (the triggers of migration 0017
+// bump it).
+func (st *Store) AdminRevision(ctx context.Context) (int64, error) {
+	var rev int64
+	if err := st.B.QueryRow(ctx, "SELECT rev FROM admin_revision WHERE id = 1").Scan(&rev); err != nil {
+		return 0, st.errorf("admin revision: %w", err)
+	}
+	return rev, nil
+}
+
 // DeleteService implements store.Services.
 func (st *Store) DeleteService(ctx context.Context, id string) error {
 	return st.B.Write(ctx, func(tx Tx) error {

@@ -25,9 +25,6 @@ type Backend interface {
 	// reader pool, through a cached statement).
 	Query(ctx context.Context, q string, args ...any) (*sql.Rows, error)
 	QueryRow(ctx context.Context, q string, args ...any) *sql.Row
-	// QueryOnce is Query for a text that varies with its arguments (an IN
-	// list): SQLite does not keep its statement.
-	QueryOnce(ctx context.Context, q string, args ...any) (*sql.Rows, error)
 	// Write runs fn in one write transaction, after checking the fence
 	// ctx may carry (store.WithFence) in it; PostgreSQL re-runs fn on a
 	// deadlock or a serialization failure, so fn must be safe to re-run.
@@ -82,6 +79,7 @@ type Store struct {
 	TagsColumn bool
 
 	notify store.Notifier // SetNotifier (outbox.go)
+	specs  specCache      // ListServers' decoded specs (specs.go)
 }
 
 // errorf is fmt.Errorf with the store's name in front.
@@ -138,6 +136,27 @@ func (r reader) QueryRowContext(ctx context.Context, q string, args ...any) *sql
 
 // marks is n comma-separated placeholders, for an IN list.
 func marks(n int) string { return strings.TrimSuffix(strings.Repeat("?, ", n), ", ") }
+
+// inList is the placeholders and arguments of an IN list of ids (at most
+// InChunk), padded with the last id to the next power of two or InChunk:
+// a repeated member changes no IN, and a handful of statement texts then
+// serve every count, each prepared once and kept (Query) rather than
+// parsed again for every call.
+func inList(ids []string) (string, []any) {
+	if len(ids) == 0 {
+		return "NULL", nil // matches nothing
+	}
+	n := 1
+	for n < len(ids) {
+		n *= 2
+	}
+	n = min(n, max(InChunk, len(ids)))
+	args := make([]any, n)
+	for i := range args {
+		args[i] = ids[min(i, len(ids)-1)]
+	}
+	return marks(n), args
+}
 
 // texts runs a read of one text column; never nil.
 func (st *Store) texts(ctx context.Context, what, q string, args ...any) ([]string, error) {

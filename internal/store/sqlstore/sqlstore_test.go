@@ -3,8 +3,13 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"fmt"
+	"reflect"
+	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/ingot-dev/ingot/internal/lifecycle"
 )
 
 func TestRebind(t *testing.T) {
@@ -41,5 +46,55 @@ func TestLoad(t *testing.T) {
 	}
 	if _, err := Load(good, "m", map[int]func(ctx context.Context, tx *sql.Tx, d Dialect) error{3: FillShardHash}); err == nil {
 		t.Error("Load took a Go step without its file")
+	}
+}
+
+// TestInList: an IN list is padded with its last id to a power of two or
+// InChunk, so few statement texts serve every count, and keeps every id.
+func TestInList(t *testing.T) {
+	for _, tc := range []struct{ n, want int }{{0, 0}, {1, 1}, {2, 2}, {3, 4}, {50, 64}, {300, InChunk}, {InChunk, InChunk}, {InChunk + 1, InChunk + 1}} {
+		ids := make([]string, tc.n)
+		for i := range ids {
+			ids[i] = fmt.Sprint("id", i)
+		}
+		in, args := inList(ids)
+		if len(args) != tc.want || (tc.n > 0 && strings.Count(in, "?") != tc.want) || (tc.n == 0 && in != "NULL") {
+			t.Errorf("%d ids: %d args, %q", tc.n, len(args), in)
+			continue
+		}
+		for i, a := range args {
+			if want := ids[min(i, tc.n-1)]; a != want {
+				t.Errorf("%d ids: arg %d is %v, want %s", tc.n, i, a, want)
+				break
+			}
+		}
+	}
+}
+
+// TestSpecCache: a kept spec is the one its text decodes to, another text
+// decodes afresh, a bad text is an error and is not kept, and a full
+// cache starts over.
+func TestSpecCache(t *testing.T) {
+	var c specCache
+	var a, b, again lifecycle.Spec
+	if err := c.decode(`{"flavor_id":"f1","metadata":{"k":"v"}}`, &a); err != nil || a.FlavorID != "f1" || a.Metadata["k"] != "v" {
+		t.Fatalf("decode: %+v %v", a, err)
+	}
+	if err := c.decode(`{"flavor_id":"f2"}`, &b); err != nil || b.FlavorID != "f2" || b.Metadata != nil {
+		t.Fatalf("another text: %+v %v", b, err)
+	}
+	if err := c.decode(`{"flavor_id":"f1","metadata":{"k":"v"}}`, &again); err != nil || !reflect.DeepEqual(a, again) {
+		t.Fatalf("kept: %+v %v", again, err)
+	}
+	if err := c.decode(`{"flavor_id":`, &b); err == nil || len(c.m) != 2 {
+		t.Fatalf("bad text: %v, %d kept", err, len(c.m))
+	}
+	for i := range specCacheSize {
+		if err := c.decode(fmt.Sprintf(`{"flavor_id":"n%d"}`, i), &b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(c.m) > specCacheSize {
+		t.Fatalf("%d specs kept, at most %d", len(c.m), specCacheSize)
 	}
 }

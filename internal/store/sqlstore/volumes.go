@@ -198,12 +198,9 @@ func (st *Store) VolumesOn(ctx context.Context, serverIDs []string) (map[string]
 	for len(serverIDs) > 0 {
 		chunk := serverIDs[:min(len(serverIDs), InChunk)]
 		serverIDs = serverIDs[len(chunk):]
-		args := make([]any, len(chunk))
-		for i, id := range chunk {
-			args[i] = id
-		}
-		rows, err := st.B.QueryOnce(ctx, "SELECT "+volumeReadCols+" FROM volumes WHERE server_id IN ("+
-			marks(len(chunk))+") AND server_id <> '' ORDER BY server_id, "+volumeOrder, args...)
+		in, args := inList(chunk)
+		rows, err := st.B.Query(ctx, "SELECT "+volumeReadCols+" FROM volumes WHERE server_id IN ("+
+			in+") AND server_id <> '' ORDER BY server_id, "+volumeOrder, args...)
 		if err != nil {
 			return nil, st.errorf("volumes on servers: %w", err)
 		}
