@@ -455,6 +455,13 @@ func (s *Server) Clone() *Server {
 		c.Spec.Description = &d
 	}
 	c.Spec.Metadata = maps.Clone(s.Spec.Metadata)
+	c.Spec.SecurityGroups = slices.Clone(s.Spec.SecurityGroups)
+	c.Spec.SecurityGroupIDs = slices.Clone(s.Spec.SecurityGroupIDs)
+	c.Spec.Files = slices.Clone(s.Spec.Files)
+	if s.Spec.Group != nil {
+		g := *s.Spec.Group
+		c.Spec.Group = &g
+	}
 	c.Excluded = slices.Clone(s.Excluded)
 	c.Made = slices.Clone(s.Made)
 	c.Attempts = slices.Clone(s.Attempts)
