@@ -32,21 +32,26 @@ var inventoryFields = nodeFields + ",properties"
 // rawNode is a node as Ironic sends it. encoding/json leaves a string field
 // "" on JSON null, which is what Node promises for null strings.
 type rawNode struct {
-	UUID                 string         `json:"uuid"`
-	Name                 string         `json:"name"`
-	InstanceUUID         string         `json:"instance_uuid"`
-	ProvisionState       string         `json:"provision_state"`
-	TargetProvisionState string         `json:"target_provision_state"`
-	PowerState           string         `json:"power_state"`
-	TargetPowerState     string         `json:"target_power_state"`
-	Maintenance          bool           `json:"maintenance"`
-	MaintenanceReason    string         `json:"maintenance_reason"`
-	LastError            string         `json:"last_error"`
-	Reservation          string         `json:"reservation"`
-	ResourceClass        string         `json:"resource_class"`
-	Traits               []string       `json:"traits"`
-	ProvisionUpdatedAt   string         `json:"provision_updated_at"`
-	Properties           map[string]any `json:"properties"`
+	UUID                 string   `json:"uuid"`
+	Name                 string   `json:"name"`
+	InstanceUUID         string   `json:"instance_uuid"`
+	ProvisionState       string   `json:"provision_state"`
+	TargetProvisionState string   `json:"target_provision_state"`
+	PowerState           string   `json:"power_state"`
+	TargetPowerState     string   `json:"target_power_state"`
+	Maintenance          bool     `json:"maintenance"`
+	MaintenanceReason    string   `json:"maintenance_reason"`
+	LastError            string   `json:"last_error"`
+	Reservation          string   `json:"reservation"`
+	ResourceClass        string   `json:"resource_class"`
+	Traits               []string `json:"traits"`
+	ProvisionUpdatedAt   string   `json:"provision_updated_at"`
+	// Only capabilities is read of properties: a struct skips the other
+	// keys (cpus, memory_mb, …) where a map decoded each, for every node
+	// of every inventory listing.
+	Properties struct {
+		Capabilities any `json:"capabilities"`
+	} `json:"properties"`
 }
 
 func (r rawNode) node() Node {
@@ -65,7 +70,7 @@ func (r rawNode) node() Node {
 		ResourceClass:        r.ResourceClass,
 		Traits:               r.Traits,
 		ProvisionUpdatedAt:   parseTime(r.ProvisionUpdatedAt),
-		Capabilities:         parseCapabilities(r.Properties["capabilities"]),
+		Capabilities:         parseCapabilities(r.Properties.Capabilities),
 	}
 }
 
