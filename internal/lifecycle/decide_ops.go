@@ -159,6 +159,13 @@ func restingPhase(s *Server, v NodeView) Phase {
 // decideOp drives an operation in progress to its end.
 func decideOp(in Input, cfg Config) Action {
 	s, v := in.Server, in.Node
+	if in.Now.After(s.Deadline) && v.Observed() {
+		// Past the deadline a node seen lost still ends the server in
+		// ERROR, not back at rest on a node that is no longer its own.
+		if a, ok := opNodeNotOurs(in); ok {
+			return a
+		}
+	}
 	if in.Now.After(s.Deadline) {
 		if s.Phase == PhaseAttachingVolume || s.Phase == PhaseDetachingVolume {
 			return volumeOpDeadline(in, cfg)

@@ -99,6 +99,8 @@ func TestDecideOps(t *testing.T) {
 		{"reboot done", inOp(PhaseRebooting, OpReboot, true), node("active", powerOn), want{kind: KindSave, phase: PhaseActive, done: true}},
 		{"reboot unobserved waits", inOp(PhaseRebooting, OpReboot, true), unobserved, want{kind: KindWait}},
 		{"reboot past its deadline: back to rest", inOp(PhaseRebooting, OpReboot, true, overdue), unobserved, want{kind: KindSave, phase: PhaseActive, done: true}},
+		{"reboot past its deadline on a torn-down node", inOp(PhaseRebooting, OpReboot, true, overdue), node("available", noInstance), want{KindSave, PhaseError, ReasonNodeTornDown, true, false}},
+		{"stop past its deadline on a deleted node", inOp(PhasePoweringOff, OpStop, true, overdue), gone, want{KindSave, PhaseError, ReasonNodeDeleted, true, false}},
 		{"node deleted during a reboot", inOp(PhaseRebooting, OpReboot, true), gone, want{KindSave, PhaseError, ReasonNodeDeleted, true, false}},
 		{"node torn down during a reboot", inOp(PhaseRebooting, OpReboot, true), node("deleting"), want{KindSave, PhaseError, ReasonNodeTornDown, true, false}},
 		{"node taken during a reboot", inOp(PhaseRebooting, OpReboot, true), node("active", otherInst), want{KindSave, PhaseError, ReasonNodeDisassociated, true, false}},

@@ -182,11 +182,12 @@ func (r *Reconciler) FastTick(ctx context.Context) (TickStats, error) {
 	}
 	deadline := start.Add(r.budget(r.cfg.FastInterval))
 	ctx = r.readEpochs(ctx) // before the look at Ironic and the load (fenced.go)
+	acts := r.q.mark()
 	nodes, changed := r.observe(ctx, w, deadline)
 	servers := r.loadChanged(ctx, changed)
 	stats := TickStats{Servers: len(servers), IronicUp: true}
 	if len(servers) > 0 {
-		rest, _ := r.dispatch(ctx, servers, &bulk{up: true, nodes: nodes}, later(deadline, r.stepsDeadline(start, r.cfg.FastInterval)))
+		rest, _ := r.dispatch(ctx, servers, &bulk{up: true, nodes: nodes, acts: acts}, later(deadline, r.stepsDeadline(start, r.cfg.FastInterval)))
 		stats.Carried = len(rest)
 	}
 	if r.hooks.FastTick != nil {

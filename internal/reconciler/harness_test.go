@@ -41,6 +41,10 @@ type rig struct {
 	nets network.Networks
 	cost time.Duration
 
+	// onList, when set, runs after the simulator answered a bulk list
+	// (the answer is made: what happens now is not in it).
+	onList func()
+
 	mu       sync.Mutex
 	calls    []string // "METHOD path?query" of every Ironic call
 	reserves []string // instance of every reservation attempted
@@ -75,6 +79,9 @@ func (tr transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	r.sim.Handler().ServeHTTP(rec, req)
 	resp := rec.Result()
 	resp.Request = req
+	if r.onList != nil && req.Method == http.MethodGet && req.URL.Path == "/v1/nodes" && req.URL.Query().Has("associated") {
+		r.onList()
+	}
 	return resp, nil
 }
 
@@ -155,6 +162,20 @@ func (r *rig) server(id string) *lifecycle.Server {
 		r.t.Fatal(err)
 	}
 	return s
+}
+
+// settle ticks, a second apart, until id needs no more work.
+func (r *rig) settle(id string) *lifecycle.Server {
+	r.t.Helper()
+	for range 400 {
+		r.tick()
+		r.clk.Advance(time.Second)
+		if s := r.server(id); !s.NeedsWork() {
+			return s
+		}
+	}
+	r.t.Fatalf("never settled: %s", r.server(id).Phase)
+	return nil
 }
 
 // phases counts servers by phase.

@@ -93,6 +93,7 @@ func (r *Reconciler) process(ctx context.Context, s *lifecycle.Server, b *bulk, 
 			}
 		}
 		r.step("before:" + a.Kind.String())
+		r.q.acting(s.ID)
 		t0 := r.clock.Now()
 		res, node := r.execute(ctx, s, a)
 		r.timeStep(r.clock.Now().Sub(t0))
@@ -207,10 +208,10 @@ func (r *Reconciler) nodeView(ctx context.Context, s *lifecycle.Server, b *bulk)
 	if !b.up {
 		return lifecycle.NodeView{}, true // not observed: Decide waits
 	}
-	if n, ok := b.nodes[s.NodeID]; ok {
+	if n, ok := b.nodes[s.NodeID]; ok && !r.q.actedSince(s.ID, b.acts) {
 		return nodeview.Of(n, s.ID), true
 	}
-	return lifecycle.NodeView{}, false
+	return lifecycle.NodeView{}, false // not listed, or listed before our last action on it
 }
 
 // fetchView asks Ironic for one node that the bulk view did not show (it

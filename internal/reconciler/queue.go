@@ -38,6 +38,12 @@ type queue struct {
 	// tick's copy older than it was loaded before a work item moved the
 	// server on, and is read again before its step.
 	saved map[string]int64
+	// acts counts the actions this replica took on Ironic; acted is each
+	// server's last one's number. A view listed before it (bulk.acts
+	// lower) shows the node as it was before that action: a rebuild's
+	// node still active looks done. Such a view is not used for it.
+	acts  int64
+	acted map[string]int64
 	// inventory: servers told to retry once the scheduler has listed its
 	// inventory (InventoryListed wakes them).
 	inventory map[string]bool
@@ -50,7 +56,7 @@ type queue struct {
 
 func newQueue(workers int) *queue {
 	return &queue{due: map[string]time.Time{}, busy: map[string]bool{}, byNode: map[string]string{},
-		seen: map[string]lifecycle.NodeView{}, saved: map[string]int64{}, inventory: map[string]bool{}, payload: map[string]ironic.Node{}, signal: make(chan struct{}, 1), slots: make(chan struct{}, workers)}
+		seen: map[string]lifecycle.NodeView{}, saved: map[string]int64{}, acted: map[string]int64{}, inventory: map[string]bool{}, payload: map[string]ironic.Node{}, signal: make(chan struct{}, 1), slots: make(chan struct{}, workers)}
 }
 
 func (q *queue) poke() {
@@ -157,6 +163,11 @@ func (q *queue) noteNodes(servers []*lifecycle.Server) {
 			delete(q.saved, id)
 		}
 	}
+	for id := range q.acted {
+		if !in[id] {
+			delete(q.acted, id)
+		}
+	}
 }
 
 // stale reports whether s, as a tick loaded it, is older than this
@@ -165,6 +176,29 @@ func (q *queue) stale(s *lifecycle.Server) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return q.saved[s.ID] > s.Version
+}
+
+// mark is the number of the last action so far: a view listed from now
+// on shows every action up to it.
+func (q *queue) mark() int64 {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.acts
+}
+
+// acting numbers an action about to be taken for id.
+func (q *queue) acting(id string) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.acts++
+	q.acted[id] = q.acts
+}
+
+// actedSince reports whether an action was taken for id after mark m.
+func (q *queue) actedSince(id string, m int64) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.acted[id] > m
 }
 
 // listed is the count of inventory listings ended so far.
@@ -401,7 +435,7 @@ func (r *Reconciler) work(ctx context.Context, id string) {
 	if r.cfg.TrustPayload {
 		r.q.mu.Lock()
 		if n, ok := r.q.payload[id]; ok && n.UUID == s.NodeID {
-			b.nodes = map[string]ironic.Node{n.UUID: n} // the broken part: a hint taken for the node
+			b.nodes, b.acts = map[string]ironic.Node{n.UUID: n}, r.q.acts // the broken part: a hint taken for the node
 		}
 		delete(r.q.payload, id)
 		r.q.mu.Unlock()

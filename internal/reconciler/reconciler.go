@@ -360,6 +360,7 @@ func (r *Reconciler) allInPhase(ctx context.Context, p lifecycle.Phase) ([]*life
 type bulk struct {
 	up    bool
 	nodes map[string]ironic.Node // node uuid -> node
+	acts  int64                  // queue.mark() as the listing began
 }
 
 func (r *Reconciler) bulkView(ctx context.Context, servers []*lifecycle.Server) *bulk {
@@ -373,6 +374,7 @@ func (r *Reconciler) bulkView(ctx context.Context, servers []*lifecycle.Server) 
 	if !need {
 		return &bulk{up: true}
 	}
+	acts := r.q.mark()
 	nodes, err := r.ironic.ListAssociated(ctx)
 	if err != nil {
 		r.log.Warn("Ironic bulk view failed", "err", err)
@@ -381,7 +383,7 @@ func (r *Reconciler) bulkView(ctx context.Context, servers []*lifecycle.Server) 
 	r.mu.Lock()
 	r.lastBulk = len(nodes)
 	r.mu.Unlock()
-	b := &bulk{up: true, nodes: make(map[string]ironic.Node, len(nodes))}
+	b := &bulk{up: true, nodes: make(map[string]ironic.Node, len(nodes)), acts: acts}
 	for _, n := range nodes {
 		b.nodes[n.UUID] = n
 	}

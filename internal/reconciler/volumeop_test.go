@@ -161,17 +161,7 @@ func TestCinderAttachFaultAtEveryStep(t *testing.T) {
 func TestEmbeddedAttachAfterBuild(t *testing.T) {
 	r := newRig(t, 1, 10*time.Millisecond, reconciler.Config{})
 	id := r.create(1)[0]
-	settle := func() *lifecycle.Server {
-		for range 400 {
-			r.tick()
-			r.clk.Advance(time.Second)
-			if s := r.server(id); !s.NeedsWork() {
-				return s
-			}
-		}
-		t.Fatalf("never settled: %s", r.server(id).Phase)
-		return nil
-	}
+	settle := func() *lifecycle.Server { return r.settle(id) }
 	settle()
 	ctx := context.Background()
 	v := store.NewVolume("6a3e7c1e-1d2b-4c5e-8f90-0a1b2c3d4e5f", "late", 10, "", r.clk.Now())

@@ -148,6 +148,7 @@ func sweepFor(t testing.TB, p params, base, n int64, stopAfter int, match func(r
 		fenced atomic.Int64
 		ops    atomic.Int64
 		actDet atomic.Int64
+		mid    atomic.Int64
 		mu     sync.Mutex
 		failed []result
 		stop   atomic.Bool
@@ -173,6 +174,7 @@ func sweepFor(t testing.TB, p params, base, n int64, stopAfter int, match func(r
 				takes.Add(int64(r.takeovers))
 				taken.Add(int64(r.nodeTaken))
 				fenced.Add(int64(r.fenced))
+				mid.Add(int64(r.midItems))
 				if match(r) {
 					mu.Lock()
 					failed = append(failed, r)
@@ -194,6 +196,10 @@ func sweepFor(t testing.TB, p params, base, n int64, stopAfter int, match func(r
 			if r >= 100 && (pauses.Load() == 0 || takes.Load() == 0) {
 				t.Errorf("no pause or no takeover in %d seeds: the generator does not exercise the leases", r)
 			}
+		}
+		t.Logf("%.2f work items run between a tick's list and its steps per seed", float64(mid.Load())/float64(r))
+		if r >= 100 && mid.Load() == 0 {
+			t.Errorf("no work item ran between a tick's list and its steps in %d seeds", r)
 		}
 		if r >= 1000 && ops.Load() == 0 {
 			t.Errorf("no day-2 operation accepted in %d seeds: the generator does not exercise them", r)

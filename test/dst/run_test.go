@@ -28,6 +28,8 @@ type result struct {
 	// Saves refused because another server holds the node, or the lease was lost.
 	nodeTaken, fenced int
 	woken             int // work items notifications made run
+	// midItems: work items run between a tick's bulk list and its steps.
+	midItems int
 }
 
 func (r result) failed() bool { return len(r.errs) > 0 }
@@ -70,7 +72,7 @@ func runSeed(seed int64, p params, dir string, template []byte) result {
 		w.checkFinal()
 	}
 	return result{seed: seed, hash: w.trace.sum(), errs: w.errs, trace: w.trace.tail(), steps: p.steps, ticks: ticks, crashs: w.restarts, ops: w.ops, activeDetaches: w.activeDetaches,
-		pauses: w.pauses, takeovers: w.takeovers, nodeTaken: w.nodeTaken, fenced: w.fenced, woken: w.woken}
+		pauses: w.pauses, takeovers: w.takeovers, nodeTaken: w.nodeTaken, fenced: w.fenced, woken: w.woken, midItems: w.midItems}
 }
 
 func (w *world) advanceAndTick() error {

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+
+	"github.com/ingot-dev/ingot/internal/lifecycle"
 )
 
 // transport carries ingot's Ironic calls straight into the simulator's
@@ -63,6 +65,9 @@ func (t *transport) roundTrip(req *http.Request, r *replica) (*http.Response, er
 	}
 	resp := rec.Result()
 	resp.Request = req
+	if !mutating && req.URL.Path == "/v1/nodes" && req.URL.Query().Get("associated") == "True" {
+		t.w.itemsAfterList(req, r)
+	}
 	if mutating && node != "" && resp.StatusCode < 300 {
 		t.w.checkTouch(req, node, before)
 	}
@@ -81,6 +86,46 @@ func (t *transport) roundTrip(req *http.Request, r *replica) (*http.Response, er
 		}
 	}
 	return resp, nil
+}
+
+// itemsDuringList: the percentage of a tick's bulk lists after which
+// work items run before the tick's steps (the list is answered; what the
+// items change is not in it).
+const itemsDuringList = 20
+
+// itemsAfterList wakes some servers and runs replica r's due work items,
+// now that a tick of r has its bulk list: under Run an item (woken by the
+// API or a notification) runs beside the tick, and the tick's steps that
+// follow must not take the list for what the items changed since.
+func (w *world) itemsAfterList(req *http.Request, r *replica) {
+	if w.nested || w.cur != r || r.dead || w.rng.IntN(100) >= itemsDuringList {
+		return
+	}
+	for _, id := range w.servers {
+		if w.rng.IntN(2) == 0 {
+			r.rec.Wake(id)
+		}
+	}
+	w.midItems += r.rec.RunDue(req.Context())
+}
+
+// transitioned checks a server's move to ACTIVE against the node as the
+// simulator holds it at that instant (I12: a decision reads the node as
+// Ironic shows it, never an older view of it). Nothing changes Ironic
+// behind a replica's back in the middle of its pass, so a server going
+// ACTIVE has its node active and carrying it. An admin's reset only
+// writes the record; an operation given up at its deadline with the node
+// unobserved goes back where it started from.
+func (w *world) transitioned(before, next *lifecycle.Server) {
+	if next.Phase != lifecycle.PhaseActive || before.Phase == lifecycle.PhaseActive || before.Op.Kind == lifecycle.OpReset ||
+		next.PhaseSince.After(before.Deadline) {
+		return
+	}
+	n, ok := w.sim.Node(next.NodeID)
+	if !ok || n.ProvisionState != "active" || n.InstanceUUID != next.ID {
+		w.violate("I12: %s went ACTIVE (from %s) while node %s is %s, carrying %s", w.sname(next.ID), before.Phase,
+			w.nname(next.NodeID), n.ProvisionState, w.sname(n.InstanceUUID))
+	}
 }
 
 // serve runs the handler, turning its deliberate connection abort (the

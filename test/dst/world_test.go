@@ -120,7 +120,10 @@ type world struct {
 	trace *tracer
 	bus   *bus // Ironic's notifications (notify_test.go), when params.notify
 	woken int  // work items the notifications made run
-	errs  []string
+	// midItems: work items run between a tick's bulk list and its steps
+	// (transport_test.go), as Run's items run beside its ticks.
+	midItems int
+	errs     []string
 }
 
 // newWorld builds seed's world; template is a migrated, empty database
@@ -205,7 +208,8 @@ func (w *world) startReplica(r *replica) error {
 		reconciler.LeaseHooks{Takeover: func(n int) { w.takeovers += n }})
 	r.rec = reconciler.New(reconciler.Deps{
 		Store: r.cst, Ironic: ic, Scheduler: sched, IPAM: network.NewIPAM(r.cst, w.nets), Networks: w.nets, Ports: w.ports(r), Clock: r.clk,
-		Logger: slog.New(slog.DiscardHandler), Hooks: reconciler.Hooks{Step: func(p string) { w.step(r, p) }}, Leases: r.keeper,
+		Logger: slog.New(slog.DiscardHandler), Hooks: reconciler.Hooks{Step: func(p string) { w.step(r, p) },
+			Transition: func(before, next *lifecycle.Server) { w.transitioned(before, next) }}, Leases: r.keeper,
 	}, reconciler.Config{Lifecycle: lcfg, Interval: interval, DriftInterval: driftEvery, Workers: 1, Decide: w.p.decide,
 		TrustPayload: w.p.trustPayload})
 	r.dead = false
