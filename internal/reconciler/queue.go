@@ -1,9 +1,9 @@
 package reconciler
 
 import (
+	"container/heap"
 	"context"
 	"math"
-	"slices"
 	"sync"
 	"time"
 
@@ -26,10 +26,14 @@ import (
 // slow Ironic call holds its own server and slot only, and the next tick
 // passes that server by.
 type queue struct {
-	mu     sync.Mutex
-	due    map[string]time.Time // server -> look again at
-	busy   map[string]bool      // server -> being processed
-	byNode map[string]string    // node -> server holding it (the loaded set)
+	mu  sync.Mutex
+	due map[string]time.Time // server -> look again at
+	// order holds (time, server) for every due time set, earliest first;
+	// an entry whose time due no longer holds is skipped when reached.
+	// take pops the due ones instead of sorting every item each time.
+	order  dueHeap
+	busy   map[string]bool   // server -> being processed
+	byNode map[string]string // node -> server holding it (the loaded set)
 	// seen is each server's node as its last step ended, when it was
 	// looked at then (not after an action, whose effect is not seen yet):
 	// a notification that shows the node so brings nothing new.
@@ -71,6 +75,7 @@ func (q *queue) at(id string, t time.Time) {
 	q.mu.Lock()
 	if cur, ok := q.due[id]; !ok || t.Before(cur) {
 		q.due[id] = t
+		heap.Push(&q.order, dueEntry{t, id})
 	}
 	q.mu.Unlock()
 	q.poke()
@@ -102,33 +107,59 @@ func (q *queue) release(id string) {
 func (q *queue) take(now time.Time, limit int) ([]string, time.Time) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	var ready []string
+	var ready, busy []string
 	var next time.Time
-	for id, t := range q.due {
-		switch {
-		case q.busy[id]:
-		case !t.After(now):
-			ready = append(ready, id)
-		case next.IsZero() || t.Before(next):
-			next = t
+	for q.order.Len() > 0 {
+		e := q.order[0]
+		if t, ok := q.due[e.id]; !ok || !t.Equal(e.at) {
+			heap.Pop(&q.order) // superseded, or taken already
+			continue
 		}
+		if e.at.After(now) || len(ready) == limit {
+			next = e.at
+			break
+		}
+		heap.Pop(&q.order)
+		if q.busy[e.id] {
+			busy = append(busy, e.id) // due, left for when it is free
+			continue
+		}
+		ready = append(ready, e.id)
+		delete(q.due, e.id)
 	}
-	slices.SortFunc(ready, func(a, b string) int {
-		if c := q.due[a].Compare(q.due[b]); c != 0 {
-			return c
-		}
-		if a < b {
-			return -1
-		}
-		return 1
-	})
-	if len(ready) > limit {
-		ready = ready[:limit]
+	if len(ready) == limit && !next.After(now) {
+		next = now
 	}
-	for _, id := range ready {
-		delete(q.due, id)
+	for _, id := range busy {
+		heap.Push(&q.order, dueEntry{q.due[id], id})
 	}
 	return ready, next
+}
+
+// dueEntry is one due time of a server.
+type dueEntry struct {
+	at time.Time
+	id string
+}
+
+// dueHeap orders due times earliest first, ties by server id
+// (container/heap's interface).
+type dueHeap []dueEntry
+
+func (h dueHeap) Len() int { return len(h) }
+func (h dueHeap) Less(i, j int) bool {
+	if c := h[i].at.Compare(h[j].at); c != 0 {
+		return c < 0
+	}
+	return h[i].id < h[j].id
+}
+func (h dueHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *dueHeap) Push(x any)   { *h = append(*h, x.(dueEntry)) }
+func (h *dueHeap) Pop() any {
+	old := *h
+	e := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return e
 }
 
 // noteNodes refreshes the node → server map from the servers a full tick
