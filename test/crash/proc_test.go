@@ -23,9 +23,12 @@ func start(t testing.TB, config, logPath string, env ...string) *ingottest.Proc 
 }
 
 // killedBy9 waits for the process to die of SIGKILL (its crash point).
+// A process that did not reach its point within timeout is stopped: the
+// run that follows needs the database it holds.
 func killedBy9(t testing.TB, p *ingottest.Proc, timeout time.Duration) bool {
 	t.Helper()
 	if !p.Exited(timeout) {
+		p.Stop()
 		return false
 	}
 	if p.KilledBy() == syscall.SIGKILL {
