@@ -121,7 +121,10 @@ func crashDelete(t *testing.T, ir *ironicSide, rc string, nodes []string, point 
 }
 
 // runPoints runs f for every point (in parallel, as -parallel allows) and
-// requires that the crash happened at (at least) minShare of them.
+// requires that the crash happened at (at least) minShare of them. Where
+// every point must be reached (minShare 1), a run that did not reach its
+// point (a busy machine let a tick's step and a work item interleave
+// otherwise than in the learning run) is run once more.
 func runPoints(t *testing.T, kind string, pts []string, minShare float64,
 	f func(t *testing.T, point string) bool) {
 	reached := make(chan bool, len(pts))
@@ -129,7 +132,12 @@ func runPoints(t *testing.T, kind string, pts []string, minShare float64,
 		for _, pt := range pts {
 			t.Run(strings.ReplaceAll(pt, ":", "#"), func(t *testing.T) {
 				t.Parallel()
-				reached <- f(t, pt)
+				ok := f(t, pt)
+				if !ok && minShare == 1 && !t.Failed() {
+					t.Logf("%s not reached: the run took another path; once more", pt)
+					ok = f(t, pt)
+				}
+				reached <- ok
 			})
 		}
 	})
