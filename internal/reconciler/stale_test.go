@@ -17,8 +17,7 @@ import (
 func TestViewListedBeforeAnActionIsNotUsed(t *testing.T) {
 	r := newRig(t, 1, 10*time.Millisecond, reconciler.Config{})
 	id := r.create(1)[0]
-	settle := func() *lifecycle.Server { return r.settle(id) }
-	if s := settle(); s.Phase != lifecycle.PhaseActive {
+	if s := r.settle(id); s.Phase != lifecycle.PhaseActive {
 		t.Fatalf("built: %s", s.Phase)
 	}
 	node := r.server(id).NodeID
@@ -38,7 +37,7 @@ func TestViewListedBeforeAnActionIsNotUsed(t *testing.T) {
 		t.Fatalf("after the tick: server %s (op sent %v), node %s; want rebuilding while the node deploys",
 			s.Phase, s.OpSent, n.ProvisionState)
 	}
-	if s := settle(); s.Phase != lifecycle.PhaseActive {
+	if s := r.settle(id); s.Phase != lifecycle.PhaseActive {
 		t.Fatalf("rebuilt: %s", s.Phase)
 	}
 	if n, _ := r.sim.Node(node); n.ProvisionState != "active" || n.InstanceUUID != id {

@@ -161,8 +161,7 @@ func TestCinderAttachFaultAtEveryStep(t *testing.T) {
 func TestEmbeddedAttachAfterBuild(t *testing.T) {
 	r := newRig(t, 1, 10*time.Millisecond, reconciler.Config{})
 	id := r.create(1)[0]
-	settle := func() *lifecycle.Server { return r.settle(id) }
-	settle()
+	r.settle(id)
 	ctx := context.Background()
 	v := store.NewVolume("6a3e7c1e-1d2b-4c5e-8f90-0a1b2c3d4e5f", "late", 10, "", r.clk.Now())
 	if err := r.st.CreateVolume(ctx, v); err != nil {
@@ -172,7 +171,7 @@ func TestEmbeddedAttachAfterBuild(t *testing.T) {
 	if got, _ := r.st.GetVolume(ctx, v.ID); got.Status != store.VolumeReserved || got.ServerID != id {
 		t.Errorf("recorded attach: volume %s held by %q, want reserved", got.Status, got.ServerID)
 	}
-	if s := settle(); s.Phase != lifecycle.PhaseActive || s.OpPending() {
+	if s := r.settle(id); s.Phase != lifecycle.PhaseActive || s.OpPending() {
 		t.Fatalf("after the attach: %s", s.Phase)
 	}
 	node := r.server(id).NodeID
@@ -193,7 +192,7 @@ func TestEmbeddedAttachAfterBuild(t *testing.T) {
 		t.Fatalf("attached: volume %s on %q, %d targets", got.Status, got.NodeID, len(tgs))
 	}
 	recordOp(t, r.st, id, lifecycle.OpDetachVolume, v.ID, r.clk.Now())
-	if s := settle(); s.Phase != lifecycle.PhaseActive || s.OpPending() || s.PowerSeen != lifecycle.PowerOn {
+	if s := r.settle(id); s.Phase != lifecycle.PhaseActive || s.OpPending() || s.PowerSeen != lifecycle.PowerOn {
 		t.Fatalf("after the detach from ACTIVE: %s, power %q", s.Phase, s.PowerSeen)
 	}
 	if n, err := ic.GetNode(ctx, node); err != nil || n.PowerState != "power on" {
@@ -203,11 +202,11 @@ func TestEmbeddedAttachAfterBuild(t *testing.T) {
 		t.Fatalf("detached from ACTIVE: volume %s held by %q, %d targets", got.Status, got.ServerID, len(targets()))
 	}
 	recordOp(t, r.st, id, lifecycle.OpAttachVolume, v.ID, r.clk.Now())
-	settle()
+	r.settle(id)
 	recordOp(t, r.st, id, lifecycle.OpStop, "", r.clk.Now())
-	settle()
+	r.settle(id)
 	recordOp(t, r.st, id, lifecycle.OpDetachVolume, v.ID, r.clk.Now())
-	if s := settle(); s.Phase != lifecycle.PhaseStopped || s.OpPending() {
+	if s := r.settle(id); s.Phase != lifecycle.PhaseStopped || s.OpPending() {
 		t.Fatalf("after the detach: %s", s.Phase)
 	}
 	if got, _ := r.st.GetVolume(ctx, v.ID); got.Status != store.VolumeAvailable || got.ServerID != "" || len(targets()) != 0 {

@@ -7,8 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-
-	"github.com/ingot-dev/ingot/internal/lifecycle"
 )
 
 // transport carries ingot's Ironic calls straight into the simulator's
@@ -107,25 +105,6 @@ func (w *world) itemsAfterList(req *http.Request, r *replica) {
 		}
 	}
 	w.midItems += r.rec.RunDue(req.Context())
-}
-
-// transitioned checks a server's move to ACTIVE against the node as the
-// simulator holds it at that instant (I12: a decision reads the node as
-// Ironic shows it, never an older view of it). Nothing changes Ironic
-// behind a replica's back in the middle of its pass, so a server going
-// ACTIVE has its node active and carrying it. An admin's reset only
-// writes the record; an operation given up at its deadline with the node
-// unobserved goes back where it started from.
-func (w *world) transitioned(before, next *lifecycle.Server) {
-	if next.Phase != lifecycle.PhaseActive || before.Phase == lifecycle.PhaseActive || before.Op.Kind == lifecycle.OpReset ||
-		next.PhaseSince.After(before.Deadline) {
-		return
-	}
-	n, ok := w.sim.Node(next.NodeID)
-	if !ok || n.ProvisionState != "active" || n.InstanceUUID != next.ID {
-		w.violate("I12: %s went ACTIVE (from %s) while node %s is %s, carrying %s", w.sname(next.ID), before.Phase,
-			w.nname(next.NodeID), n.ProvisionState, w.sname(n.InstanceUUID))
-	}
 }
 
 // serve runs the handler, turning its deliberate connection abort (the
