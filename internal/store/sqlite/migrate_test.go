@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ingot-dev/ingot/internal/store"
 	"github.com/ingot-dev/ingot/internal/store/sqlstore"
 	"github.com/ingot-dev/ingot/internal/store/storetest"
 )
@@ -87,4 +88,65 @@ func TestMigratesVersion9(t *testing.T) {
 		err := st.r.QueryRowContext(ctx, "SELECT shard_hash FROM servers WHERE id = ?", id).Scan(&h)
 		return h, err
 	})
+}
+
+// TestMigratesVersion17: 0018 rebuilds aggregates, aggregate_hosts and
+// services; their rows, the hosts and the revision triggers survive it, and
+// the ids after it are past every kept one.
+func TestMigratesVersion17(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "ingot.db")
+	ms, err := migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var old []sqlstore.Migration
+	for _, m := range ms {
+		if m.Version <= 17 {
+			old = append(old, m)
+		}
+	}
+	db, err := sql.Open("sqlite", dsn(path, writerParams))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxOpenConns(1)
+	if err := sqlstore.Migrate(ctx, db, dialect, old); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		"INSERT INTO aggregates (id, uuid, name, created_at) VALUES (1, 'u1', 'a1', '2026-01-01T00:00:00.000000000Z'), (5, 'u5', 'a5', '2026-01-01T00:00:00.000000000Z')",
+		"INSERT INTO aggregate_hosts (aggregate_id, host) VALUES (5, 'h1'), (5, 'h2')",
+		"INSERT INTO services (id, uuid, host, binary_name, created_at, updated_at) VALUES (3, 's3', 'h1', 'nova-compute', '2026-01-01T00:00:00.000000000Z', '2026-01-01T00:00:00.000000000Z')",
+	} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	db.Close()
+
+	st, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	all, err := st.ListAggregates(ctx)
+	if err != nil || len(all) != 2 || all[1].ID != 5 || strings.Join(all[1].Hosts, ",") != "h1,h2" {
+		t.Fatalf("aggregates after 0018: %+v %v", all, err)
+	}
+	rev, err := st.AdminRevision(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := st.CreateAggregate(ctx, store.Aggregate{Name: "new", CreatedAt: storetest.T0})
+	if err != nil || a.ID != 6 {
+		t.Fatalf("created %+v %v", a, err)
+	}
+	if after, _ := st.AdminRevision(ctx); after == rev {
+		t.Fatal("an aggregate create after 0018 did not move the admin revision")
+	}
+	svc, err := st.RegisterService(ctx, "h2", store.BinaryCompute, storetest.T0)
+	if err != nil || svc.ID != 4 {
+		t.Fatalf("service %+v %v", svc, err)
+	}
 }

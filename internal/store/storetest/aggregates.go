@@ -109,3 +109,46 @@ func testAggregates(t *testing.T, st store.Store) {
 		t.Fatalf("a deleted aggregate's name is free again: %v", err)
 	}
 }
+
+// testIDsNotReused: the id of a deleted aggregate or service is not handed
+// out again, even when it was the highest: a client that deletes by id a
+// second time (a cleanup ignoring 404) must find nothing, not a newer one.
+func testIDsNotReused(t *testing.T, st store.Store) {
+	a, err := st.CreateAggregate(ctx(t), store.Aggregate{Name: "first", CreatedAt: T0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := st.CreateAggregate(ctx(t), store.Aggregate{Name: "second", CreatedAt: T0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.DeleteAggregate(ctx(t), b.ID); err != nil {
+		t.Fatal(err)
+	}
+	c, err := st.CreateAggregate(ctx(t), store.Aggregate{Name: "third", CreatedAt: T0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.ID == a.ID || c.ID == b.ID {
+		t.Fatalf("aggregate ids %d, %d (deleted), then %d", a.ID, b.ID, c.ID)
+	}
+
+	s1, err := st.RegisterService(ctx(t), "h1", store.BinaryCompute, T0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2, err := st.RegisterService(ctx(t), "h2", store.BinaryCompute, T0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.DeleteService(ctx(t), s2.UUID); err != nil {
+		t.Fatal(err)
+	}
+	s3, err := st.RegisterService(ctx(t), "h3", store.BinaryCompute, T0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s3.ID == s1.ID || s3.ID == s2.ID {
+		t.Fatalf("service ids %d, %d (deleted), then %d", s1.ID, s2.ID, s3.ID)
+	}
+}

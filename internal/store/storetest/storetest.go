@@ -89,6 +89,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ServerGroups", testServerGroups},
 		{"Services", testServices},
 		{"Aggregates", testAggregates},
+		{"IDsNotReused", testIDsNotReused},
 		{"AdminRevision", testAdminRevision},
 		{"QuotaClasses", testQuotaClasses},
 		{"Outbox", testOutbox},
