@@ -129,6 +129,27 @@ func (m *IPAM) AllocateSlot(ctx context.Context, serverID, networkID, slot strin
 	if p, ok, err := m.existing(ctx, serverID, n.ID, slot); err != nil || ok {
 		return p, err
 	}
+	return m.create(ctx, n, store.Port{ServerID: serverID, NetworkID: n.ID, Slot: slot})
+}
+
+// AllocateAs is AllocateSlot of a port the caller has planned: want's ID
+// (a new UUID when it and the slot are ""), VIFNode, MAC (MAC of the id
+// when "") and Binding go into the same write as the address, so a port
+// chosen for a NIC before it exists costs one write, not two. The server's
+// port in want's slot, if one is recorded already, is returned as it is
+// (the caller compares); there is no read before the write — the store's
+// uniqueness of (server, network, slot) finds it.
+func (m *IPAM) AllocateAs(ctx context.Context, want store.Port) (store.Port, error) {
+	n, ok := m.nets.Lookup(want.NetworkID)
+	if !ok {
+		return store.Port{}, fmt.Errorf("%w: %s", ErrUnknownNetwork, want.NetworkID)
+	}
+	want.NetworkID = n.ID
+	return m.create(ctx, n, want)
+}
+
+// create writes want with the lowest free address of n's range.
+func (m *IPAM) create(ctx context.Context, n Network, want store.Port) (store.Port, error) {
 	pl, err := m.pool(ctx, n)
 	if err != nil {
 		return store.Port{}, err
@@ -147,12 +168,17 @@ func (m *IPAM) AllocateSlot(ctx context.Context, serverID, networkID, slot strin
 			reloaded = true
 			continue
 		}
-		id := slot
-		if id == "" {
-			id = uuid.NewString()
+		p := want
+		switch {
+		case p.ID == "" && p.Slot != "":
+			p.ID = p.Slot
+		case p.ID == "":
+			p.ID = uuid.NewString()
 		}
-		p := store.Port{ID: id, ServerID: serverID, NetworkID: n.ID, IP: pl.addr(i).String(), MAC: MAC(id),
-			CreatedAt: m.now().UTC(), Slot: slot}
+		if p.MAC == "" {
+			p.MAC = MAC(p.ID)
+		}
+		p.IP, p.CreatedAt = pl.addr(i).String(), m.now().UTC()
 		err := m.st.CreatePort(ctx, p)
 		switch {
 		case err == nil:
@@ -161,9 +187,9 @@ func (m *IPAM) AllocateSlot(ctx context.Context, serverID, networkID, slot strin
 		case errors.Is(err, store.ErrAddressInUse):
 			pl.settle(i, true) // someone else holds it: keep it marked, try the next
 		case errors.Is(err, store.ErrExists):
-			// A concurrent Allocate for this server and network won.
+			// Recorded already (a concurrent Allocate, or an earlier try).
 			pl.settle(i, false)
-			if p, ok, err2 := m.existing(ctx, serverID, n.ID, slot); err2 != nil || ok {
+			if p, ok, err2 := m.existing(ctx, want.ServerID, n.ID, want.Slot); err2 != nil || ok {
 				return p, err2
 			}
 			return store.Port{}, err

@@ -317,3 +317,38 @@ func BenchmarkAllocate(b *testing.B) {
 		i++
 	}
 }
+
+// TestAllocateAs: a planned port is written with its id, node, MAC and
+// binding in the one write; planning it again (a retry) returns the
+// recorded port, not a second one, and gives its address back.
+func TestAllocateAs(t *testing.T) {
+	st := openStore(t)
+	ids := createServers(t, st, 1)
+	m := NewIPAM(st, Networks{netOf("net-a", "10.0.0.0/24")})
+	want := store.Port{ID: uuid.NewString(), ServerID: ids[0], NetworkID: "name-net-a", VIFNode: "node-1",
+		MAC: "52:54:00:00:00:01", Binding: store.Binding{PortUUID: "ironic-port-1"}}
+	p, err := m.AllocateAs(t.Context(), want)
+	if err != nil || p.ID != want.ID || p.NetworkID != "net-a" || p.IP != "10.0.0.2" || p.VIFNode != "node-1" ||
+		p.MAC != want.MAC || p.Binding.PortUUID != "ironic-port-1" {
+		t.Fatalf("AllocateAs = %+v, %v", p, err)
+	}
+	got, err := st.Ports(t.Context(), ids[0])
+	if err != nil || len(got) != 1 || got[0].VIFNode != "node-1" || got[0].Binding.PortUUID != "ironic-port-1" {
+		t.Fatalf("recorded %+v, %v", got, err)
+	}
+	retry := want
+	retry.ID = uuid.NewString()
+	again, err := m.AllocateAs(t.Context(), retry)
+	if err != nil || again.ID != p.ID || again.IP != p.IP {
+		t.Fatalf("planned again: %+v, %v; want the recorded %+v", again, err, p)
+	}
+	if next, err := m.Allocate(t.Context(), ids[0], "net-a"); err != nil || next.ID != p.ID {
+		t.Fatalf("Allocate after: %+v, %v", next, err)
+	}
+	if q, err := m.AllocateSlot(t.Context(), ids[0], "net-a", "slot-x"); err != nil || q.IP != "10.0.0.3" {
+		t.Fatalf("the retry's address was not given back: %+v, %v", q, err)
+	}
+	if _, err := m.AllocateAs(t.Context(), store.Port{ServerID: ids[0], NetworkID: "nope"}); !errors.Is(err, ErrUnknownNetwork) {
+		t.Fatalf("unknown network: %v", err)
+	}
+}

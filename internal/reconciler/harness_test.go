@@ -87,6 +87,13 @@ func (tr transport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 func newRig(t *testing.T, nodes int, cost time.Duration, cfg reconciler.Config) *rig {
 	t.Helper()
+	return newRigOver(t, nodes, cost, cfg, nil)
+}
+
+// newRigOver is newRig with the reconciler's store wrapped by wrap (when
+// not nil); the rig's own reads go to the store itself.
+func newRigOver(t *testing.T, nodes int, cost time.Duration, cfg reconciler.Config, wrap func(store.Store) store.Store) *rig {
+	t.Helper()
 	r := &rig{t: t, clk: clock.NewManual(t0), cost: cost}
 	r.sim = ironicsim.New(ironicsim.Options{Clock: r.clk, DeployTime: 10 * time.Second, UndeployTime: 5 * time.Second, Seed: 1})
 	r.sim.AddNodes(nodes, ironicsim.NodeSpec{ResourceClass: "bm", Ports: 1})
@@ -107,9 +114,13 @@ func newRig(t *testing.T, nodes int, cost time.Duration, cfg reconciler.Config) 
 	if cfg.Interval == 0 {
 		cfg.Interval = 2 * time.Second
 	}
+	var used store.Store = st
+	if wrap != nil {
+		used = wrap(st)
+	}
 	r.rec = reconciler.New(reconciler.Deps{
-		Store: st, Ironic: ic, Scheduler: scheduler.New(ic, r.clk, scheduler.Options{Networks: r.nets}),
-		IPAM: network.NewIPAM(st, r.nets), Networks: r.nets, Clock: r.clk, Logger: slog.New(slog.DiscardHandler),
+		Store: used, Ironic: ic, Scheduler: scheduler.New(ic, r.clk, scheduler.Options{Networks: r.nets}),
+		IPAM: network.NewIPAM(used, r.nets), Networks: r.nets, Clock: r.clk, Logger: slog.New(slog.DiscardHandler),
 	}, cfg)
 	return r
 }

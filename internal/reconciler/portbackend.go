@@ -3,6 +3,8 @@ package reconciler
 import (
 	"context"
 
+	"github.com/google/uuid"
+
 	"github.com/ingot-dev/ingot/internal/lifecycle"
 	"github.com/ingot-dev/ingot/internal/network"
 	"github.com/ingot-dev/ingot/internal/store"
@@ -35,6 +37,23 @@ type embeddedPorts struct {
 
 func (e embeddedPorts) Allocate(ctx context.Context, s *lifecycle.Server, networkID string) (store.Port, error) {
 	return e.ipam.AllocateSlot(ctx, s.ID, networkID, s.PortSlot(networkID))
+}
+
+func (e embeddedPorts) plan(s *lifecycle.Server, networkID string) (store.Port, bool) {
+	n, ok := e.nets.Lookup(networkID)
+	if !ok {
+		return store.Port{}, false
+	}
+	slot := s.PortSlot(networkID)
+	id := slot
+	if id == "" {
+		id = uuid.NewString()
+	}
+	return store.Port{ID: id, ServerID: s.ID, NetworkID: n.ID, Slot: slot}, true
+}
+
+func (e embeddedPorts) allocateAs(ctx context.Context, p store.Port) (store.Port, error) {
+	return e.ipam.AllocateAs(ctx, p)
 }
 
 func (e embeddedPorts) Free(ctx context.Context, p store.Port) error { return e.ipam.Free(ctx, p.ID) }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 
 	"github.com/ingot-dev/ingot/internal/configdrive"
 	"github.com/ingot-dev/ingot/internal/ironic"
@@ -15,6 +16,10 @@ import (
 	"github.com/ingot-dev/ingot/internal/store"
 )
 
+// PointPortBound is the step point after a build's port is recorded bound
+// to its node and before Ironic's VIF attach (the crash suite's).
+const PointPortBound = "after:port-bound"
+
 // attachNetworks allocates the server's ports, binds each to a port or
 // portgroup of its node (read from Ironic: one call, two with a bond) and
 // attaches the VIFs there. The binding and the MAC it gives the port are
@@ -22,15 +27,13 @@ import (
 // even after a crash mid-call and the config drive names the NIC the
 // machine has. A node with too few free ports is a reschedulable failure;
 // a node with no Ironic ports at all keeps the generated MACs, with a
-// warning in the server's events.
+// warning in the server's events. A backend that can write a port already
+// bound (plannedPorts) has its new ports chosen a NIC first and written
+// once.
 func (r *Reconciler) attachNetworks(ctx context.Context, s *lifecycle.Server) lifecycle.Result {
-	ports := make([]store.Port, 0, len(s.Spec.Networks))
-	for _, netID := range s.Spec.Networks {
-		p, err := r.ports.Allocate(ctx, s, netID)
-		if err != nil {
-			return resultOf(err)
-		}
-		ports = append(ports, p)
+	ports, fresh, err := r.buildPorts(ctx, s)
+	if err != nil {
+		return resultOf(err)
 	}
 	if len(ports) == 0 {
 		return lifecycle.Result{Outcome: lifecycle.OK}
@@ -61,17 +64,71 @@ func (r *Reconciler) attachNetworks(ctx context.Context, s *lifecycle.Server) li
 			c := choices[i]
 			mac, b, to = c.MAC, bindingOf(c), c.Target
 		}
+		// Record before act: cleanup finds the VIF even if we crash mid-call.
+		if fresh[i] {
+			p.VIFNode, p.MAC, p.Binding = s.NodeID, mac, b
+			if p, err = r.ports.(plannedPorts).allocateAs(ctx, p); err != nil {
+				return resultOf(err)
+			}
+		}
 		if p.VIFNode != s.NodeID || p.MAC != mac || !reflect.DeepEqual(p.Binding, b) {
-			// Record before act: cleanup finds the VIF even if we crash mid-call.
 			if err := r.store.BindPort(ctx, p.ID, s.NodeID, mac, b); err != nil {
 				return resultOf(err)
 			}
 		}
+		r.step(PointPortBound)
 		if err := r.ironic.AttachVIFTo(ctx, s.NodeID, p.VIF(), to); err != nil {
 			return resultOf(err)
 		}
 	}
 	return lifecycle.Result{Outcome: lifecycle.OK, Message: warning}
+}
+
+// plannedPorts is a Ports that can name a server's port before writing it
+// and then write it bound (the embedded IPAM).
+type plannedPorts interface {
+	// plan is the port the server is to have on the network, not written:
+	// its id chosen, its network resolved. false when the network is
+	// unknown (Allocate says why).
+	plan(s *lifecycle.Server, networkID string) (store.Port, bool)
+	// allocateAs writes p with an address, or returns the port recorded in
+	// its slot already.
+	allocateAs(ctx context.Context, p store.Port) (store.Port, error)
+}
+
+// buildPorts are the server's ports on its networks: those recorded, and
+// with a plannedPorts backend the missing ones planned (fresh), else made
+// by Allocate.
+func (r *Reconciler) buildPorts(ctx context.Context, s *lifecycle.Server) ([]store.Port, []bool, error) {
+	ports := make([]store.Port, 0, len(s.Spec.Networks))
+	fresh := make([]bool, 0, len(s.Spec.Networks))
+	pp, ok := r.ports.(plannedPorts)
+	var recorded []store.Port
+	if ok && len(s.Spec.Networks) > 0 {
+		var err error
+		if recorded, err = r.store.Ports(ctx, s.ID); err != nil {
+			return nil, nil, err
+		}
+	}
+	for _, netID := range s.Spec.Networks {
+		if ok {
+			if p, planned := pp.plan(s, netID); planned {
+				i := slices.IndexFunc(recorded, func(q store.Port) bool { return q.NetworkID == p.NetworkID && q.Slot == p.Slot })
+				if i < 0 {
+					ports, fresh = append(ports, p), append(fresh, true)
+				} else {
+					ports, fresh = append(ports, recorded[i]), append(fresh, false)
+				}
+				continue
+			}
+		}
+		p, err := r.ports.Allocate(ctx, s, netID)
+		if err != nil {
+			return nil, nil, err
+		}
+		ports, fresh = append(ports, p), append(fresh, false)
+	}
+	return ports, fresh, nil
 }
 
 // bindRequests asks for one NIC per port, on the network's physical

@@ -66,6 +66,7 @@ type warmer interface {
 // IPAM allocates ports (implemented by *network.IPAM).
 type IPAM interface {
 	AllocateSlot(ctx context.Context, serverID, networkID, slot string) (store.Port, error)
+	AllocateAs(ctx context.Context, want store.Port) (store.Port, error)
 	Free(ctx context.Context, portID string) error
 }
 

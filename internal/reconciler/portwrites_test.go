@@ -1,0 +1,53 @@
+package reconciler_test
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+
+	"github.com/ingot-dev/ingot/internal/lifecycle"
+	"github.com/ingot-dev/ingot/internal/reconciler"
+	"github.com/ingot-dev/ingot/internal/store"
+)
+
+// portWrites counts the port writes of the store under it.
+type portWrites struct {
+	store.Store
+	creates, binds atomic.Int32
+}
+
+func (w *portWrites) CreatePort(ctx context.Context, p store.Port) error {
+	w.creates.Add(1)
+	return w.Store.CreatePort(ctx, p)
+}
+
+func (w *portWrites) BindPort(ctx context.Context, id, node, mac string, b store.Binding) error {
+	w.binds.Add(1)
+	return w.Store.BindPort(ctx, id, node, mac, b)
+}
+
+// TestBuildWritesEachPortOnce: with the embedded IPAM a build's port is
+// written once, already bound to the node's NIC and naming the VIF's node
+// (so cleanup finds it before the attach), not created and then bound.
+func TestBuildWritesEachPortOnce(t *testing.T) {
+	var w *portWrites
+	r := newRigOver(t, 1, 0, reconciler.Config{}, func(st store.Store) store.Store {
+		w = &portWrites{Store: st}
+		return w
+	})
+	id := r.create(1)[0]
+	s := r.settle(id)
+	if s.Phase != lifecycle.PhaseActive {
+		t.Fatalf("phase %s", s.Phase)
+	}
+	if c, b := w.creates.Load(), w.binds.Load(); c != 1 || b != 0 {
+		t.Fatalf("port writes: %d creates, %d binds; want 1 create, no bind", c, b)
+	}
+	ports, err := r.st.Ports(t.Context(), id)
+	if err != nil || len(ports) != 1 {
+		t.Fatalf("ports %+v %v", ports, err)
+	}
+	if p := ports[0]; p.VIFNode != s.NodeID || p.Binding.PortUUID == "" || p.MAC == "" {
+		t.Fatalf("port %+v on node %s", p, s.NodeID)
+	}
+}
