@@ -51,7 +51,7 @@ func worldDeps(t *testing.T, n int, before func(ic *ironic.Client, node string),
 		if before != nil {
 			before(ic, node)
 		}
-		if _, err := ic.Reserve(ctx, node, ids[i]); err != nil {
+		if _, err := ic.Reserve(ctx, node, ids[i], nil); err != nil {
 			t.Fatal(err)
 		}
 		if err := ic.Deploy(ctx, node, ironic.DeployRequest{InstanceInfo: map[string]any{

@@ -18,7 +18,7 @@ func adapterDeployUndeploy(ctx context.Context, t *testing.T, h *ironictest.Env)
 	c, cnt := newClient(t, h.URL, 0)
 	id := enroll(t, h, "dp-a", "dp")
 	inst := uuid.NewString()
-	if _, err := c.Reserve(ctx, id, inst); err != nil {
+	if _, err := c.Reserve(ctx, id, inst, nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, vif := range []string{"vif-1", "vif-1"} { // noop network: a no-op, repeatable
@@ -125,7 +125,7 @@ func TestNodeLocked(t *testing.T) {
 	c, _ := newClient(t, h.URL, 0)
 	id := enroll(t, h, "lk-a", "lk")
 	inst := uuid.NewString()
-	if _, err := c.Reserve(ctx, id, inst); err != nil {
+	if _, err := c.Reserve(ctx, id, inst, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.Deploy(ctx, id, ironic.DeployRequest{}); err != nil {
@@ -136,7 +136,7 @@ func TestNodeLocked(t *testing.T) {
 	n := waitNode(t, c, id, 10*time.Second, "deploying and locked", func(n ironic.Node) bool {
 		return n.ProvisionState == ironic.StateDeploying && n.Reservation != ""
 	})
-	if _, err := c.Reserve(ctx, id, inst); !errors.Is(err, ironic.ErrNodeLocked) || !ironic.IsTransient(err) {
+	if _, err := c.Reserve(ctx, id, inst, nil); !errors.Is(err, ironic.ErrNodeLocked) || !ironic.IsTransient(err) {
 		t.Fatalf("PATCH while deploying = %v, want ErrNodeLocked", err)
 	}
 	if err := c.Unreserve(ctx, id); !errors.Is(err, ironic.ErrNodeLocked) {
@@ -150,4 +150,44 @@ func TestNodeLocked(t *testing.T) {
 	}
 	t.Logf("locked node: %+v", n)
 	waitNode(t, c, id, 30*time.Second, "active", func(n ironic.Node) bool { return n.ProvisionState == ironic.StateActive })
+}
+
+// adapterReserveWithInfo is TestAdapter's ReserveWithInstanceInfo subtest:
+// the reservation's one PATCH writes instance_info too, and a deploy told
+// so sends only its PUT.
+func adapterReserveWithInfo(ctx context.Context, t *testing.T, h *ironictest.Env) {
+	c, cnt := newClient(t, h.URL, 0)
+	id := enroll(t, h, "dp-info", "dp")
+	inst := uuid.NewString()
+	info := map[string]any{"image_source": "http://127.0.0.1:1/img.qcow2", "root_gb": 10, "display_name": "dp-info",
+		"capabilities": map[string]any{"boot_mode": "uefi"}}
+	cnt.take()
+	n, err := c.Reserve(ctx, id, inst, info)
+	if err != nil || n.InstanceUUID != inst {
+		t.Fatalf("Reserve = %+v, %v", n, err)
+	}
+	if got := cnt.take(); got["node.patch"] != 1 || len(got) != 1 {
+		t.Errorf("Reserve calls: %v, want one PATCH", got)
+	}
+	ii := instanceInfo(t, h, id)
+	if ii["image_source"] != "http://127.0.0.1:1/img.qcow2" || ii["display_name"] != "dp-info" {
+		t.Fatalf("instance_info after the reservation = %v", ii)
+	}
+	req := ironic.DeployRequest{InstanceInfo: info, InstanceInfoSet: true,
+		ConfigDrive: &ironic.ConfigDrive{MetaData: map[string]any{"uuid": inst}}}
+	if err := c.Deploy(ctx, id, req); err != nil {
+		t.Fatal(err)
+	}
+	if got := cnt.take(); got["node.patch"] != 0 || got["node.get"] != 0 || got["node.provision"] != 1 {
+		t.Errorf("Deploy calls: %v, want the PUT alone", got)
+	}
+	waitNode(t, c, id, 30*time.Second, "active", func(n ironic.Node) bool {
+		return n.ProvisionState == ironic.StateActive && n.TargetProvisionState == ""
+	})
+	if err := c.Undeploy(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	waitNode(t, c, id, 60*time.Second, "available", func(n ironic.Node) bool {
+		return n.ProvisionState == ironic.StateAvailable && n.TargetProvisionState == ""
+	})
 }

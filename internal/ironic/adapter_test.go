@@ -118,7 +118,7 @@ func TestAdapter(t *testing.T) {
 		}
 		inst := []string{uuid.NewString(), uuid.NewString(), uuid.NewString()}
 		for i, id := range []string{gold[0], silver[1], gold[2]} {
-			if _, err := c.Reserve(ctx, id, inst[i]); err != nil {
+			if _, err := c.Reserve(ctx, id, inst[i], nil); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -204,7 +204,7 @@ func TestAdapter(t *testing.T) {
 		a := enroll(t, h, "rs-a", "rs")
 		b := enroll(t, h, "rs-b", "rs")
 		i1, i2 := uuid.NewString(), uuid.NewString()
-		n, err := c.Reserve(ctx, a, i1)
+		n, err := c.Reserve(ctx, a, i1, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -216,16 +216,16 @@ func TestAdapter(t *testing.T) {
 		if n.Name != "rs-a" || n.Maintenance {
 			t.Fatalf("Reserve returned %+v", n)
 		}
-		if _, err := c.Reserve(ctx, a, i1); err != nil {
+		if _, err := c.Reserve(ctx, a, i1, nil); err != nil {
 			t.Fatalf("repeat Reserve: %v", err)
 		}
-		if _, err := c.Reserve(ctx, a, i2); !errors.Is(err, ironic.ErrNodeAssociated) {
+		if _, err := c.Reserve(ctx, a, i2, nil); !errors.Is(err, ironic.ErrNodeAssociated) {
 			t.Fatalf("Reserve taken node = %v, want ErrNodeAssociated", err)
 		}
-		if _, err := c.Reserve(ctx, b, i1); !errors.Is(err, ironic.ErrInstanceAssociated) {
+		if _, err := c.Reserve(ctx, b, i1, nil); !errors.Is(err, ironic.ErrInstanceAssociated) {
 			t.Fatalf("Reserve second node = %v, want ErrInstanceAssociated", err)
 		}
-		if _, err := c.Reserve(ctx, b, "not-a-uuid"); !errors.Is(err, ironic.ErrInvalid) {
+		if _, err := c.Reserve(ctx, b, "not-a-uuid", nil); !errors.Is(err, ironic.ErrInvalid) {
 			t.Fatalf("Reserve bad uuid = %v, want ErrInvalid", err)
 		}
 		if got := cnt.take()["node.patch"]; got != 5 {
@@ -248,7 +248,7 @@ func TestAdapter(t *testing.T) {
 		if ii := instanceInfo(t, h, a); len(ii) != 0 {
 			t.Fatalf("instance_info after Unreserve: %v", ii)
 		}
-		if _, err := c.Reserve(ctx, b, i1); err != nil {
+		if _, err := c.Reserve(ctx, b, i1, nil); err != nil {
 			t.Fatalf("Reserve after Unreserve: %v", err)
 		}
 	})
@@ -265,7 +265,7 @@ func TestAdapter(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				_, errs[i] = c.Reserve(ctx, id, uuid.NewString())
+				_, errs[i] = c.Reserve(ctx, id, uuid.NewString(), nil)
 			}()
 		}
 		wg.Wait()
@@ -290,7 +290,7 @@ func TestAdapter(t *testing.T) {
 		ids := h.EnrollNodes(t, 25, ironictest.NodeSpec{Name: "bulk", ResourceClass: "bulk"})
 		c, cnt := newClient(t, h.URL, 10)
 		for _, id := range ids {
-			if _, err := c.Reserve(ctx, id, uuid.NewString()); err != nil {
+			if _, err := c.Reserve(ctx, id, uuid.NewString(), nil); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -326,6 +326,7 @@ func TestAdapter(t *testing.T) {
 	})
 
 	t.Run("DeployUndeploy", func(t *testing.T) { adapterDeployUndeploy(ctx, t, h) })
+	t.Run("ReserveWithInstanceInfo", func(t *testing.T) { adapterReserveWithInfo(ctx, t, h) })
 
 	t.Run("DeployRefused", func(t *testing.T) { adapterDeployRefused(ctx, t, h) })
 
@@ -341,7 +342,7 @@ func TestAdapter(t *testing.T) {
 		}
 		_, err := c.GetNode(ctx, id)
 		check("GetNode", err)
-		_, err = c.Reserve(ctx, id, uuid.NewString())
+		_, err = c.Reserve(ctx, id, uuid.NewString(), nil)
 		check("Reserve", err)
 		check("Unreserve", c.Unreserve(ctx, id))
 		check("Deploy", c.Deploy(ctx, id, ironic.DeployRequest{}))

@@ -31,7 +31,7 @@ func BenchmarkList(b *testing.B) {
 	}
 	ctx := context.Background()
 	for _, id := range ids {
-		if _, err := c.Reserve(ctx, id, uuid.NewString()); err != nil {
+		if _, err := c.Reserve(ctx, id, uuid.NewString(), nil); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -35,7 +35,7 @@ func TestListSurvivesDeletedMarker(t *testing.T) {
 	c, _ := newClient(t, env.URL, 2)
 	ctx := context.Background()
 	for i, id := range ids {
-		if _, err := c.Reserve(ctx, id, instanceUUIDs[i]); err != nil {
+		if _, err := c.Reserve(ctx, id, instanceUUIDs[i], nil); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -316,14 +316,20 @@ func (c *Client) patchNode(ctx context.Context, nodeID string, ops []patchOp) (N
 }
 
 // Reserve associates nodeID with instanceUUID (PATCH add /instance_uuid) and
-// returns the node as Ironic answered. Idempotent: reserving a node again for
-// the same instance succeeds (Ironic answers 200 again). Errors: the node holds
+// returns the node as Ironic answered; the keys of info (nil values left
+// out) go into instance_info in the same PATCH, as Nova's driver sends them,
+// so the deploy needs no PATCH of its own. Idempotent: reserving a node again
+// for the same instance succeeds (Ironic answers 200 again). Errors: the node holds
 // another instance → ErrNodeAssociated; the instance sits on another node →
 // ErrInstanceAssociated; node busy → ErrNodeLocked; node gone → ErrNotFound.
 // NOTE: the returned node's Reservation is the conductor lock taken for this
 // PATCH itself (the real Ironic answers "localhost"), not a sign of a busy node.
-func (c *Client) Reserve(ctx context.Context, nodeID, instanceUUID string) (Node, error) {
-	return c.patchNode(ctx, nodeID, []patchOp{{Op: "add", Path: "/instance_uuid", Value: instanceUUID}})
+func (c *Client) Reserve(ctx context.Context, nodeID, instanceUUID string, info map[string]any) (Node, error) {
+	ops, err := instanceInfoOps(nil, info)
+	if err != nil {
+		return Node{}, fmt.Errorf("%w: reserve node %s: %v", ErrInvalid, nodeID, err)
+	}
+	return c.patchNode(ctx, nodeID, append([]patchOp{{Op: "add", Path: "/instance_uuid", Value: instanceUUID}}, ops...))
 }
 
 // Unreserve removes instance_uuid and instance_info from the node in one

@@ -21,7 +21,8 @@ import (
 // instance_info is merged: only keys of req.InstanceInfo whose value differs
 // from the node's current instance_info are patched ("diff before you PATCH");
 // keys the node has and req does not are left alone; a nil value removes the
-// key. When nothing differs no PATCH is sent. Calls: GET + (PATCH) + PUT.
+// key. When nothing differs, or req.InstanceInfoSet, no PATCH is sent.
+// Calls: (GET) + (PATCH) + PUT.
 //
 // Not idempotent at Ironic: a second Deploy on a node that is already
 // deploying or active fails (ErrNodeLocked while Ironic holds the node's lock,
@@ -41,6 +42,9 @@ func (c *Client) deploy(ctx context.Context, nodeID string, target nodes.TargetP
 	// (JSON patch refuses to remove an absent member); otherwise every key
 	// is set with "add", which replaces, so a repeated deploy sends the same
 	// PATCH and a build saves the GET.
+	if req.InstanceInfoSet {
+		req.InstanceInfo = nil
+	}
 	if slices.ContainsFunc(slices.Collect(maps.Values(req.InstanceInfo)), func(v any) bool { return v == nil }) {
 		err := c.do(ctx, "node.get", "GET node "+nodeID+" instance_info", func(ctx context.Context) error {
 			u := c.sc.ServiceURL("nodes", url.PathEscape(nodeID)) + "?fields=instance_info"

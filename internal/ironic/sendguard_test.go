@@ -47,7 +47,7 @@ func TestBeforeSendRefusesUnsent(t *testing.T) {
 	}
 	deny.Store(true)
 	for name, call := range map[string]func() error{
-		"reserve (PATCH)":  func() error { _, err := c.Reserve(ctx, node, "5d8b1f0e-0f43-4c55-9a39-5f3c1d2e7a10"); return err },
+		"reserve (PATCH)":  func() error { _, err := c.Reserve(ctx, node, "5d8b1f0e-0f43-4c55-9a39-5f3c1d2e7a10", nil); return err },
 		"power (PUT)":      func() error { return c.SetPowerOn(ctx, node) },
 		"vif detach (DEL)": func() error { return c.DetachVIF(ctx, node, "vif") },
 	} {
@@ -60,7 +60,7 @@ func TestBeforeSendRefusesUnsent(t *testing.T) {
 		t.Fatalf("%d refused changes reached Ironic", n)
 	}
 	deny.Store(false)
-	if _, err := c.Reserve(ctx, node, "5d8b1f0e-0f43-4c55-9a39-5f3c1d2e7a10"); err != nil {
+	if _, err := c.Reserve(ctx, node, "5d8b1f0e-0f43-4c55-9a39-5f3c1d2e7a10", nil); err != nil {
 		t.Fatal(err)
 	}
 	if changes.Load() != 1 {

@@ -39,7 +39,7 @@ func TestInjectedFaults(t *testing.T) {
 			if err := env.Sim.InjectFault(ironicsim.Fault{Method: "PATCH", Path: "/v1/nodes/*", Kind: tc.kind, Count: 1, Latency: tc.latency}); err != nil {
 				t.Fatal(err)
 			}
-			_, err := c.Reserve(ctx, id, uuid.NewString())
+			_, err := c.Reserve(ctx, id, uuid.NewString(), nil)
 			if !errors.Is(err, tc.want) || !ironic.IsTransient(err) {
 				t.Fatalf("Reserve under %s = %v, want %v", tc.kind, err, tc.want)
 			}

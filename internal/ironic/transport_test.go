@@ -34,7 +34,7 @@ func TestUnavailableOnClosedPort(t *testing.T) {
 	if _, err := c.ListAssociated(ctx); !errors.Is(err, ironic.ErrUnavailable) || !ironic.IsTransient(err) {
 		t.Fatalf("ListAssociated = %v, want ErrUnavailable", err)
 	}
-	if _, err := c.Reserve(ctx, "n", "i"); !errors.Is(err, ironic.ErrUnavailable) {
+	if _, err := c.Reserve(ctx, "n", "i", nil); !errors.Is(err, ironic.ErrUnavailable) {
 		t.Fatalf("Reserve = %v, want ErrUnavailable", err)
 	}
 	if len(ops) != 3 || ops[0] != "ping" || ops[1] != "node.list" || ops[2] != "node.patch" {

@@ -93,7 +93,10 @@ const (
 // only changed keys patched) and a JSON config drive.
 type DeployRequest struct {
 	InstanceInfo map[string]any
-	ConfigDrive  *ConfigDrive
+	// InstanceInfoSet: the node has InstanceInfo already (the reservation
+	// wrote it), so no PATCH goes before the provision PUT.
+	InstanceInfoSet bool
+	ConfigDrive     *ConfigDrive
 	// ConfigDriveImage, when set, is sent instead of ConfigDrive: a
 	// gzipped, base64 ISO 9660 config drive (what Nova's Ironic driver
 	// sends), for what the JSON form cannot carry (injected files).

@@ -211,13 +211,17 @@ func applyReserve(s *Server, r Result, now time.Time) Applied {
 			n, ev := rechosen(s, now, fmt.Sprintf("node %s could not be reserved: %s", s.NodeID, unfitReason(s, v)), false)
 			return applied(n, now, ev)
 		case v.Holder == HeldByUs && r.Outcome == Transient:
-			// An earlier reservation of ours went through; its answer was lost.
-			r.Outcome = OK
+			// An earlier reservation of ours went through; its answer was
+			// lost, and with it whether that PATCH carried instance_info.
+			n, ev := toNetworking(s, now)
+			n.InstanceInfoOn = ""
+			return applied(n, now, ev)
 		}
 	}
 	switch r.Outcome {
 	case OK:
 		n, ev := toNetworking(s, now)
+		n.InstanceInfoOn = s.NodeID
 		return applied(n, now, ev)
 	case Taken, Gone, Rejected:
 		// The node was taken (or vanished) between the choice and the

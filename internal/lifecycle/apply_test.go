@@ -253,3 +253,25 @@ func TestApplyStaleViews(t *testing.T) {
 		t.Errorf("after a give-back: %v %+v", a.Kind, a.Next)
 	}
 }
+
+// TestApplyReserveRecordsInstanceInfo: a reservation answered 200 records
+// that its PATCH wrote instance_info on the node (the deploy then sends
+// none); one whose answer was lost does not know it, and letting the node
+// go forgets it.
+func TestApplyReserveRecordsInstanceInfo(t *testing.T) {
+	v := node("available")
+	ok := Apply(srv(PhaseReserving), Action{Kind: KindReserve}, Result{Outcome: OK, View: &v}, t0, cfg())
+	if ok.Next == nil || ok.Next.NodeID == "" || ok.Next.InstanceInfoOn != ok.Next.NodeID {
+		t.Fatalf("reserved: %+v", ok.Next)
+	}
+	lost := Apply(srv(PhaseReserving, func(s *Server) { s.InstanceInfoOn = s.NodeID }), Action{Kind: KindReserve},
+		Result{Outcome: Transient, View: &v}, t0, cfg())
+	if lost.Next == nil || lost.Next.Phase != PhaseNetworking || lost.Next.InstanceInfoOn != "" {
+		t.Fatalf("reserved, answer lost: %+v", lost.Next)
+	}
+	held := srv(PhaseReleasing, func(s *Server) { s.InstanceInfoOn = s.NodeID })
+	rel := Apply(held, Action{Kind: KindUnreserve}, Result{Outcome: OK}, t0, cfg())
+	if rel.Next == nil || rel.Next.NodeID != "" || rel.Next.InstanceInfoOn != "" {
+		t.Fatalf("released: %+v", rel.Next)
+	}
+}

@@ -312,6 +312,11 @@ type Server struct {
 	NodeID string
 	// DeployRequested: we asked (or were about to ask) Ironic to deploy NodeID.
 	DeployRequested bool
+	// InstanceInfoOn is the node whose reservation wrote the spec's
+	// instance_info with the instance_uuid (one PATCH, as Nova's driver
+	// does), so the deploy sends no PATCH of its own; "" when not known so
+	// (an answer lost, a record older than this), and the deploy patches.
+	InstanceInfoOn string
 	// PortsAllocated: ports may exist for this server (set before allocation,
 	// cleared once every port is freed).
 	PortsAllocated bool

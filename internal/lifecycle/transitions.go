@@ -135,7 +135,7 @@ func toError(s *Server, now time.Time, f *Fault) *Server {
 func dropNode(s *Server) *Server {
 	n := s.Clone()
 	n.NodeID, n.Held = "", false
-	n.DeployRequested = false
+	n.DeployRequested, n.InstanceInfoOn = false, ""
 	n.VolumesOnNode = false // removed, gone with the node, or stranded there (VolumesStrandedOn)
 	n.MaintenanceSince = time.Time{}
 	return n

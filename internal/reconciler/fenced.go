@@ -29,10 +29,10 @@ func (g guardedIronic) do(ctx context.Context, call func(context.Context) error)
 	return call(ctx)
 }
 
-func (g guardedIronic) Reserve(ctx context.Context, nodeID, instanceUUID string) (ironic.Node, error) {
+func (g guardedIronic) Reserve(ctx context.Context, nodeID, instanceUUID string, info map[string]any) (ironic.Node, error) {
 	var n ironic.Node
 	err := g.do(ctx, func(ctx context.Context) (err error) {
-		n, err = g.Ironic.Reserve(ctx, nodeID, instanceUUID)
+		n, err = g.Ironic.Reserve(ctx, nodeID, instanceUUID, info)
 		return err
 	})
 	return n, err

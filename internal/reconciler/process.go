@@ -258,7 +258,7 @@ func (r *Reconciler) execute(ctx context.Context, s *lifecycle.Server, a lifecyc
 		}
 		return lifecycle.Result{Outcome: lifecycle.OK, Node: node}, nil
 	case lifecycle.KindReserve:
-		n, err := r.ironic.Reserve(ctx, s.NodeID, s.ID)
+		n, err := r.ironic.Reserve(ctx, s.NodeID, s.ID, configdrive.InstanceInfo(s))
 		if err != nil {
 			if errors.Is(err, ironic.ErrNodeAssociated) || errors.Is(err, ironic.ErrNotFound) {
 				r.sched.Taken(s.NodeID)
@@ -284,6 +284,7 @@ func (r *Reconciler) execute(ctx context.Context, s *lifecycle.Server, a lifecyc
 		if err != nil {
 			return resultOf(err), nil
 		}
+		req.InstanceInfoSet = s.NodeID != "" && s.InstanceInfoOn == s.NodeID
 		return resultOf(r.ironic.Deploy(ctx, s.NodeID, req)), nil
 	case lifecycle.KindUndeploy:
 		return resultOf(r.ironic.Undeploy(ctx, s.NodeID)), nil

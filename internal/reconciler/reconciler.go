@@ -28,7 +28,7 @@ type Ironic interface {
 	ListAssociated(ctx context.Context) ([]ironic.Node, error)
 	ListInState(ctx context.Context, provisionState string) ([]ironic.Node, error)
 	GetNode(ctx context.Context, id string) (ironic.Node, error)
-	Reserve(ctx context.Context, nodeID, instanceUUID string) (ironic.Node, error)
+	Reserve(ctx context.Context, nodeID, instanceUUID string, info map[string]any) (ironic.Node, error)
 	Unreserve(ctx context.Context, nodeID string) error
 	NodePorts(ctx context.Context, nodeID string) (portbind.Inventory, error)
 	AttachVIFTo(ctx context.Context, nodeID, vifID string, to portbind.Target) error

@@ -184,6 +184,7 @@ func ScanServerSpec(sc Scanner, decode SpecDecoder) (*lifecycle.Server, error) {
 // field added here needs no migration (absent reads as its zero value).
 type serverExt struct {
 	VolumesStrandedOn string           `json:"volumes_stranded_on,omitempty"`
+	InstanceInfoOn    string           `json:"instance_info_on,omitempty"`
 	CapacityWaitSince *time.Time       `json:"capacity_wait_since,omitempty"`
 	OpDone            int64            `json:"op_done,omitempty"`
 	OpSent            bool             `json:"op_sent,omitempty"`
@@ -219,7 +220,7 @@ func Requests(s *lifecycle.Server) (string, error) {
 }
 
 func extOf(s *lifecycle.Server) serverExt {
-	e := serverExt{VolumesStrandedOn: s.VolumesStrandedOn, OpDone: s.OpDone, OpSent: s.OpSent, OpFallback: s.OpFallback,
+	e := serverExt{VolumesStrandedOn: s.VolumesStrandedOn, InstanceInfoOn: s.InstanceInfoOn, OpDone: s.OpDone, OpSent: s.OpSent, OpFallback: s.OpFallback,
 		StopAfterRebuild: s.StopAfterRebuild, PowerSeen: s.PowerSeen, Held: s.Held, DeleteFrom: s.DeleteFrom, OpFault: s.OpFault,
 		Nets: s.Nets, NetsSet: s.NetsSet, Detaching: s.Detaching, Cycle: s.Cycle, Made: s.Made, VolumeToken: s.VolumeToken}
 	if !s.CapacityWaitSince.IsZero() {
@@ -230,7 +231,7 @@ func extOf(s *lifecycle.Server) serverExt {
 }
 
 func (e serverExt) to(s *lifecycle.Server) {
-	s.VolumesStrandedOn = e.VolumesStrandedOn
+	s.VolumesStrandedOn, s.InstanceInfoOn = e.VolumesStrandedOn, e.InstanceInfoOn
 	s.OpDone, s.OpSent, s.OpFallback, s.StopAfterRebuild, s.PowerSeen = e.OpDone, e.OpSent, e.OpFallback, e.StopAfterRebuild, e.PowerSeen
 	s.Held, s.DeleteFrom, s.OpFault = e.Held, e.DeleteFrom, e.OpFault
 	s.Nets, s.NetsSet, s.Detaching, s.Cycle = e.Nets, e.NetsSet, e.Detaching, e.Cycle

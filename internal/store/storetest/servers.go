@@ -44,6 +44,7 @@ func lifecycleStep(s *lifecycle.Server, d time.Duration) {
 	s.Phase = lifecycle.PhaseReleasing
 	s.NodeID = s.NodeID + "-2"
 	s.VolumesStrandedOn = "node-stranded-" + s.ID
+	s.InstanceInfoOn = "node-info-" + s.ID
 	s.CapacityWaitSince = T0.Add(d + 8)
 	s.OpDone++
 	s.OpSent = !s.OpSent

@@ -2,6 +2,7 @@ package reconciler_test
 
 import (
 	"context"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -49,5 +50,28 @@ func TestBuildWritesEachPortOnce(t *testing.T) {
 	}
 	if p := ports[0]; p.VIFNode != s.NodeID || p.Binding.PortUUID == "" || p.MAC == "" {
 		t.Fatalf("port %+v on node %s", p, s.NodeID)
+	}
+}
+
+// TestBuildPatchesTheNodeOnce: a build's only PATCH is the reservation's,
+// which carries instance_info too; the deploy sends its PUT alone.
+func TestBuildPatchesTheNodeOnce(t *testing.T) {
+	r := newRig(t, 1, 0, reconciler.Config{})
+	id := r.create(1)[0]
+	r.takeCalls()
+	if s := r.settle(id); s.Phase != lifecycle.PhaseActive {
+		t.Fatalf("phase %s", s.Phase)
+	}
+	var patches, puts int
+	for _, c := range r.takeCalls() {
+		switch {
+		case strings.HasPrefix(c, "PATCH /v1/nodes/"):
+			patches++
+		case strings.HasPrefix(c, "PUT /v1/nodes/") && strings.Contains(c, "/states/provision"):
+			puts++
+		}
+	}
+	if patches != 1 || puts != 1 {
+		t.Fatalf("%d PATCHes and %d provision PUTs, want 1 and 1", patches, puts)
 	}
 }
