@@ -269,6 +269,11 @@ func TestApplyReserveRecordsInstanceInfo(t *testing.T) {
 	if lost.Next == nil || lost.Next.Phase != PhaseNetworking || lost.Next.InstanceInfoOn != "" {
 		t.Fatalf("reserved, answer lost: %+v", lost.Next)
 	}
+	deployed := srv(PhaseDeploying, func(s *Server) { s.InstanceInfoOn, s.DeployRequested = s.NodeID, true })
+	if a := Decide(Input{Server: deployed, Node: node("active", powerOn), Now: t0}, cfg()); a.Next == nil ||
+		a.Next.Phase != PhaseActive || a.Next.InstanceInfoOn != "" {
+		t.Fatalf("deployed: %v %+v", a.Kind, a.Next)
+	}
 	held := srv(PhaseReleasing, func(s *Server) { s.InstanceInfoOn = s.NodeID })
 	rel := Apply(held, Action{Kind: KindUnreserve}, Result{Outcome: OK}, t0, cfg())
 	if rel.Next == nil || rel.Next.NodeID != "" || rel.Next.InstanceInfoOn != "" {

@@ -80,6 +80,7 @@ func toActive(s *Server, now time.Time, power Power) *Server {
 	n.Fault = nil
 	n.MaintenanceSince = time.Time{}
 	n.PowerSeen = power
+	n.InstanceInfoOn = "" // the deploy it spared is done; a rebuild patches its own
 	if n.LaunchedAt.IsZero() {
 		n.LaunchedAt = now
 	}
