@@ -292,11 +292,11 @@ func (g *ingot) waitActive(t *testing.T, n int, limit time.Duration) {
 	})
 }
 
-// toActive returns, per server, the time from Ironic's provision_updated_at
-// of its node (when it reached active) to the server's LaunchedAt.
-func (g *ingot) toActive(t *testing.T, ironicURL string, ids []string) []time.Duration {
+// toActive returns, per server in ascending order, the time from Ironic's
+// provision_updated_at of its node (when it reached active) to the
+// server's LaunchedAt, and from its creation to its LaunchedAt.
+func (g *ingot) toActive(t *testing.T, ironicURL string, ids []string) (fromActive, fromCreate []time.Duration) {
 	t.Helper()
-	var out []time.Duration
 	for _, id := range ids {
 		s, err := g.a.Store.GetServer(context.Background(), id)
 		if err != nil {
@@ -320,10 +320,12 @@ func (g *ingot) toActive(t *testing.T, ironicURL string, ids []string) []time.Du
 		if err != nil {
 			t.Fatalf("node %s provision_updated_at %q: %v", s.NodeID, n.At, err)
 		}
-		out = append(out, s.LaunchedAt.Sub(at))
+		fromActive = append(fromActive, s.LaunchedAt.Sub(at))
+		fromCreate = append(fromCreate, s.LaunchedAt.Sub(s.CreatedAt))
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
-	return out
+	sort.Slice(fromActive, func(i, j int) bool { return fromActive[i] < fromActive[j] })
+	sort.Slice(fromCreate, func(i, j int) bool { return fromCreate[i] < fromCreate[j] })
+	return fromActive, fromCreate
 }
 
 func parseIronicTime(s string) (time.Time, error) {
