@@ -8,9 +8,10 @@ import (
 	"github.com/ingot-dev/ingot/internal/nodeview"
 )
 
-// DefaultNotifyDebounce is NotifyDebounce's default: Ironic sends a
-// transition's start and end, or an update's, within tens of milliseconds,
-// and waiting that long costs the user nothing visible.
+// DefaultNotifyDebounce is NotifyDebounce's default: the least time
+// between two wakes of one server by notifications (Ironic sends a
+// transition's start and end, or an update's, within tens of
+// milliseconds).
 const DefaultNotifyDebounce = 20 * time.Millisecond
 
 // kickSpacing is the least time between two full ticks asked for by kicks:
@@ -47,9 +48,11 @@ const (
 // failure is notified; a lost one is seen by the resync), or a change of
 // fields on a node the server holds, out of maintenance (what a PATCH can
 // change that a decision reads is the holder and the maintenance flag; a
-// state it shows was notified by its own transition). Wakes within
-// NotifyDebounce of the first make one step: Ironic notifies an update's
-// start and end moments apart.
+// state it shows was notified by its own transition). The first wake of
+// a quiet server runs at once; those within NotifyDebounce of it make one
+// more step at its end (wakeSlot): a transition's start is spared by its
+// payload, so its end is what wakes, and waiting for company would only
+// delay it.
 func (r *Reconciler) Notified(node string, shown *ironic.Node, change Change) bool {
 	r.q.mu.Lock()
 	id, ok := r.q.byNode[node]
@@ -68,7 +71,7 @@ func (r *Reconciler) Notified(node string, shown *ironic.Node, change Change) bo
 		r.q.mu.Unlock()
 	}
 	if woke {
-		r.q.at(id, r.clock.Now().Add(r.cfg.NotifyDebounce))
+		r.q.at(id, r.q.wakeSlot(id, r.clock.Now(), r.cfg.NotifyDebounce))
 	}
 	r.log.Debug("notification", logNode, node, logServer, id, "woken", woke)
 	return woke

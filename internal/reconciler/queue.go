@@ -54,13 +54,15 @@ type queue struct {
 	listings  int // InventoryListed calls so far
 	// payload: the last notification's node per server (TrustPayload only).
 	payload map[string]ironic.Node
-	signal  chan struct{}
-	slots   chan struct{}
+	// woken is each server's latest notification wake slot (wakeSlot).
+	woken  map[string]time.Time
+	signal chan struct{}
+	slots  chan struct{}
 }
 
 func newQueue(workers int) *queue {
 	return &queue{due: map[string]time.Time{}, busy: map[string]bool{}, byNode: map[string]string{},
-		seen: map[string]lifecycle.NodeView{}, saved: map[string]int64{}, acted: map[string]int64{}, inventory: map[string]bool{}, payload: map[string]ironic.Node{}, signal: make(chan struct{}, 1), slots: make(chan struct{}, workers)}
+		seen: map[string]lifecycle.NodeView{}, saved: map[string]int64{}, acted: map[string]int64{}, inventory: map[string]bool{}, payload: map[string]ironic.Node{}, woken: map[string]time.Time{}, signal: make(chan struct{}, 1), slots: make(chan struct{}, workers)}
 }
 
 func (q *queue) poke() {
@@ -199,6 +201,33 @@ func (q *queue) noteNodes(servers []*lifecycle.Server) {
 			delete(q.acted, id)
 		}
 	}
+	for id := range q.woken {
+		if !in[id] {
+			delete(q.woken, id)
+		}
+	}
+}
+
+// wakeSlot is when a notification at now wakes id: at once when its last
+// wake was at least d ago, else d after that one (a slot still to come is
+// shared), so a quiet server's notification costs no wait and a noisy
+// one's make one look per d. A slot moves on by d only once the one
+// before it has passed, so a stream of notifications never pushes the
+// wake into the future.
+func (q *queue) wakeSlot(id string, now time.Time, d time.Duration) time.Time {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	last, ok := q.woken[id]
+	switch {
+	case ok && !last.Before(now):
+		return last
+	case ok && now.Sub(last) < d:
+		last = last.Add(d)
+	default:
+		last = now
+	}
+	q.woken[id] = last
+	return last
 }
 
 // stale reports whether s, as a tick loaded it, is older than this

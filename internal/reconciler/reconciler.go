@@ -96,9 +96,9 @@ type Config struct {
 	// FastInterval is the tick period while some server waits on Ironic
 	// (default 0.5s; see cadence.go). Never longer than Interval.
 	FastInterval time.Duration
-	// NotifyDebounce is how long a notification's wake waits for others
-	// about the same server, to take them in one step (default 20ms;
-	// queue.go).
+	// NotifyDebounce is the least time between two wakes of one server by
+	// notifications: the first runs at once, the others within it share one
+	// step at its end (default 20ms; queue.go's wakeSlot).
 	NotifyDebounce time.Duration
 	// Decide replaces lifecycle.Decide; only tests that prove the invariant
 	// checks have teeth set it (to deliberately broken logic).

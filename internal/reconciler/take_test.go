@@ -64,3 +64,35 @@ func BenchmarkTake(b *testing.B) {
 		}
 	}
 }
+
+// TestWakeSlot: a quiet server's notification wakes it at once; those
+// within the debounce of a wake share one slot at its end; a stream never
+// pushes the wake further than one debounce past the last one that passed.
+func TestWakeSlot(t *testing.T) {
+	q := newQueue(1)
+	const d = 20 * time.Millisecond
+	t0 := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
+	for _, step := range []struct {
+		after time.Duration // since t0
+		want  time.Duration // the slot, since t0
+	}{
+		{0, 0},                    // quiet: at once
+		{5 * time.Millisecond, d}, // within the debounce: at its end
+		{6 * time.Millisecond, d}, // the slot still to come is shared
+		{19 * time.Millisecond, d},
+		{25 * time.Millisecond, 2 * d}, // the slot passed less than d ago
+		{30 * time.Millisecond, 2 * d},
+		{100 * time.Millisecond, 100 * time.Millisecond}, // quiet again
+	} {
+		if got := q.wakeSlot("s", t0.Add(step.after), d).Sub(t0); got != step.want {
+			t.Fatalf("notified at +%s: woken at +%s, want +%s", step.after, got, step.want)
+		}
+	}
+	// A flood in one instant costs one slot, not one per notification.
+	for range 1000 {
+		q.wakeSlot("s", t0.Add(101*time.Millisecond), d)
+	}
+	if got := q.wakeSlot("s", t0.Add(101*time.Millisecond), d).Sub(t0); got != 120*time.Millisecond {
+		t.Fatalf("after a flood: woken at +%s, want +120ms", got)
+	}
+}
