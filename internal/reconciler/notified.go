@@ -86,3 +86,25 @@ func (r *Reconciler) SetNotified(on bool) {
 	r.notified.Store(on)
 	r.Kick()
 }
+
+// wakeSlot is when a notification at now wakes id: at once when its last
+// wake was at least d ago, else d after that one (a slot still to come is
+// shared): a quiet server's notification costs no wait, a noisy one's
+// cost one look per d. A slot moves on by d only once the one
+// before it has passed, so a stream of notifications never pushes the
+// wake into the future.
+func (q *queue) wakeSlot(id string, now time.Time, d time.Duration) time.Time {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	last, ok := q.woken[id]
+	switch {
+	case ok && !last.Before(now):
+		return last
+	case ok && now.Sub(last) < d:
+		last = last.Add(d)
+	default:
+		last = now
+	}
+	q.woken[id] = last
+	return last
+}

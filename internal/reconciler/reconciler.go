@@ -98,7 +98,7 @@ type Config struct {
 	FastInterval time.Duration
 	// NotifyDebounce is the least time between two wakes of one server by
 	// notifications: the first runs at once, the others within it share one
-	// step at its end (default 20ms; queue.go's wakeSlot).
+	// step at its end (default 20ms; wakeSlot in notified.go).
 	NotifyDebounce time.Duration
 	// Decide replaces lifecycle.Decide; only tests that prove the invariant
 	// checks have teeth set it (to deliberately broken logic).
