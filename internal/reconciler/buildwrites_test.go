@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/ingot-dev/ingot/internal/lifecycle"
 	"github.com/ingot-dev/ingot/internal/reconciler"
@@ -73,5 +74,40 @@ func TestBuildPatchesTheNodeOnce(t *testing.T) {
 	}
 	if patches != 1 || puts != 1 {
 		t.Fatalf("%d PATCHes and %d provision PUTs, want 1 and 1", patches, puts)
+	}
+}
+
+// TestNotificationWakesAtOnce: a notification about a quiet server's node
+// makes its step due at once, not after NotifyDebounce; another within the
+// debounce waits for its end.
+func TestNotificationWakesAtOnce(t *testing.T) {
+	ctx := t.Context()
+	r := newRig(t, 1, 0, reconciler.Config{})
+	id := r.create(1)[0]
+	for range 20 {
+		if r.tick(); r.server(id).Phase == lifecycle.PhaseDeploying {
+			break
+		}
+		r.clk.Advance(100 * time.Millisecond)
+	}
+	if p := r.server(id).Phase; p != lifecycle.PhaseDeploying {
+		t.Fatalf("phase %s, want deploying", p)
+	}
+	for r.rec.RunDue(ctx) > 0 { // whatever is due now, so that only the wake is left
+	}
+	node := r.server(id).NodeID
+	if !r.rec.Notified(node, nil, reconciler.ChangeState) {
+		t.Fatal("the notification woke nothing")
+	}
+	if n := r.rec.RunDue(ctx); n != 1 {
+		t.Fatalf("%d items due right after the notification, want the server's", n)
+	}
+	r.rec.Notified(node, nil, reconciler.ChangeState)
+	if n := r.rec.RunDue(ctx); n != 0 {
+		t.Fatalf("%d items due at once after a second notification within the debounce, want none", n)
+	}
+	r.clk.Advance(reconciler.DefaultNotifyDebounce)
+	if n := r.rec.RunDue(ctx); n != 1 {
+		t.Fatalf("%d items due at the debounce's end, want the server's", n)
 	}
 }

@@ -98,7 +98,7 @@ func (q *queue) wakeSlot(id string, now time.Time, d time.Duration) time.Time {
 	defer q.mu.Unlock()
 	last, ok := q.woken[id]
 	switch {
-	case ok && !last.Before(now):
+	case ok && last.After(now): // still to come (one at now may have run)
 		return last
 	case ok && now.Sub(last) < d:
 		last = last.Add(d)

@@ -83,6 +83,7 @@ func TestWakeSlot(t *testing.T) {
 		{25 * time.Millisecond, 2 * d}, // the slot passed less than d ago
 		{30 * time.Millisecond, 2 * d},
 		{100 * time.Millisecond, 100 * time.Millisecond}, // quiet again
+		{100 * time.Millisecond, 120 * time.Millisecond}, // the same instant: that slot may have run
 	} {
 		if got := q.wakeSlot("s", t0.Add(step.after), d).Sub(t0); got != step.want {
 			t.Fatalf("notified at +%s: woken at +%s, want +%s", step.after, got, step.want)
