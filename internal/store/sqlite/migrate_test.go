@@ -35,24 +35,7 @@ func TestMigratesVersion9(t *testing.T) {
 
 	// A database at schema 0009, the servers copied in without shard_hash.
 	path := filepath.Join(dir, "ingot.db")
-	ms, err := migrations()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var old []sqlstore.Migration
-	for _, m := range ms {
-		if m.Version <= 9 {
-			old = append(old, m)
-		}
-	}
-	db, err := sql.Open("sqlite", dsn(path, writerParams))
-	if err != nil {
-		t.Fatal(err)
-	}
-	db.SetMaxOpenConns(1)
-	if err := sqlstore.Migrate(ctx, db, dialect, old); err != nil {
-		t.Fatal(err)
-	}
+	db := migratedTo(t, path, 9)
 	var cols []string
 	rows, err := db.QueryContext(ctx, "SELECT name FROM pragma_table_info('servers')")
 	if err != nil {
@@ -96,24 +79,7 @@ func TestMigratesVersion9(t *testing.T) {
 func TestMigratesVersion17(t *testing.T) {
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "ingot.db")
-	ms, err := migrations()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var old []sqlstore.Migration
-	for _, m := range ms {
-		if m.Version <= 17 {
-			old = append(old, m)
-		}
-	}
-	db, err := sql.Open("sqlite", dsn(path, writerParams))
-	if err != nil {
-		t.Fatal(err)
-	}
-	db.SetMaxOpenConns(1)
-	if err := sqlstore.Migrate(ctx, db, dialect, old); err != nil {
-		t.Fatal(err)
-	}
+	db := migratedTo(t, path, 17)
 	for _, q := range []string{
 		"INSERT INTO aggregates (id, uuid, name, created_at) VALUES (1, 'u1', 'a1', '2026-01-01T00:00:00.000000000Z'), (5, 'u5', 'a5', '2026-01-01T00:00:00.000000000Z')",
 		"INSERT INTO aggregate_hosts (aggregate_id, host) VALUES (5, 'h1'), (5, 'h2')",
@@ -149,4 +115,30 @@ func TestMigratesVersion17(t *testing.T) {
 	if err != nil || svc.ID != 4 {
 		t.Fatalf("service %+v %v", svc, err)
 	}
+}
+
+// migratedTo opens a database at path made by the migrations up to
+// version, on one writer connection (closed with the test).
+func migratedTo(t *testing.T, path string, version int) *sql.DB {
+	t.Helper()
+	ms, err := migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var old []sqlstore.Migration
+	for _, m := range ms {
+		if m.Version <= version {
+			old = append(old, m)
+		}
+	}
+	db, err := sql.Open("sqlite", dsn(path, writerParams))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	db.SetMaxOpenConns(1)
+	if err := sqlstore.Migrate(t.Context(), db, dialect, old); err != nil {
+		t.Fatal(err)
+	}
+	return db
 }
