@@ -176,3 +176,35 @@ func testPorts(t *testing.T, st store.Store) {
 		t.Fatalf("address not reusable after DeletePort: %v", err)
 	}
 }
+
+// testPortsByCreation: a server's ports come by creation, then id, in
+// Ports and PortsOn alike, whatever their networks, slots or the order of
+// the writes (an index on server, network and slot would give another).
+func testPortsByCreation(t *testing.T, st store.Store) {
+	for _, id := range []string{"s1", "s2"} {
+		mustCreate(t, st, MinimalServer(id, T0))
+	}
+	at := func(n int) time.Time { return T0.Add(time.Duration(n) * time.Microsecond) }
+	late := store.Port{ID: "port-a", ServerID: "s1", NetworkID: "net-0", IP: "10.9.0.2", MAC: "fa:16:3e:00:01:01", CreatedAt: at(3)}
+	early := store.Port{ID: "port-z", ServerID: "s1", NetworkID: "net-9", IP: "10.9.0.3", MAC: "fa:16:3e:00:01:02", CreatedAt: at(1)}
+	tieB := store.Port{ID: "port-m2", ServerID: "s1", NetworkID: "net-0", IP: "10.9.0.4", MAC: "fa:16:3e:00:01:03", CreatedAt: at(2), Slot: "port-m2"}
+	tieA := store.Port{ID: "port-m1", ServerID: "s1", NetworkID: "net-5", IP: "10.9.0.5", MAC: "fa:16:3e:00:01:04", CreatedAt: at(2)}
+	other := store.Port{ID: "port-0", ServerID: "s2", NetworkID: "net-0", IP: "10.9.0.6", MAC: "fa:16:3e:00:01:05", CreatedAt: at(0)}
+	for _, p := range []store.Port{late, tieB, other, early, tieA} {
+		if err := st.CreatePort(ctx(t), p); err != nil {
+			t.Fatalf("CreatePort(%s): %v", p.ID, err)
+		}
+	}
+	want := []store.Port{early, tieA, tieB, late}
+	ports, err := st.Ports(ctx(t), "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	requirePorts(t, "Ports(s1)", ports, want)
+	on, err := st.PortsOn(ctx(t), []string{"s2", "s1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	requirePorts(t, "PortsOn[s1]", on["s1"], want)
+	requirePorts(t, "PortsOn[s2]", on["s2"], []store.Port{other})
+}

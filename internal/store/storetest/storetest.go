@@ -63,6 +63,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ListSort", testListSort},
 		{"EventsAndActions", testEventsActions},
 		{"Ports", testPorts},
+		{"PortsByCreation", testPortsByCreation},
 		{"NeutronPorts", testNeutronPorts},
 		{"Adopt", testAdopt},
 		{"Volumes", testVolumes},
