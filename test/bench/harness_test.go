@@ -223,6 +223,7 @@ func startIngot(t *testing.T, ironicURL, rc string, mod func(*config.Config)) *i
 	if tracing {
 		opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
+	app.TuneGC(os.LookupEnv) // as ingot serve runs
 	a, err := app.New(ctx, cfg, opts)
 	if err != nil {
 		cancel()

@@ -101,63 +101,85 @@ func ScanServer(sc Scanner) (*lifecycle.Server, error) { return ScanServerSpec(s
 // SpecDecoder decodes a spec column's text into dst.
 type SpecDecoder func(text string, dst *lifecycle.Spec) error
 
+// ServerRow is one row of ServerCols as read, before decoding. It is
+// comparable: a cache can key on the whole row, so that a hit is the very
+// row decoded before.
+type ServerRow struct {
+	ID, Name, ProjectID, UserID, Spec, Desired, Phase, NodeID, Ext string
+	DeployRequested, PortsAllocated                                bool
+	Excluded, Attempts                                             string
+	Fault, Maint, Created, Updated, PhaseSince, Deadline           sql.NullString
+	DelReq, Launched                                               sql.NullString
+	CreateRequestID, DeleteRequestID                               string
+	Version                                                        int64
+	VolumesOnNode, VolumesReleased                                 bool
+	Requests                                                       string
+}
+
+// Scan reads the row's columns.
+func (r *ServerRow) Scan(sc Scanner) error {
+	return sc.Scan(&r.ID, &r.Name, &r.ProjectID, &r.UserID, &r.Spec, &r.Desired, &r.Phase, &r.NodeID,
+		&r.Ext, &r.DeployRequested, &r.PortsAllocated, &r.Excluded, &r.Attempts, &r.Fault,
+		&r.Maint, &r.Created, &r.Updated, &r.PhaseSince, &r.Deadline,
+		&r.DelReq, &r.Launched, &r.CreateRequestID, &r.DeleteRequestID, &r.Version,
+		&r.VolumesOnNode, &r.VolumesReleased, &r.Requests)
+}
+
 // ScanServerSpec is ScanServer with the spec decoded by decode (nil:
 // json.Unmarshal), which may hand out a spec it decoded before.
 func ScanServerSpec(sc Scanner, decode SpecDecoder) (*lifecycle.Server, error) {
-	var (
-		s                                             lifecycle.Server
-		spec, excluded, attempts, ext, requests       string
-		fault                                         sql.NullString
-		maint, created, updated, phaseSince, deadline sql.NullString
-		delReq, launched                              sql.NullString
-		desired, phase                                string
-	)
-	err := sc.Scan(&s.ID, &s.Name, &s.ProjectID, &s.UserID, &spec, &desired, &phase, &s.NodeID,
-		&ext, &s.DeployRequested, &s.PortsAllocated, &excluded, &attempts, &fault,
-		&maint, &created, &updated, &phaseSince, &deadline,
-		&delReq, &launched, &s.CreateRequestID, &s.DeleteRequestID, &s.Version,
-		&s.VolumesOnNode, &s.VolumesReleased, &requests)
-	if err != nil {
+	var r ServerRow
+	if err := r.Scan(sc); err != nil {
 		return nil, err
 	}
-	s.Desired, s.Phase = lifecycle.Desired(desired), lifecycle.Phase(phase)
+	return r.Decode(decode)
+}
+
+// Decode is the server the row holds, its spec decoded by decode (nil:
+// json.Unmarshal).
+func (r *ServerRow) Decode(decode SpecDecoder) (*lifecycle.Server, error) {
+	s := lifecycle.Server{ID: r.ID, Name: r.Name, ProjectID: r.ProjectID, UserID: r.UserID, NodeID: r.NodeID,
+		DeployRequested: r.DeployRequested, PortsAllocated: r.PortsAllocated,
+		CreateRequestID: r.CreateRequestID, DeleteRequestID: r.DeleteRequestID, Version: r.Version,
+		VolumesOnNode: r.VolumesOnNode, VolumesReleased: r.VolumesReleased}
+	s.Desired, s.Phase = lifecycle.Desired(r.Desired), lifecycle.Phase(r.Phase)
 	if decode == nil {
 		decode = func(text string, dst *lifecycle.Spec) error { return json.Unmarshal([]byte(text), dst) }
 	}
-	if err := decode(spec, &s.Spec); err != nil {
+	if err := decode(r.Spec, &s.Spec); err != nil {
 		return nil, fmt.Errorf("server %s: spec: %w", s.ID, err)
 	}
-	if requests != "{}" {
-		var r serverRequests
-		if err := json.Unmarshal([]byte(requests), &r); err != nil {
+	if r.Requests != "{}" {
+		var rq serverRequests
+		if err := json.Unmarshal([]byte(r.Requests), &rq); err != nil {
 			return nil, fmt.Errorf("server %s: requests: %w", s.ID, err)
 		}
-		s.Op, s.OpGen, s.Lock = r.Op, r.OpGen, r.Lock
+		s.Op, s.OpGen, s.Lock = rq.Op, rq.OpGen, rq.Lock
 		s.Op.At = s.Op.At.UTC()
 	}
-	if ext != "{}" { // the common case skips the decoder
+	if r.Ext != "{}" { // the common case skips the decoder
 		var e serverExt
-		if err := json.Unmarshal([]byte(ext), &e); err != nil {
+		if err := json.Unmarshal([]byte(r.Ext), &e); err != nil {
 			return nil, fmt.Errorf("server %s: ext: %w", s.ID, err)
 		}
 		e.to(&s)
 	}
-	if excluded != "null" { // the common case skips the decoder
-		if err := json.Unmarshal([]byte(excluded), &s.Excluded); err != nil {
+	if r.Excluded != "null" { // the common case skips the decoder
+		if err := json.Unmarshal([]byte(r.Excluded), &s.Excluded); err != nil {
 			return nil, fmt.Errorf("server %s: excluded: %w", s.ID, err)
 		}
 	}
-	if attempts != "null" {
-		if err := json.Unmarshal([]byte(attempts), &s.Attempts); err != nil {
+	if r.Attempts != "null" {
+		if err := json.Unmarshal([]byte(r.Attempts), &s.Attempts); err != nil {
 			return nil, fmt.Errorf("server %s: attempts: %w", s.ID, err)
 		}
 	}
 	for i := range s.Attempts {
 		s.Attempts[i].At = s.Attempts[i].At.UTC()
 	}
-	if fault.Valid {
+	if r.Fault.Valid {
 		var f lifecycle.Fault
-		if err := json.Unmarshal([]byte(fault.String), &f); err != nil {
+		if err := json.Unmarshal([]byte(r.Fault.String), &f); err != nil {
 			return nil, fmt.Errorf("server %s: fault: %w", s.ID, err)
 		}
 		f.At = f.At.UTC()
@@ -169,10 +191,11 @@ func ScanServerSpec(sc Scanner, decode SpecDecoder) (*lifecycle.Server, error) {
 		dst *time.Time
 		src sql.NullString
 	}{
-		{&s.MaintenanceSince, maint}, {&s.CreatedAt, created}, {&s.UpdatedAt, updated},
-		{&s.PhaseSince, phaseSince}, {&s.Deadline, deadline}, {&s.DeleteRequestedAt, delReq},
-		{&s.LaunchedAt, launched},
+		{&s.MaintenanceSince, r.Maint}, {&s.CreatedAt, r.Created}, {&s.UpdatedAt, r.Updated},
+		{&s.PhaseSince, r.PhaseSince}, {&s.Deadline, r.Deadline}, {&s.DeleteRequestedAt, r.DelReq},
+		{&s.LaunchedAt, r.Launched},
 	} {
+		var err error
 		if *t.dst, err = ParseTime(t.src); err != nil {
 			return nil, fmt.Errorf("server %s: %w", s.ID, err)
 		}

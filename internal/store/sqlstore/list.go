@@ -126,7 +126,9 @@ func (st *Store) ListServers(ctx context.Context, opts store.ListOptions) ([]*li
 	if err != nil {
 		return nil, st.errorf("list servers: %w", err)
 	}
-	out, err := st.collectServers(rows, min(limit, 64), st.specs.decode)
+	out, err := st.collectServers(rows, min(limit, 64), func(row *codec.ServerRow) (*lifecycle.Server, error) {
+		return st.listed.server(row, st.specs.decode)
+	})
 	if err != nil {
 		return nil, fmt.Errorf("list servers: %w", err)
 	}

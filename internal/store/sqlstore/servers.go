@@ -28,15 +28,19 @@ func (st *Store) from(table, index string) string {
 
 // CollectServers reads rows of codec.ServerCols, closing them.
 func (st *Store) CollectServers(rows *sql.Rows, capHint int) ([]*lifecycle.Server, error) {
-	return st.collectServers(rows, capHint, nil)
+	return st.collectServers(rows, capHint, func(row *codec.ServerRow) (*lifecycle.Server, error) { return row.Decode(nil) })
 }
 
-// collectServers is CollectServers with the specs decoded by decode.
-func (st *Store) collectServers(rows *sql.Rows, capHint int, decode codec.SpecDecoder) ([]*lifecycle.Server, error) {
+// collectServers is CollectServers with each row decoded by decode.
+func (st *Store) collectServers(rows *sql.Rows, capHint int, decode func(*codec.ServerRow) (*lifecycle.Server, error)) ([]*lifecycle.Server, error) {
 	defer rows.Close()
 	out := make([]*lifecycle.Server, 0, capHint)
 	for rows.Next() {
-		s, err := codec.ScanServerSpec(rows, decode)
+		var row codec.ServerRow
+		if err := row.Scan(rows); err != nil {
+			return nil, st.errorf("%w", err)
+		}
+		s, err := decode(&row)
 		if err != nil {
 			return nil, st.errorf("%w", err)
 		}

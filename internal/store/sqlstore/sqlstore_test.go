@@ -8,8 +8,10 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"github.com/ingot-dev/ingot/internal/lifecycle"
+	"github.com/ingot-dev/ingot/internal/store/codec"
 )
 
 func TestRebind(t *testing.T) {
@@ -89,12 +91,53 @@ func TestSpecCache(t *testing.T) {
 	if err := c.decode(`{"flavor_id":`, &b); err == nil || len(c.m) != 2 {
 		t.Fatalf("bad text: %v, %d kept", err, len(c.m))
 	}
-	for i := range specCacheSize {
+	for i := range keptMax {
 		if err := c.decode(fmt.Sprintf(`{"flavor_id":"n%d"}`, i), &b); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if len(c.m) > specCacheSize {
-		t.Fatalf("%d specs kept, at most %d", len(c.m), specCacheSize)
+	if len(c.m) > keptMax {
+		t.Fatalf("%d specs kept, at most %d", len(c.m), keptMax)
+	}
+}
+
+// TestRowCache: a row read again is the server decoded before (the very
+// pointer), a row that differs in any column is decoded afresh, and a
+// row that does not decode is an error and is not kept.
+func TestRowCache(t *testing.T) {
+	var c rowCache
+	var specs specCache
+	row := codec.ServerRow{ID: "s1", Name: "a", Spec: `{"flavor_id":"f1"}`, Desired: "active", Phase: "deploying",
+		Ext: "{}", Excluded: "null", Attempts: "null", Requests: "{}", Version: 3}
+	first, err := c.server(&row, specs.decode)
+	if err != nil || first.Name != "a" || first.Spec.FlavorID != "f1" || first.Version != 3 {
+		t.Fatalf("decode: %+v %v", first, err)
+	}
+	again := row
+	if s, err := c.server(&again, specs.decode); err != nil || s != first {
+		t.Fatalf("the same row: %p %v, want the kept %p", s, err, first)
+	}
+	for _, change := range []func(r *codec.ServerRow){
+		func(r *codec.ServerRow) { r.Version++ },
+		func(r *codec.ServerRow) { r.Phase = "active" },
+		func(r *codec.ServerRow) {
+			r.Updated = sql.NullString{String: codec.TimeNN(time.Unix(1, 0)), Valid: true}
+		},
+		func(r *codec.ServerRow) { r.Ext = `{"held":true}` },
+	} {
+		changed := row
+		change(&changed)
+		s, err := c.server(&changed, specs.decode)
+		if err != nil || s == first {
+			t.Fatalf("a changed row %+v: %+v %v, want a fresh decode", changed, s, err)
+		}
+	}
+	bad := row
+	bad.Spec = `{"flavor_id":`
+	if _, err := c.server(&bad, specs.decode); err == nil {
+		t.Fatal("a bad spec decoded")
+	}
+	if _, kept := c.get(bad); kept {
+		t.Fatal("a row that failed to decode was kept")
 	}
 }
