@@ -222,6 +222,10 @@ type Store interface {
 	AdoptServer(ctx context.Context, s *lifecycle.Server, ports []Port, attached []Volume) error
 	// GetServer returns the server, deleted or not. ErrNotFound when unknown.
 	GetServer(ctx context.Context, id string) (*lifecycle.Server, error)
+	// ReadServer is GetServer for reading only: the server may be the one
+	// other calls were handed for the same stored row (Clone it to change
+	// it), which spares decoding a row read again unchanged.
+	ReadServer(ctx context.Context, id string) (*lifecycle.Server, error)
 	// ListServers pages through the servers that match opts, ordered by
 	// opts.Sort (default: creation, oldest first, id as a tie-break); never
 	// loads more than Limit rows. A Marker names any existing server

@@ -223,10 +223,15 @@ func (s *Service) newServer(r *core.Request, c *createRequest, now time.Time, re
 // deleted servers and another project's servers (Nova's answer, unless
 // the caller is an admin); 403 when rule refuses.
 func (s *Service) visibleServer(r *core.Request, id, rule string) (*lifecycle.Server, error) {
+	return s.visible(r, id, rule, s.Cfg.Store.GetServer)
+}
+
+// visible is visibleServer with the server read by get.
+func (s *Service) visible(r *core.Request, id, rule string, get func(context.Context, string) (*lifecycle.Server, error)) (*lifecycle.Server, error) {
 	if !core.IsUUID(id) {
 		return nil, core.NotFound("Instance %s could not be found.", id)
 	}
-	sv, err := s.Cfg.Store.GetServer(r.Context(), id)
+	sv, err := get(r.Context(), id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, core.NotFound("Instance %s could not be found.", id)
 	}
@@ -243,7 +248,8 @@ func (s *Service) visibleServer(r *core.Request, id, rule string) (*lifecycle.Se
 }
 
 func (s *Service) ShowServer(w http.ResponseWriter, r *core.Request) error {
-	sv, err := s.visibleServer(r, r.PathValue("id"), policy.ServersShow)
+	// Read only: the rendering changes nothing.
+	sv, err := s.visible(r, r.PathValue("id"), policy.ServersShow, s.Cfg.Store.ReadServer)
 	if err != nil {
 		return err
 	}

@@ -67,10 +67,27 @@ func (st *Store) queryServers(ctx context.Context, what string, capHint int, q s
 
 // GetServer returns the server, deleted or not. ErrNotFound when unknown.
 func (st *Store) GetServer(ctx context.Context, id string) (*lifecycle.Server, error) {
-	s, err := codec.ScanServer(st.B.QueryRow(ctx, "SELECT "+codec.ServerCols+" FROM servers WHERE id = ?", id))
+	return st.getServer(ctx, id, func(row *codec.ServerRow) (*lifecycle.Server, error) { return row.Decode(nil) })
+}
+
+// ReadServer implements store.Store: GetServer through ListServers' kept
+// decodes.
+func (st *Store) ReadServer(ctx context.Context, id string) (*lifecycle.Server, error) {
+	return st.getServer(ctx, id, func(row *codec.ServerRow) (*lifecycle.Server, error) {
+		return st.listed.server(row, st.specs.decode)
+	})
+}
+
+func (st *Store) getServer(ctx context.Context, id string, decode func(*codec.ServerRow) (*lifecycle.Server, error)) (*lifecycle.Server, error) {
+	var row codec.ServerRow
+	err := row.Scan(st.B.QueryRow(ctx, "SELECT "+codec.ServerCols+" FROM servers WHERE id = ?", id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("server %s: %w", id, store.ErrNotFound)
 	}
+	if err != nil {
+		return nil, st.errorf("get server %s: %w", id, err)
+	}
+	s, err := decode(&row)
 	if err != nil {
 		return nil, st.errorf("get server %s: %w", id, err)
 	}

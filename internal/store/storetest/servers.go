@@ -86,6 +86,43 @@ func testSaveRoundTrip(t *testing.T, st store.Store) {
 	requireServer(t, mustGet(t, st, "s1"), s)
 }
 
+// testReadServer: ReadServer shows what GetServer shows, after every kind
+// of write (a kept decode never outlives its row), and ErrNotFound alike.
+func testReadServer(t *testing.T, st store.Store) {
+	read := func(what string, want *lifecycle.Server) {
+		t.Helper()
+		for range 2 { // the second read is the kept one
+			got, err := st.ReadServer(ctx(t), want.ID)
+			if err != nil {
+				t.Fatalf("%s: ReadServer: %v", what, err)
+			}
+			if !EqualServers(got, want) {
+				t.Fatalf("%s: ReadServer\n got: %s\nwant: %s", what, dump(got), dump(want))
+			}
+		}
+	}
+	s := mustCreate(t, st, FullServer("s1"))
+	read("created", mustGet(t, st, "s1"))
+	s = mustGet(t, st, "s1")
+	s.Phase, s.NodeID = lifecycle.PhaseActive, "node-9"
+	lifecycleStep(s, time.Minute)
+	mustSave(t, st, s)
+	read("saved", mustGet(t, st, "s1"))
+	if _, err := st.UpdateServer(ctx(t), "s1", nil, func(s *lifecycle.Server) error {
+		s.Name, s.Spec.Metadata = "renamed", map[string]string{"k": "v2"}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	read("updated", mustGet(t, st, "s1"))
+	if err := st.RequestDelete(ctx(t), "s1", "req-del", T0.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	read("delete requested", mustGet(t, st, "s1"))
+	_, err := st.ReadServer(ctx(t), "nope")
+	wantErr(t, "ReadServer unknown", err, store.ErrNotFound)
+}
+
 func testCAS(t *testing.T, st store.Store) {
 	mustCreate(t, st, MinimalServer("s1", T0))
 	a, b := mustGet(t, st, "s1"), mustGet(t, st, "s1")

@@ -46,6 +46,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	}{
 		{"CreateGetRoundTrip", testCreateGet},
 		{"SaveRoundTrip", testSaveRoundTrip},
+		{"ReadServer", testReadServer},
 		{"CompareAndSwap", testCAS},
 		{"SaveKeepsAPIFields", testSaveKeepsAPIFields},
 		{"UpdateServer", testUpdateServer},
