@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -241,5 +242,38 @@ func TestFlavorExtraSpecs(t *testing.T) {
 	id = obj(t, f.do("POST", "/v2.1/servers", "2.1", body).want(t, http.StatusAccepted).body, "server")["id"].(string)
 	if sv, _ = f.store.GetServer(context.Background(), id); sv.Spec.ResourceClass != "" {
 		t.Fatalf("no custom class: %q", sv.Spec.ResourceClass)
+	}
+}
+
+// TestServerShowsFlavorAsItIs: a server's embedded flavor (2.47) shows the
+// flavor's extra specs as they are at each read, though the rendering
+// keeps the flavors between reads: every flavor write moves the store's
+// admin revision.
+func TestServerShowsFlavorAsItIs(t *testing.T) {
+	f := newFixture(t)
+	f.do("POST", "/v2.1/flavors", "2.1", flavorBody(map[string]any{"id": "f1"})).want(t, http.StatusOK)
+	body := validCreate()
+	body["server"].(map[string]any)["flavorRef"] = "f1"
+	id := obj(t, f.do("POST", "/v2.1/servers", "2.90", body).want(t, http.StatusAccepted).body, "server")["id"].(string)
+	specs := func(where string) map[string]any {
+		t.Helper()
+		show := obj(t, f.do("GET", "/v2.1/servers/"+id, "2.47", nil).want(t, http.StatusOK).body, "server", "flavor")["extra_specs"].(map[string]any)
+		page := list(t, f.do("GET", "/v2.1/servers/detail", "2.47", nil).want(t, http.StatusOK).body, "servers")
+		listed := page[0].(map[string]any)["flavor"].(map[string]any)["extra_specs"].(map[string]any)
+		if !reflect.DeepEqual(show, listed) {
+			t.Fatalf("%s: shown %v, listed %v", where, show, listed)
+		}
+		return show
+	}
+	if got := specs("before"); len(got) != 0 {
+		t.Fatalf("before: %v", got)
+	}
+	f.do("POST", "/v2.1/flavors/f1/os-extra_specs", "2.1", map[string]any{"extra_specs": map[string]any{"hw:cpu_policy": "shared"}}).want(t, http.StatusOK)
+	if got := specs("set"); got["hw:cpu_policy"] != "shared" {
+		t.Fatalf("after the set: %v", got)
+	}
+	f.do("DELETE", "/v2.1/flavors/f1/os-extra_specs/hw:cpu_policy", "2.1", nil).want(t, http.StatusOK)
+	if got := specs("unset"); len(got) != 0 {
+		t.Fatalf("after the unset: %v", got)
 	}
 }

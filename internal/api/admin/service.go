@@ -12,13 +12,13 @@ import (
 type Service struct {
 	*core.Env
 
-	// zones is the last Zones read, kept while the store's admin revision
-	// stays zonesRev: every server rendered needs them, and they change
-	// only with an admin's write or a heartbeat.
+	// kept is the last Snapshot read, kept while the store's admin
+	// revision stays keptRev: every server rendered needs it, and it
+	// changes only with an admin's write or a heartbeat.
 	mu       sync.Mutex
-	zones    Zones
-	zonesRev int64
-	haveZone bool
+	kept     Snapshot
+	keptRev  int64
+	haveKept bool
 }
 
 // New returns the service over env, with the services it calls.

@@ -21,40 +21,67 @@ type Zones struct {
 	byHost   map[string]string // compute host → aggregate zone
 }
 
-// Zones is the current zones: the kept ones while the store's admin
+// Snapshot is what rendering a server derives from the admin tables, read
+// under one admin revision: the zones and the flavors.
+type Snapshot struct {
+	Zones   Zones
+	flavors map[string]store.Flavor
+}
+
+// Flavor is the flavor id names, as the snapshot was read.
+func (sn Snapshot) Flavor(id string) (store.Flavor, bool) {
+	f, ok := sn.flavors[id]
+	return f, ok
+}
+
+// Zones is the current zones (Snapshot's).
+func (s *Service) Zones(r *core.Request) (Zones, error) {
+	sn, err := s.Snapshot(r)
+	return sn.Zones, err
+}
+
+// Snapshot is the current snapshot: the kept one while the store's admin
 // revision has not moved, else a fresh read (kept under the revision read
 // before it, so a write racing the read only costs another read). The
 // caller must not change what it returns.
-func (s *Service) Zones(r *core.Request) (Zones, error) {
+func (s *Service) Snapshot(r *core.Request) (Snapshot, error) {
 	rev, err := s.Cfg.Store.AdminRevision(r.Context())
 	if err != nil {
-		return Zones{}, err
+		return Snapshot{}, err
 	}
 	s.mu.Lock()
-	z, ok := s.zones, s.haveZone && s.zonesRev == rev
+	sn, ok := s.kept, s.haveKept && s.keptRev == rev
 	s.mu.Unlock()
 	if ok {
-		return z, nil
+		return sn, nil
 	}
-	if z, err = s.readZones(r); err != nil {
-		return Zones{}, err
+	if sn, err = s.readSnapshot(r); err != nil {
+		return Snapshot{}, err
 	}
 	s.mu.Lock()
-	s.zones, s.zonesRev, s.haveZone = z, rev, true
+	s.kept, s.keptRev, s.haveKept = sn, rev, true
 	s.mu.Unlock()
-	return z, nil
+	return sn, nil
 }
 
-func (s *Service) readZones(r *core.Request) (Zones, error) {
+func (s *Service) readSnapshot(r *core.Request) (Snapshot, error) {
 	all, err := s.Cfg.Store.ListServices(r.Context())
 	if err != nil {
-		return Zones{}, fmt.Errorf("list services: %w", err)
+		return Snapshot{}, fmt.Errorf("list services: %w", err)
 	}
 	aggs, err := s.Cfg.Store.ListAggregates(r.Context())
 	if err != nil {
-		return Zones{}, fmt.Errorf("list aggregates: %w", err)
+		return Snapshot{}, fmt.Errorf("list aggregates: %w", err)
 	}
-	return NewZones(all, aggs), nil
+	fs, err := s.Cfg.Store.ListFlavors(r.Context(), "")
+	if err != nil {
+		return Snapshot{}, fmt.Errorf("list flavors: %w", err)
+	}
+	sn := Snapshot{Zones: NewZones(all, aggs), flavors: make(map[string]store.Flavor, len(fs))}
+	for _, f := range fs {
+		sn.flavors[f.ID] = f
+	}
+	return sn, nil
 }
 
 // NewZones is the zones of these services and aggregates.

@@ -133,7 +133,7 @@ type renderer struct {
 	netName  func(id string) string
 	flavorOf func(id string) (store.Flavor, bool)
 	flavors  map[string]any // flavor member by id, built once per request
-	// zones is read once per request, when a server is first rendered.
+	// zones is the request's admin snapshot's (read once).
 	zones       func() admin.Zones
 	computeSvcs []store.Service // computes(), non-nil once listed
 	// can checks a rule on a server (the members only some roles see).
@@ -149,9 +149,23 @@ type renderer struct {
 }
 
 func (s *Service) renderer(r *core.Request) *renderer {
+	// The admin snapshot is read once per request, when a server is first
+	// rendered.
+	snapshot := sync.OnceValues(func() (admin.Snapshot, bool) {
+		sn, err := s.admin.Snapshot(r)
+		if err != nil {
+			// The zone is one member of the answer: show the default
+			// rather than fail a server read for it.
+			s.Log.Warn("read availability zones and flavors", "err", err)
+		}
+		return sn, err == nil
+	})
 	return &renderer{base: core.BaseURL(r.Request), mv: r.MV, catalog: s.Cfg.Catalog,
 		netName: func(id string) string { return s.networkName(r.Context(), id) },
 		flavorOf: func(id string) (store.Flavor, bool) {
+			if sn, read := snapshot(); read {
+				return sn.Flavor(id)
+			}
 			f, err := s.Cfg.Store.GetFlavor(r.Context(), id)
 			return f, err == nil
 		},
@@ -164,15 +178,10 @@ func (s *Service) renderer(r *core.Request) *renderer {
 		},
 		can:   memoCan(r),
 		admin: r.IsAdmin(), extensions: core.WantsExtensions(r.Request),
-		zones: sync.OnceValue(func() admin.Zones {
-			z, err := s.admin.Zones(r)
-			if err != nil {
-				// The zone is one member of the answer: show the default
-				// rather than fail a server read for it.
-				s.Log.Warn("read availability zones", "err", err)
-			}
-			return z
-		})}
+		zones: func() admin.Zones {
+			sn, _ := snapshot()
+			return sn.Zones
+		}}
 }
 
 // canKey is one policy question of a request: a rule on a server's

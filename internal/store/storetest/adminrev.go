@@ -7,8 +7,8 @@ import (
 	"github.com/ingot-dev/ingot/internal/store"
 )
 
-// testAdminRevision: every kind of write to the services, the aggregates
-// and their hosts moves the admin revision; a read does not.
+// testAdminRevision: every kind of write to the services, the aggregates,
+// their hosts and the flavors moves the admin revision; a read does not.
 func testAdminRevision(t *testing.T, st store.Store) {
 	rev := func() int64 {
 		t.Helper()
@@ -48,10 +48,21 @@ func testAdminRevision(t *testing.T, st store.Store) {
 	moved("remove host", err)
 	moved("delete aggregate", st.DeleteAggregate(ctx(t), a.ID))
 	moved("delete service", st.DeleteService(ctx(t), sv.UUID))
+	moved("create flavor", st.CreateFlavor(ctx(t), store.Flavor{ID: "f1", Name: "f1", VCPUs: 1, RAMMB: 1, DiskGB: 1}))
+	_, err = st.UpdateFlavor(ctx(t), "f1", func(f *store.Flavor) error {
+		f.ExtraSpecs = map[string]string{"k": "v"}
+		return nil
+	})
+	moved("set an extra spec", err)
+	moved("seed flavors", st.SeedFlavors(ctx(t), []store.Flavor{{ID: "f2", Name: "f2", VCPUs: 1, RAMMB: 1, DiskGB: 1}}))
+	moved("delete flavor", st.DeleteFlavor(ctx(t), "f1"))
 	if _, err := st.ListServices(ctx(t)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := st.ListAggregates(ctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.ListFlavors(ctx(t), ""); err != nil {
 		t.Fatal(err)
 	}
 	if r := rev(); r != last {
