@@ -27,6 +27,7 @@ import (
 	"github.com/ingot-dev/ingot/internal/app"
 	"github.com/ingot-dev/ingot/internal/config"
 	"github.com/ingot-dev/ingot/internal/lifecycle"
+	"github.com/ingot-dev/ingot/internal/pgtest"
 	"github.com/ingot-dev/ingot/internal/poll"
 )
 
@@ -196,15 +197,18 @@ type ingot struct {
 	ticks *ticks
 }
 
-// startIngot runs ingot against ironicURL with the default cadence;
-// INGOT_BENCH_DATABASE names another database (a postgres:// DSN) than a
-// fresh SQLite file.
+// startIngot runs ingot against ironicURL with the default cadence, on a
+// fresh SQLite file, or with INGOT_BENCH_DATABASE (a postgres:// DSN) on a
+// fresh database of that PostgreSQL server.
 func startIngot(t *testing.T, ironicURL, rc string, mod func(*config.Config)) *ingot {
 	t.Helper()
 	cfg := config.Default()
 	cfg.Database = filepath.Join(t.TempDir(), "ingot.db")
 	if dsn := os.Getenv("INGOT_BENCH_DATABASE"); dsn != "" {
-		cfg.Database = dsn
+		// A fresh database on that server for each run, dropped after it:
+		// the servers an earlier run left would slow this one.
+		t.Setenv(pgtest.EnvVar, dsn)
+		cfg.Database = pgtest.DSN(t)
 	}
 	cfg.Ironic.URL = ironicURL
 	cfg.BuildTimeout = 30 * time.Minute
