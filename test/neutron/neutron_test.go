@@ -6,6 +6,7 @@ package neutron
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/netip"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 	"github.com/ingot-dev/ingot/internal/ironictest"
 	"github.com/ingot-dev/ingot/internal/keystonetest"
 	"github.com/ingot-dev/ingot/internal/neutrontest"
+	"github.com/ingot-dev/ingot/internal/poll"
 )
 
 // TestBuildOnRealNeutron: three servers at once — on a network, on the
@@ -134,8 +136,19 @@ func TestBuildOnRealNeutron(t *testing.T) {
 // TestRealNeutronFaults: a delete during the VIF attach (Ironic's calls to
 // Neutron take seconds) and a node deleted out of band mid-deploy (the
 // build moves to the other node) leave Neutron's port count as it was.
+// The first node deploys with the custom agent, so it waits in "wait
+// call-back" unlocked and the delete lands mid-deploy whatever Ironic's
+// pace (a fake deploy holds the node's lock to its end, and the delete
+// then came after the server was ACTIVE); the node it moves to is enrolled
+// then.
 func TestRealNeutronFaults(t *testing.T) {
-	w := startWorld(t, 2, func(o *ironictest.RealOptions) { o.DeployDelay = 3 * time.Second })
+	spec := ironictest.NodeSpec{Name: "flat", ResourceClass: "baremetal", Ports: 1,
+		PhysicalNetwork: neutrontest.PhysicalNetwork, NetworkInterface: "flat"}
+	long := spec
+	long.Name, long.Kind = "long", ironictest.LongDeploy
+	w := startWorldOn(t, 1, long, func(o *ironictest.RealOptions) {
+		o.DeployDelay, o.CallbackTimeout = 3*time.Second, 10*time.Minute
+	})
 	before := w.neutron.PortCount(t, "")
 
 	early := w.create(t, "early-delete", []map[string]string{{"uuid": w.net}})
@@ -149,6 +162,11 @@ func TestRealNeutronFaults(t *testing.T) {
 	moved := w.create(t, "moved", []map[string]string{{"uuid": w.net}})
 	w.waitPhase(t, moved, "deploying", 120*time.Second)
 	first := w.rec(t, moved).NodeID
+	poll.Until(t, 120*time.Second, "the first node in wait call-back", func() (bool, string) {
+		st := w.ironic.GetNode(t, first)["provision_state"]
+		return st == "wait call-back", fmt.Sprintf("%v", st)
+	})
+	w.ironic.EnrollNode(t, spec)
 	w.ironic.OutOfBandDelete(t, first)
 	w.waitStatus(t, moved, "ACTIVE", 180*time.Second)
 	if node := w.rec(t, moved).NodeID; node == first {
