@@ -136,8 +136,9 @@ func newLogger(level string) *slog.Logger {
 // serve runs the service until ctx ends.
 func serve(ctx context.Context, cfg config.Config) error {
 	log := newLogger(cfg.LogLevel)
-	gc, fromEnv := app.TuneGC(os.LookupEnv)
-	log.Debug("garbage collector", "gc_percent", gc, "from_GOGC", fromEnv)
+	if app.TuneGC(os.LookupEnv) {
+		log.Debug("garbage collector", "gc_percent", app.DefaultGCPercent)
+	}
 	a, err := app.New(ctx, cfg, app.Options{Logger: log, Step: crashStep()})
 	if err != nil {
 		return err

@@ -1,9 +1,6 @@
 package app
 
-import (
-	"runtime/debug"
-	"strconv"
-)
+import "runtime/debug"
 
 // DefaultGCPercent is the collector's target ingot serves with unless
 // GOGC is set. An API under load spends its CPU on short-lived rows,
@@ -14,20 +11,12 @@ import (
 const DefaultGCPercent = 200
 
 // TuneGC sets the collector's target to DefaultGCPercent when lookup (the
-// environment: os.LookupEnv) leaves GOGC unset or empty, and returns the
-// target in effect and whether GOGC chose it. A GOGC the runtime cannot
-// read ("fast") is the runtime's business: it keeps its default then.
-func TuneGC(lookup func(string) (string, bool)) (percent int, fromEnv bool) {
-	if v, ok := lookup("GOGC"); ok && v != "" {
-		if v == "off" {
-			return -1, true
-		}
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			n = 100
-		}
-		return n, true
+// environment: os.LookupEnv) leaves GOGC unset or empty, and reports
+// whether it did; a GOGC that is set was the runtime's to read.
+func TuneGC(lookup func(string) (string, bool)) bool {
+	if v, _ := lookup("GOGC"); v != "" {
+		return false
 	}
 	debug.SetGCPercent(DefaultGCPercent)
-	return DefaultGCPercent, false
+	return true
 }

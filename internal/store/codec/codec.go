@@ -96,7 +96,13 @@ const ServerCols = `id, name, project_id, user_id, spec, desired, phase, node_id
 type Scanner interface{ Scan(dest ...any) error }
 
 // ScanServer reads one row of ServerCols.
-func ScanServer(sc Scanner) (*lifecycle.Server, error) { return ScanServerSpec(sc, nil) }
+func ScanServer(sc Scanner) (*lifecycle.Server, error) {
+	var r ServerRow
+	if err := r.Scan(sc); err != nil {
+		return nil, err
+	}
+	return r.Decode(nil)
+}
 
 // SpecDecoder decodes a spec column's text into dst.
 type SpecDecoder func(text string, dst *lifecycle.Spec) error
@@ -123,16 +129,6 @@ func (r *ServerRow) Scan(sc Scanner) error {
 		&r.Maint, &r.Created, &r.Updated, &r.PhaseSince, &r.Deadline,
 		&r.DelReq, &r.Launched, &r.CreateRequestID, &r.DeleteRequestID, &r.Version,
 		&r.VolumesOnNode, &r.VolumesReleased, &r.Requests)
-}
-
-// ScanServerSpec is ScanServer with the spec decoded by decode (nil:
-// json.Unmarshal), which may hand out a spec it decoded before.
-func ScanServerSpec(sc Scanner, decode SpecDecoder) (*lifecycle.Server, error) {
-	var r ServerRow
-	if err := r.Scan(sc); err != nil {
-		return nil, err
-	}
-	return r.Decode(decode)
 }
 
 // Decode is the server the row holds, its spec decoded by decode (nil:

@@ -126,9 +126,7 @@ func (st *Store) ListServers(ctx context.Context, opts store.ListOptions) ([]*li
 	if err != nil {
 		return nil, st.errorf("list servers: %w", err)
 	}
-	out, err := st.collectServers(rows, min(limit, 64), func(row *codec.ServerRow) (*lifecycle.Server, error) {
-		return st.listed.server(row, st.specs.decode)
-	})
+	out, err := st.collectServers(rows, min(limit, 64), st.keptRow)
 	if err != nil {
 		return nil, fmt.Errorf("list servers: %w", err)
 	}

@@ -111,9 +111,9 @@ func (st *Store) Ports(ctx context.Context, serverID string) ([]store.Port, erro
 }
 
 // byCreation orders one server's ports by creation, then id. Sorted here
-// rather than by an ORDER BY: SQLite's sorter cost more than the query
-// itself (a page of 50 servers' ports: 0.42 ms of CPU with it, 0.24
-// without), and a server has a port or two.
+// rather than by an ORDER BY: SQLite's sorter cost more than the lookup
+// (BenchmarkPortsOn, a page of 50 servers' ports: 366-413 us of CPU with
+// it, 314-324 without), and a server has a port or two.
 func byCreation(ports []store.Port) {
 	slices.SortFunc(ports, func(a, b store.Port) int {
 		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {

@@ -28,7 +28,15 @@ func (st *Store) from(table, index string) string {
 
 // CollectServers reads rows of codec.ServerCols, closing them.
 func (st *Store) CollectServers(rows *sql.Rows, capHint int) ([]*lifecycle.Server, error) {
-	return st.collectServers(rows, capHint, func(row *codec.ServerRow) (*lifecycle.Server, error) { return row.Decode(nil) })
+	return st.collectServers(rows, capHint, decodeRow)
+}
+
+// decodeRow decodes a row afresh: the server is the caller's to change.
+func decodeRow(row *codec.ServerRow) (*lifecycle.Server, error) { return row.Decode(nil) }
+
+// keptRow is the row's kept decode (rowCache): for reading only.
+func (st *Store) keptRow(row *codec.ServerRow) (*lifecycle.Server, error) {
+	return st.listed.server(row, st.specs.decode)
 }
 
 // collectServers is CollectServers with each row decoded by decode.
@@ -67,15 +75,13 @@ func (st *Store) queryServers(ctx context.Context, what string, capHint int, q s
 
 // GetServer returns the server, deleted or not. ErrNotFound when unknown.
 func (st *Store) GetServer(ctx context.Context, id string) (*lifecycle.Server, error) {
-	return st.getServer(ctx, id, func(row *codec.ServerRow) (*lifecycle.Server, error) { return row.Decode(nil) })
+	return st.getServer(ctx, id, decodeRow)
 }
 
 // ReadServer implements store.Store: GetServer through ListServers' kept
 // decodes.
 func (st *Store) ReadServer(ctx context.Context, id string) (*lifecycle.Server, error) {
-	return st.getServer(ctx, id, func(row *codec.ServerRow) (*lifecycle.Server, error) {
-		return st.listed.server(row, st.specs.decode)
-	})
+	return st.getServer(ctx, id, st.keptRow)
 }
 
 func (st *Store) getServer(ctx context.Context, id string, decode func(*codec.ServerRow) (*lifecycle.Server, error)) (*lifecycle.Server, error) {

@@ -59,11 +59,12 @@ func (c *specCache) decode(text string, dst *lifecycle.Spec) error {
 	return nil
 }
 
-// rowCache keeps ListServers' decoded servers by their whole row, so that
-// a page read again decodes only the rows that changed since (a row holds
-// its version, which every write bumps, and all its columns besides: a
-// hit is the very server the row holds). The servers are handed out to
-// every caller that lists the row: read-only (store.Store.ListServers).
+// rowCache keeps ListServers' and ReadServer's decoded servers by their
+// whole row, so that a row read again decodes only if it changed since (a
+// row holds its version, which every write bumps, and all its columns
+// besides: a hit is the very server the row holds). The servers are handed
+// out to every caller that reads the row: read-only (store.Store's
+// ListServers and ReadServer).
 type rowCache struct {
 	kept[codec.ServerRow, *lifecycle.Server]
 }

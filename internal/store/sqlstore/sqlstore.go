@@ -80,7 +80,7 @@ type Store struct {
 
 	notify store.Notifier // SetNotifier (outbox.go)
 	specs  specCache      // ListServers' decoded specs (specs.go)
-	listed rowCache       // ListServers' decoded rows (specs.go)
+	listed rowCache       // ListServers' and ReadServer's decoded rows (specs.go)
 }
 
 // errorf is fmt.Errorf with the store's name in front.
