@@ -14,7 +14,7 @@ import (
 
 // backend is the PostgreSQL side of the shared code (sqlstore.Backend),
 // over database/sql on the store's pgxpool (pgx/v5/stdlib): statements
-// rebound from ? to $n, fences read FOR SHARE, read-check-writes under
+// rebound from ? to $n, fences read FOR KEY SHARE, read-check-writes under
 // advisory locks, transactions retried on deadlocks and serialization
 // failures.
 type backend struct{ st *Store }
@@ -133,8 +133,9 @@ func (backend) LockRow(ctx context.Context, tx sqlstore.Tx, table string, id any
 	return err
 }
 
-// CheckFence reads the fence's lease row FOR SHARE in tx: a takeover (an
-// update of that row) waits for tx to commit and follows it.
+// CheckFence reads the fence's lease row FOR KEY SHARE in tx: a move of the
+// lease to a new epoch (which locks the row FOR UPDATE first) waits for tx
+// to commit and follows it, or skips the row; a renewal does not wait.
 func (backend) CheckFence(ctx context.Context, tx sqlstore.Tx) error {
 	f, ok := store.FenceOf(ctx)
 	if !ok {

@@ -13,8 +13,13 @@ import (
 // clock_timestamp(), read once per round, so replicas' clocks need not agree.
 // Two replicas claiming at once never take one lease twice: the take locks
 // the free rows it picks and skips those another round has locked. A fenced
-// write reads its lease row FOR SHARE in its own transaction, so a takeover
-// (an UPDATE of that row) waits for the write to commit and follows it.
+// write reads its lease row FOR KEY SHARE in its own transaction; whatever
+// moves a lease to a new epoch (a takeover, a restarted holder taking its own
+// back) first locks the row FOR UPDATE, which conflicts with it, so the move
+// waits for the write to commit, or skips the row. A renewal, which only
+// extends expires_at, conflicts with neither: it neither waits for the
+// holder's writes nor makes them wait (as a row read FOR SHARE did, even to
+// deadlock, every renewal).
 const (
 	pqNow       = `SELECT clock_timestamp()`
 	pqHeartbeat = `INSERT INTO replicas (host, seen_at) VALUES ($1, $2)
@@ -22,9 +27,10 @@ const (
 	pqLive        = `SELECT count(*) FROM replicas WHERE seen_at > $1`
 	pqEnsureShard = `INSERT INTO leases (shard) SELECT generate_series(0, $1::int - 1) ON CONFLICT (shard) DO NOTHING`
 	pqRenew       = `UPDATE leases SET expires_at = $1 WHERE holder = $2 AND expires_at > $3 AND shard < $4`
-	pqTakeOwn     = `UPDATE leases SET expires_at = $1, epoch = epoch + 1 WHERE holder = $2 AND shard < $3`
-	pqHeld        = `SELECT count(*) FROM leases WHERE holder = $1 AND expires_at > $2 AND shard < $3`
-	pqTake        = `UPDATE leases SET holder = $1, epoch = epoch + 1, expires_at = $2
+	pqTakeOwn     = `UPDATE leases SET expires_at = $1, epoch = epoch + 1
+		WHERE shard IN (SELECT shard FROM leases WHERE holder = $2 AND shard < $3 FOR UPDATE)`
+	pqHeld = `SELECT count(*) FROM leases WHERE holder = $1 AND expires_at > $2 AND shard < $3`
+	pqTake = `UPDATE leases SET holder = $1, epoch = epoch + 1, expires_at = $2
 		WHERE shard IN (SELECT shard FROM leases WHERE expires_at <= $3 AND shard < $4 ORDER BY shard LIMIT $5
 		FOR UPDATE SKIP LOCKED)`
 	pqMine = `SELECT shard, holder, epoch, expires_at FROM leases
@@ -34,7 +40,7 @@ const (
 		WHERE holder = $1 AND expires_at > clock_timestamp() AND shard = ANY($2)`
 	pqForget = `DELETE FROM replicas WHERE host = $1`
 	pqFence  = `SELECT 1 FROM leases WHERE shard = $1 AND holder = $2 AND epoch = $3
-		AND expires_at > clock_timestamp() FOR SHARE`
+		AND expires_at > clock_timestamp() FOR KEY SHARE`
 	pqKick = `SELECT pg_notify('ingot_kick', '')`
 )
 

@@ -34,7 +34,7 @@
 // errors by constraint name (constraint).
 //
 // Leases and fences (leases.go): every write transaction first checks the
-// fence its context may carry, reading the lease row FOR SHARE, and the
+// fence its context may carry, reading the lease row FOR KEY SHARE, and the
 // single-statement writes run in such a transaction when fenced, so a
 // takeover waits for a fenced write in flight; API writes carry no fence
 // and stay single statements. Kicks between replicas are NOTIFY ingot_kick.
@@ -97,7 +97,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	cfg.ConnConfig.RuntimeParams["application_name"] = "ingot"
 	// A transaction left idle this long belongs to a paused or stuck
 	// process (ours run their statements back to back): PostgreSQL ends its
-	// session, so the lease rows a fenced write holds FOR SHARE cannot keep
+	// session, so the lease rows a fenced write holds FOR KEY SHARE cannot keep
 	// a takeover from a replica stopped mid-write waiting for ever (the
 	// takeover skips locked rows). Its write then fails when it resumes.
 	cfg.ConnConfig.RuntimeParams["idle_in_transaction_session_timeout"] = idleInTxTimeout

@@ -10,7 +10,7 @@ import (
 // instead of one per save), each under its own savepoint so that one
 // conflict undoes only its own write (store.BatchSaver). A save with a
 // fence checks it first, as a fenced SaveServer does (on PostgreSQL
-// reading its lease row FOR SHARE).
+// reading its lease row FOR KEY SHARE).
 func (st *Store) SaveServers(ctx context.Context, saves []store.Save) []error {
 	errs := make([]error, len(saves))
 	err := st.B.Write(ctx, func(tx Tx) error {
