@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/ingot-dev/ingot/internal/ironicsim"
+	"github.com/ingot-dev/ingot/internal/testproc"
 )
 
 // Microversion is the Ironic API version the helpers send.
@@ -152,4 +153,18 @@ func (e *Env) Restart(t testing.TB) {
 		t.Fatalf("ironictest: restart: %v", err)
 	}
 	e.hc.CloseIdleConnections()
+}
+
+// CPU is the CPU time the real Ironic's processes have used since it last
+// started (zero for the simulator, or off Linux).
+func (e *Env) CPU() time.Duration {
+	if e.proc == nil {
+		return 0
+	}
+	e.proc.mu.Lock()
+	defer e.proc.mu.Unlock()
+	if e.proc.cmd == nil {
+		return 0
+	}
+	return testproc.GroupCPU(e.proc.cmd.Process.Pid)
 }

@@ -131,20 +131,8 @@ func (p *Proc) RSS() (bytes int64, procs int) {
 	if p.cmd == nil {
 		return 0, 0
 	}
-	pgid := p.cmd.Process.Pid
-	dirs, _ := filepath.Glob("/proc/[0-9]*/stat")
-	for _, d := range dirs {
-		b, err := os.ReadFile(d)
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid pgrp ...; comm may hold spaces.
-		rest := string(b[strings.LastIndexByte(string(b), ')')+1:])
-		f := strings.Fields(rest)
-		if len(f) < 3 || f[2] != strconv.Itoa(pgid) {
-			continue
-		}
-		status, err := os.ReadFile(filepath.Join(filepath.Dir(d), "status"))
+	for pid := range testproc.GroupStats(p.cmd.Process.Pid) {
+		status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 		if err != nil {
 			continue
 		}
