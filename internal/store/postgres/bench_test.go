@@ -172,3 +172,10 @@ func BenchmarkLoadShards(b *testing.B) {
 	defer st.Close()
 	storetest.BenchLoadShards(b, st, benchRows)
 }
+
+// BenchmarkPortsOn: the ports of a page of 50 servers among 1,000 with one
+// port each (the detailed list's second query).
+func BenchmarkPortsOn(b *testing.B) {
+	st, ss := seed(b, 1000, 0)
+	storetest.BenchPortsOn(b, st, ss, func() func() { return cpuPerOp(b) })
+}

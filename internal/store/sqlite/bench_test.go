@@ -157,22 +157,5 @@ func BenchmarkLoadShards(b *testing.B) {
 // port each (the detailed list's second query).
 func BenchmarkPortsOn(b *testing.B) {
 	st, ss := seed(b, 1000, 0)
-	ids := make([]string, 0, 50)
-	for i, s := range ss {
-		if err := st.CreatePort(b.Context(), store.Port{ID: fmt.Sprintf("port-%05d", i), ServerID: s.ID,
-			NetworkID: "net", IP: fmt.Sprintf("10.0.%d.%d", i/250, i%250+1),
-			MAC: fmt.Sprintf("52:54:00:00:%02x:%02x", i/256, i%256)}); err != nil {
-			b.Fatal(err)
-		}
-		if i%20 == 0 {
-			ids = append(ids, s.ID)
-		}
-	}
-	defer cpuPerOp(b)()
-	for b.Loop() {
-		ports, err := st.PortsOn(b.Context(), ids)
-		if err != nil || len(ports) != len(ids) {
-			b.Fatal(len(ports), err)
-		}
-	}
+	storetest.BenchPortsOn(b, st, ss, func() func() { return cpuPerOp(b) })
 }

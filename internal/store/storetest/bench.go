@@ -111,3 +111,27 @@ func BenchSaveNotifying(b *testing.B, st store.Store, ss []*lifecycle.Server, n 
 		i++
 	}
 }
+
+// BenchPortsOn gives each of ss one port and measures PortsOn over a page
+// of 50 of them (the detailed list's second query); measure, called once
+// the ports are in, returns what ends the measurement.
+func BenchPortsOn(b *testing.B, st store.Store, ss []*lifecycle.Server, measure func() func()) {
+	ids := make([]string, 0, 50)
+	for i, s := range ss {
+		if err := st.CreatePort(b.Context(), store.Port{ID: fmt.Sprintf("port-%05d", i), ServerID: s.ID,
+			NetworkID: "net", IP: fmt.Sprintf("10.0.%d.%d", i/250, i%250+1),
+			MAC: fmt.Sprintf("52:54:00:00:%02x:%02x", i/256, i%256)}); err != nil {
+			b.Fatal(err)
+		}
+		if i%(len(ss)/cap(ids)) == 0 && len(ids) < cap(ids) {
+			ids = append(ids, s.ID)
+		}
+	}
+	defer measure()()
+	for b.Loop() {
+		ports, err := st.PortsOn(b.Context(), ids)
+		if err != nil || len(ports) != len(ids) {
+			b.Fatal(len(ports), err)
+		}
+	}
+}
