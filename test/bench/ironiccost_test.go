@@ -74,10 +74,8 @@ func TestBenchIronicCost(t *testing.T) {
 	idle = ir.CPU()
 	time.Sleep(2 * time.Second) // the idle cost, to tell it apart from the calls'
 	idle = (ir.CPU() - idle) / 2
-	instance := map[string]string{}
 	step("reserve (PATCH instance_uuid, instance_info)", func(ctx context.Context, node string) error {
-		instance[node] = uuid.NewString()
-		_, err := ic.Reserve(ctx, node, instance[node], map[string]any{"image_source": "http://127.0.0.1/image.qcow2",
+		_, err := ic.Reserve(ctx, node, uuid.NewString(), map[string]any{"image_source": "http://127.0.0.1/image.qcow2",
 			"root_gb": "10", "display_name": "cost"})
 		return err
 	})

@@ -17,24 +17,9 @@ import (
 // skips locked rows, so without the idle-in-transaction timeout that shard
 // would never move to a live replica while the writer stays stopped.
 func TestPausedWriterDoesNotHoldTheTakeover(t *testing.T) {
-	st := openFresh(t)
-	ctx := t.Context()
 	const shards, ttl = 2, time.Second
-	a, err := st.ClaimLeases(ctx, store.Claim{Host: "a", Shards: shards, TTL: ttl, TakeOwn: true})
-	if err != nil || len(a.Held) != shards {
-		t.Fatalf("a claims: %+v, %v", a, err)
-	}
-	// The paused writer: a transaction that read its fence and then stopped.
-	tx, err := st.pool.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = tx.Rollback(ctx) }()
-	l := a.Held[0]
-	var one int
-	if err := tx.QueryRow(ctx, pqFence, l.Shard, l.Holder, l.Epoch).Scan(&one); err != nil {
-		t.Fatal(err)
-	}
+	st, _, tx := writerInFlight(t, shards, ttl) // then stopped
+	ctx := t.Context()
 	start := time.Now()
 	// The stopped writer's lock must not keep a shard from the takeover.
 	poll.Until(t, 30*time.Second, "b holding every shard", func() (bool, string) {
@@ -50,20 +35,27 @@ func TestPausedWriterDoesNotHoldTheTakeover(t *testing.T) {
 	}
 }
 
-// heldFence is a fenced write in flight: a transaction that has read its
-// lease row as CheckFence does and not yet committed.
-func heldFence(t *testing.T, st *Store, l store.Lease) pgx.Tx {
+// writerInFlight opens a fresh store, has host "a" take all its shards
+// for ttl, and starts a fenced write on the first: a transaction that has
+// read its lease row as CheckFence does and not yet committed.
+func writerInFlight(t *testing.T, shards int, ttl time.Duration) (*Store, store.Claimed, pgx.Tx) {
 	t.Helper()
+	st := openFresh(t)
+	a, err := st.ClaimLeases(t.Context(), store.Claim{Host: "a", Shards: shards, TTL: ttl, TakeOwn: true})
+	if err != nil || len(a.Held) != shards {
+		t.Fatalf("a claims: %+v, %v", a, err)
+	}
 	tx, err := st.pool.Begin(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = tx.Rollback(context.WithoutCancel(t.Context())) })
+	l := a.Held[0]
 	var one int
 	if err := tx.QueryRow(t.Context(), pqFence, l.Shard, l.Holder, l.Epoch).Scan(&one); err != nil {
 		t.Fatal(err)
 	}
-	return tx
+	return st, a, tx
 }
 
 // claimed is what a claim run by claimWaits ended with.
@@ -106,13 +98,8 @@ func claimWaits(t *testing.T, st *Store, c store.Claim) (waited bool, done <-cha
 // the next ones (a fence read FOR SHARE made every renewal queue behind the
 // writes, and the writes behind it, even to deadlock).
 func TestRenewalDoesNotWaitForFencedWrites(t *testing.T) {
-	st := openFresh(t)
 	const shards, ttl = 2, 30 * time.Second
-	a, err := st.ClaimLeases(t.Context(), store.Claim{Host: "a", Shards: shards, TTL: ttl, TakeOwn: true})
-	if err != nil || len(a.Held) != shards {
-		t.Fatalf("a claims: %+v, %v", a, err)
-	}
-	tx := heldFence(t, st, a.Held[0])
+	st, a, tx := writerInFlight(t, shards, ttl)
 	waited, done := claimWaits(t, st, store.Claim{Host: "a", Shards: shards, TTL: ttl})
 	if waited {
 		t.Fatal("the renewal waits for a fenced write of its own holder")
@@ -130,13 +117,8 @@ func TestRenewalDoesNotWaitForFencedWrites(t *testing.T) {
 // flight commits first (it was checked under the old epoch), and the new
 // epoch follows it.
 func TestRestartedHolderWaitsForItsOldWrite(t *testing.T) {
-	st := openFresh(t)
 	const shards, ttl = 2, 30 * time.Second
-	a, err := st.ClaimLeases(t.Context(), store.Claim{Host: "a", Shards: shards, TTL: ttl, TakeOwn: true})
-	if err != nil || len(a.Held) != shards {
-		t.Fatalf("a claims: %+v, %v", a, err)
-	}
-	tx := heldFence(t, st, a.Held[0])
+	st, a, tx := writerInFlight(t, shards, ttl)
 	waited, done := claimWaits(t, st, store.Claim{Host: "a", Shards: shards, TTL: ttl, TakeOwn: true})
 	if !waited {
 		t.Fatal("the restarted holder moved to a new epoch under a write of its earlier life")
