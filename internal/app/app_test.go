@@ -25,6 +25,14 @@ func (l *logLines) Write(p []byte) (int, error) {
 	return l.buf.Write(p)
 }
 
+// tail returns the last n lines.
+func (l *logLines) tail(n int) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	lines := strings.Split(strings.TrimRight(l.buf.String(), "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
 // count returns how many lines hold every one of the strings.
 func (l *logLines) count(subs ...string) int {
 	l.mu.Lock()

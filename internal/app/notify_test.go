@@ -14,6 +14,9 @@ import (
 	"github.com/ingot-dev/ingot/internal/ironictest"
 )
 
+// notifyLogTail is how many of ingot's log lines a failed test shows.
+const notifyLogTail = 80
+
 // notified is an ingot reading the real Ironic's notifications from bus.
 type notified struct {
 	a   *App
@@ -51,7 +54,9 @@ func startNotified(t *testing.T, ir *ironictest.Env, bus *ironictest.Bus, poll, 
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	logs := &logLines{}
-	a, err := New(ctx, cfg, Options{Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	// At debug level: a failed test shows each notification taken and
+	// whether it woke the server.
+	a, err := New(ctx, cfg, Options{Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	if err != nil {
 		cancel()
 		t.Fatal(err)
@@ -66,6 +71,9 @@ func startNotified(t *testing.T, ir *ironictest.Env, bus *ironictest.Bus, poll, 
 		<-done
 		srv.Close()
 		a.Close()
+		if t.Failed() {
+			t.Logf("ingot's last log lines:\n%s", logs.tail(notifyLogTail))
+		}
 	})
 	n := &notified{a: a, api: apitest.New(t, srv.URL), cfg: cfg, log: logs}
 	n.api.WaitFor("the notification consumer connected", 30*time.Second, func() bool { return a.Notifications.Status().Connected })
